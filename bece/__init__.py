@@ -1,0 +1,25 @@
+"""bece: Bayesian assessment of calibration.
+
+A posterior over a classifier's expected calibration error (ECE) from a
+finite test set, with the plug-in metrics beside it. ``import bece`` loads
+numpy and scipy only: ArviZ, matplotlib and the NumPyro models
+(:mod:`bece.models`) are imported when first used.
+"""
+
+from .binning import Binning
+from .metrics import expected_calibration_error, maximum_calibration_error
+from .posterior import bayesian_ece, posterior_ece
+from .result import BayesianECE
+from .stats import CalibrationStats
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BayesianECE",
+    "Binning",
+    "CalibrationStats",
+    "bayesian_ece",
+    "expected_calibration_error",
+    "maximum_calibration_error",
+    "posterior_ece",
+]

@@ -1,0 +1,149 @@
+"""Reading predictions from CSV, Parquet and NPZ files.
+
+Column conventions (DESIGN.md §4): ``y_true`` (integer labels) and either
+``y_prob`` (binary, :math:`P(y=1)`) or ``p_0 ... p_{K-1}`` (class
+probabilities, K >= 2, numbered from 0 without gaps), optionally ``y_pred``
+(predicted labels: the seed's triples). Other columns are ignored. Values
+are passed on unchanged; :mod:`bece.inputs` checks them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["Predictions", "read_predictions", "example_path", "select_columns"]
+
+_PROB_COL = re.compile(r"^p_(\d+)$")
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """Arrays read from a file, ready for :func:`bece.bayesian_ece`."""
+
+    y_true: np.ndarray
+    y_prob: np.ndarray
+    y_pred: np.ndarray | None
+    source: str
+
+    @property
+    def kind(self) -> str:
+        """``"binary"``, ``"top-label"`` or ``"triples"`` (with y_pred)."""
+        if self.y_pred is not None:
+            return "triples"
+        return "binary" if self.y_prob.ndim == 1 else "top-label"
+
+
+def example_path() -> Path:
+    """Path of the example shipped with bece (digits, logistic regression)."""
+    return Path(str(resources.files("bece") / "data" / "example.csv"))
+
+
+def select_columns(names: list[str], source: str) -> tuple[str, list[str], str | None]:
+    """Pick the y_true, probability and y_pred columns among ``names``.
+
+    Returns ``(y_true, prob_columns, y_pred_or_None)``; raises ``ValueError``
+    naming the file and what is missing or ambiguous.
+    """
+    if "y_true" not in names:
+        raise ValueError(f"{source}: no 'y_true' column (found: {', '.join(names) or 'none'})")
+    numbered = {int(m.group(1)): n for n in names if (m := _PROB_COL.match(n))}
+    if "y_prob" in names and numbered:
+        raise ValueError(
+            f"{source}: has both 'y_prob' and 'p_k' columns; keep 'y_prob' for a "
+            "binary classifier or 'p_0 ... p_{K-1}' for K classes, not both"
+        )
+    if "y_prob" in names:
+        probs = ["y_prob"]
+    elif numbered:
+        k = len(numbered)
+        if sorted(numbered) != list(range(k)):
+            raise ValueError(
+                f"{source}: probability columns must be p_0 ... p_{{K-1}} without gaps, "
+                f"found {', '.join(numbered[i] for i in sorted(numbered))}"
+            )
+        if k < 2:
+            raise ValueError(f"{source}: found only p_0; K >= 2 class columns are needed "
+                             "(use 'y_prob' for P(y=1) of a binary classifier)")
+        probs = [numbered[i] for i in range(k)]
+    else:
+        raise ValueError(
+            f"{source}: no probability columns: need 'y_prob' or 'p_0 ... p_{{K-1}}' "
+            f"(found: {', '.join(names)})"
+        )
+    return "y_true", probs, ("y_pred" if "y_pred" in names else None)
+
+
+def _assemble(get: Callable[[str], np.ndarray], names: list[str], source: str) -> Predictions:
+    yt, probs, yp = select_columns(names, source)
+    y_true = get(yt)
+    if len(probs) == 1:
+        y_prob = get(probs[0])
+    else:
+        y_prob = np.column_stack([get(c) for c in probs])
+    y_pred = get(yp) if yp else None
+    return Predictions(y_true, y_prob, y_pred, source)
+
+
+def _arrow_column(table: Any, name: str) -> np.ndarray:
+    col = table.column(name)
+    if col.null_count:
+        # pyarrow would turn the column into floats with NaN; say what it is
+        raise ValueError(f"column '{name}' has {col.null_count} missing value(s)")
+    return col.to_numpy()
+
+
+def read_predictions(path: str | Path) -> Predictions:
+    """Read predictions from a ``.csv``, ``.parquet``/``.pq`` or ``.npz`` file.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    ValueError
+        For an unknown extension, an unreadable file, missing columns or
+        missing values.
+    """
+    path = Path(path)
+    source = str(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{source}: no such file")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".npz":
+            with np.load(path, allow_pickle=False) as data:
+                names = list(data.files)
+                arrays = {k: data[k] for k in names}
+            return _assemble(arrays.__getitem__, names, source)
+        if suffix in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(path)
+        elif suffix == ".csv":
+            import pyarrow.csv as pcsv
+
+            table = pcsv.read_csv(path)
+        else:
+            raise ValueError(
+                f"{source}: unknown file type '{suffix}'; use .csv, .parquet (.pq) or .npz"
+            )
+    except ValueError as exc:
+        if str(exc).startswith(source):
+            raise
+        raise ValueError(f"{source}: cannot read: {exc}".splitlines()[0]) from None
+    except Exception as exc:  # pyarrow's ArrowInvalid and friends, zip errors
+        raise ValueError(f"{source}: cannot read: {exc}".splitlines()[0]) from None
+    names = list(table.column_names)
+
+    def get(name: str) -> np.ndarray:
+        try:
+            return _arrow_column(table, name)
+        except ValueError as exc:
+            raise ValueError(f"{source}: {exc}") from None
+
+    return _assemble(get, names, source)

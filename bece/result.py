@@ -1,0 +1,197 @@
+"""Result object of a Bayesian ECE: draws and their summaries.
+
+The same type comes from every path that produces ECE draws (closed form
+now; MCMC later), so results compare directly. The ArviZ layer
+(:meth:`BayesianECE.to_inference_data`, :meth:`~BayesianECE.summary`,
+:meth:`~BayesianECE.hdi`) imports ArviZ only when called.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .stats import CalibrationStats
+
+__all__ = ["BayesianECE"]
+
+
+def _arviz():
+    with warnings.catch_warnings():
+        # arviz 0.2x announces its 1.0 refactor on import; it is not ours to show
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz
+
+    return arviz
+
+
+@contextmanager
+def _quiet_arviz():
+    """Silence ArviZ's note that one chain is too few for R-hat.
+
+    Our draws are independent, stored as one chain; the note is about MCMC.
+    """
+    logger = logging.getLogger("arviz")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+def _check_prob(prob: Any) -> float:
+    if not isinstance(prob, (int, float, np.floating)) or not 0.0 < float(prob) < 1.0:
+        raise ValueError(f"prob must be a number in (0, 1), got {prob!r}")
+    return float(prob)
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class BayesianECE:
+    """Posterior draws of the expected calibration error.
+
+    Attributes
+    ----------
+    draws : ndarray of shape (S,)
+        ECE of each posterior draw.
+    accuracy : ndarray of shape (S, M)
+        Posterior draws of each bin's accuracy :math:`q_{1,m}/\\pi_m`.
+    confidence : ndarray of shape (S, M)
+        Posterior draws of each bin's mean confidence :math:`\\mu_m`.
+    weight : ndarray of shape (S, M)
+        Posterior draws of each bin's probability mass :math:`\\pi_m`.
+    plugin : float
+        The plug-in ECE of the same data and bins.
+    stats : CalibrationStats
+        The statistics the posterior was computed from.
+    model : str
+        ``"binned"`` (the seed's model).
+    method : str
+        ``"conjugate"`` for the closed form.
+    preset : str or None
+    params : object
+        The posterior's parameters (e.g. :class:`~bece.posterior.ConjugatePosterior`).
+    """
+
+    draws: np.ndarray
+    accuracy: np.ndarray
+    confidence: np.ndarray
+    weight: np.ndarray
+    plugin: float
+    stats: CalibrationStats
+    model: str = "binned"
+    method: str = "conjugate"
+    preset: str | None = None
+    params: Any = field(default=None)
+
+    # ------------------------------------------------------------ summaries
+    @property
+    def num_samples(self) -> int:
+        return int(self.draws.shape[0])
+
+    @property
+    def mean(self) -> float:
+        """Posterior mean of the ECE."""
+        return float(np.mean(self.draws))
+
+    @property
+    def std(self) -> float:
+        """Posterior standard deviation of the ECE."""
+        return float(np.std(self.draws, ddof=1))
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.draws))
+
+    def interval(self, prob: float = 0.9) -> tuple[float, float]:
+        """Equal-tailed credible interval: the (1-prob)/2 and (1+prob)/2 quantiles."""
+        prob = _check_prob(prob)
+        lo, hi = np.quantile(self.draws, [(1 - prob) / 2, (1 + prob) / 2])
+        return float(lo), float(hi)
+
+    def hdi(self, prob: float = 0.9) -> tuple[float, float]:
+        """Highest-density interval of the ECE draws (``arviz.hdi``)."""
+        prob = _check_prob(prob)
+        lo, hi = _arviz().hdi(self.draws, hdi_prob=prob)
+        return float(lo), float(hi)
+
+    # --------------------------------------------------------------- ArviZ
+    def to_inference_data(self):
+        """The draws as ``arviz.InferenceData``.
+
+        ``posterior`` holds ``ece`` (chain, draw) and ``accuracy``,
+        ``confidence``, ``weight`` (chain, draw, bin); ``constant_data``
+        holds ``count_incorrect``, ``count_correct``, ``sum_p``, ``sum_p2``
+        (bin) and ``edges`` (edge). Independent draws are stored as one chain.
+        """
+        az = _arviz()
+        m = self.stats.n_bins
+        posterior = {
+            "ece": self.draws[None, :],
+            "accuracy": self.accuracy[None],
+            "confidence": self.confidence[None],
+            "weight": self.weight[None],
+        }
+        constant = {
+            "count_incorrect": self.stats.counts[0],
+            "count_correct": self.stats.counts[1],
+            "sum_p": self.stats.sum_p,
+            "sum_p2": self.stats.sum_p2,
+            "edges": self.stats.edges,
+        }
+        dims = {
+            "accuracy": ["bin"],
+            "confidence": ["bin"],
+            "weight": ["bin"],
+            "count_incorrect": ["bin"],
+            "count_correct": ["bin"],
+            "sum_p": ["bin"],
+            "sum_p2": ["bin"],
+            "edges": ["edge"],
+        }
+        coords = {"bin": np.arange(m), "edge": np.arange(m + 1)}
+        with _quiet_arviz():
+            idata = az.from_dict(
+                posterior=posterior, constant_data=constant, coords=coords, dims=dims
+            )
+        idata.posterior.attrs.update(
+            {
+                "model": self.model,
+                "method": self.method,
+                "preset": str(self.preset),
+                "plugin_ece": self.plugin,
+                "n": self.stats.n,
+            }
+        )
+        return idata
+
+    def summary(self, var_names: Any = None, **kwargs: Any):
+        """ArviZ summary table (``arviz.summary``) of the posterior.
+
+        Parameters
+        ----------
+        var_names : list of str, optional
+            Variables to include; default all (``ece`` first, then the
+            per-bin ``accuracy``, ``confidence``, ``weight``).
+        **kwargs
+            Passed to ``arviz.summary`` (e.g. ``hdi_prob=0.9``, ``kind="stats"``).
+        """
+        az = _arviz()
+        kwargs.setdefault("hdi_prob", 0.9)
+        with _quiet_arviz():
+            return az.summary(self.to_inference_data(), var_names=var_names, **kwargs)
+
+    def __repr__(self) -> str:
+        lo, hi = self.interval(0.9)
+        return (
+            f"BayesianECE(mean={self.mean:.4f}, interval90=[{lo:.4f}, {hi:.4f}], "
+            f"plugin={self.plugin:.4f}, n={self.stats.n}, n_bins={self.stats.n_bins}, "
+            f"num_samples={self.num_samples}, model={self.model!r}, method={self.method!r})"
+        )

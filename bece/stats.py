@@ -1,0 +1,177 @@
+"""Sufficient statistics of binned predictions, additive across chunks.
+
+For M bins the statistics are, per bin m,
+
+.. math::
+
+    c_{z,m} = |\\{i : z_i = z, b_i = m\\}| \\quad (z \\in \\{0, 1\\},\\ \\text{int64}),
+    \\qquad S_m = \\sum_{i: b_i = m} p_i, \\qquad Q_m = \\sum_{i: b_i = m} p_i^2
+    \\quad (\\text{float64}).
+
+Everything the plug-in metrics and the conjugate posterior need is a
+function of them, and they add: the statistics of a concatenation are the sum
+of the statistics of the parts (counts exactly, sums to float64 rounding).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .binning import Binning, make_binning
+from .inputs import as_outcomes
+
+__all__ = ["CalibrationStats"]
+
+
+class CalibrationStats:
+    """Per-bin counts and sums of binned (outcome, confidence) pairs.
+
+    Build with :meth:`from_arrays` (or :meth:`from_outcomes`); add two
+    instances with ``+`` (or ``sum([...])``) to merge chunks.
+
+    Attributes
+    ----------
+    binning : Binning
+        Edges (shape ``(M + 1,)``) and index rule.
+    counts : ndarray of shape (2, M), int64
+        ``counts[0]`` incorrect (``z = 0``), ``counts[1]`` correct (``z = 1``).
+    sum_p, sum_p2 : ndarray of shape (M,), float64
+        Sum of confidences and of squared confidences in each bin.
+    """
+
+    __slots__ = ("binning", "counts", "sum_p", "sum_p2")
+
+    def __init__(self, binning: Binning, counts: Any, sum_p: Any, sum_p2: Any):
+        m = binning.n_bins
+        counts = np.array(counts, dtype=np.int64)
+        sum_p = np.array(sum_p, dtype=np.float64)
+        sum_p2 = np.array(sum_p2, dtype=np.float64)
+        if counts.shape != (2, m) or sum_p.shape != (m,) or sum_p2.shape != (m,):
+            raise ValueError(
+                f"statistics for {m} bins need counts of shape (2, {m}) and sums of "
+                f"shape ({m},), got {counts.shape}, {sum_p.shape}, {sum_p2.shape}"
+            )
+        if (counts < 0).any():
+            raise ValueError("counts must be non-negative")
+        for a in (counts, sum_p, sum_p2):
+            a.setflags(write=False)
+        self.binning = binning
+        self.counts = counts
+        self.sum_p = sum_p
+        self.sum_p2 = sum_p2
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_outcomes(cls, z: np.ndarray, p: np.ndarray, binning: Binning) -> "CalibrationStats":
+        """Statistics of checked outcomes ``z`` (bool) and confidences ``p``.
+
+        One pass of bin indexing and three ``bincount`` reductions; ``z`` and
+        ``p`` are assumed valid (use :meth:`from_arrays` for user input).
+        """
+        m = binning.n_bins
+        b = binning.index(p)
+        cell = b + m * z.astype(np.int64)
+        counts = np.bincount(cell, minlength=2 * m).reshape(2, m)
+        sum_p = np.bincount(b, weights=p, minlength=m)
+        sum_p2 = np.bincount(b, weights=p * p, minlength=m)
+        return cls(binning, counts, sum_p, sum_p2)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        y_true: Any,
+        y_prob: Any,
+        *,
+        y_pred: Any = None,
+        n_bins: int | None = None,
+        binning: Any = "uniform",
+    ) -> "CalibrationStats":
+        """Statistics of classifier outputs.
+
+        Parameters
+        ----------
+        y_true : array_like of shape (n,)
+            True labels.
+        y_prob : array_like of shape (n,) or (n, K)
+            ``P(y=1)`` of a binary classifier, or class probabilities (the
+            top-label confidence is used), or with ``y_pred`` the confidence
+            of ``y_pred``.
+        y_pred : array_like of shape (n,), optional
+            Predicted labels (the seed's triples).
+        n_bins : int, default 15
+            Number of bins M.
+        binning : {"uniform", "quantile"} or array_like of edges, default "uniform"
+            See :mod:`bece.binning`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bece import CalibrationStats
+        >>> s = CalibrationStats.from_arrays([0, 1, 1], [0.1, 0.8, 0.9], n_bins=2)
+        >>> s.counts.tolist(), s.sum_p.tolist()
+        ([[1, 0], [0, 2]], [0.1, 1.7000000000000002])
+        """
+        z, p = as_outcomes(y_true, y_prob, y_pred)
+        return cls.from_outcomes(z, p, make_binning(p, n_bins, binning))
+
+    # ------------------------------------------------------------------ merge
+    def __add__(self, other: Any) -> "CalibrationStats":
+        if isinstance(other, int) and other == 0:  # lets sum() start at 0
+            return self
+        if not isinstance(other, CalibrationStats):
+            return NotImplemented
+        if self.binning != other.binning:
+            raise ValueError(
+                "cannot add CalibrationStats with different bins: "
+                f"{self.binning!r} with edges {np.round(self.binning.edges, 4).tolist()} vs "
+                f"{other.binning!r} with edges {np.round(other.binning.edges, 4).tolist()}; "
+                "build every chunk with the same n_bins and binning (explicit edges "
+                "for quantile bins)"
+            )
+        return CalibrationStats(
+            self.binning,
+            self.counts + other.counts,
+            self.sum_p + other.sum_p,
+            self.sum_p2 + other.sum_p2,
+        )
+
+    __radd__ = __add__
+
+    # ------------------------------------------------------------- derived
+    @property
+    def edges(self) -> np.ndarray:
+        """Bin edges, shape (M + 1,)."""
+        return self.binning.edges
+
+    @property
+    def n_bins(self) -> int:
+        return self.binning.n_bins
+
+    @property
+    def bin_counts(self) -> np.ndarray:
+        """Number of predictions per bin, :math:`n_m`, shape (M,), int64."""
+        return self.counts.sum(axis=0)
+
+    @property
+    def n(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def accuracy(self) -> np.ndarray:
+        """Observed accuracy :math:`c_{1,m}/n_m` per bin; NaN for empty bins."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.bin_counts > 0, self.counts[1] / self.bin_counts, np.nan)
+
+    @property
+    def confidence(self) -> np.ndarray:
+        """Mean confidence :math:`S_m/n_m` per bin; NaN for empty bins."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.bin_counts > 0, self.sum_p / self.bin_counts, np.nan)
+
+    def __repr__(self) -> str:
+        return (
+            f"CalibrationStats(n={self.n}, n_bins={self.n_bins}, rule={self.binning.rule!r}, "
+            f"empty_bins={int((self.bin_counts == 0).sum())})"
+        )
