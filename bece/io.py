@@ -94,7 +94,7 @@ def _arrow_column(table: Any, name: str) -> np.ndarray:
     col = table.column(name)
     if col.null_count:
         # pyarrow would turn the column into floats with NaN; say what it is
-        raise ValueError(f"column '{name}' has {col.null_count} missing value(s)")
+        raise ValueError(f"column '{name}' has {col.null_count} missing or NaN value(s)")
     return col.to_numpy()
 
 

@@ -1,0 +1,133 @@
+"""Input checks: every bad input raises ValueError naming the argument."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bece
+from bece.inputs import as_outcomes
+
+ENTRY_POINTS = [
+    bece.expected_calibration_error,
+    bece.maximum_calibration_error,
+    bece.bayesian_ece,
+    bece.CalibrationStats.from_arrays,
+]
+
+
+def test_binary_outcome_is_label():
+    z, p = as_outcomes([0, 1, 1], [0.2, 0.7, 0.4])
+    assert z.tolist() == [False, True, True]
+    assert p.dtype == np.float64 and p.tolist() == [0.2, 0.7, 0.4]
+
+
+def test_top_label_is_argmax_and_max():
+    prob = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.25, 0.5, 0.25]])
+    z, p = as_outcomes([0, 1, 1], prob)
+    assert z.tolist() == [True, False, True]
+    assert p.tolist() == [0.7, 0.6, 0.5]
+
+
+def test_triples_with_y_pred():
+    z, p = as_outcomes([3, 5, 7], [0.9, 0.8, 0.55], y_pred=[3, 4, 7])
+    assert z.tolist() == [True, False, True]
+    assert p.tolist() == [0.9, 0.8, 0.55]
+    prob = np.array([[0.7, 0.3], [0.4, 0.6]])
+    z, p = as_outcomes([1, 1], prob, y_pred=[1, 0])
+    assert z.tolist() == [True, False] and p.tolist() == [0.3, 0.4]
+
+
+def test_float_labels_with_integer_values_are_accepted_bool_too():
+    z1, _ = as_outcomes(np.array([0.0, 1.0]), [0.3, 0.6])
+    z2, _ = as_outcomes(np.array([False, True]), [0.3, 0.6])
+    assert z1.tolist() == z2.tolist() == [False, True]
+
+
+BAD = [
+    # (y_true, y_prob, y_pred, fragment of the message)
+    ([0, 1], [0.2, np.nan], None, "y_prob contains NaN"),
+    ([0, 1], [0.2, np.inf], None, "y_prob contains infinity"),
+    ([0, 1], [0.2, 1.5], None, "y_prob must lie in [0, 1]"),
+    ([0, 1], [-0.1, 0.5], None, "y_prob must lie in [0, 1]"),
+    ([0, 1], [[0.5, 0.6], [0.5, 0.5]], None, "rows must sum to 1"),
+    ([0, 1, 1], [0.2, 0.3], None, "y_true has 3 entries but y_prob has 2"),
+    ([], [], None, "y_prob is empty"),
+    ([0, 2], [0.2, 0.3], None, "y_true must hold labels in 0..1"),
+    ([0, 3], [[0.5, 0.5], [0.5, 0.5]], None, "y_true must hold labels in 0..1"),
+    ([0, -1], [[0.5, 0.5], [0.5, 0.5]], None, "y_true must hold labels in 0..1"),
+    ([0, 0.5], [0.2, 0.3], None, "y_true must hold integer class labels"),
+    (["a", "b"], [0.2, 0.3], None, "y_true must hold integer class labels"),
+    ([0, np.nan], [0.2, 0.3], None, "y_true contains NaN"),
+    ([0, 1], [[1.0], [1.0]], None, "K >= 2"),
+    ([0, 1], np.zeros((2, 2, 2)), None, "shape (n,) or (n, K)"),
+    ([0, 1], ["a", "b"], None, "y_prob must hold real numbers"),
+    ([[0], [1]], [0.2, 0.3], None, "y_true must have shape (n,)"),
+    ([0, 1], [0.2, 0.3], [0, 1, 1], "y_pred has 3 entries"),
+    ([0, 1], [0.2, 0.3], [0, 1.5], "y_pred must hold integer class labels"),
+    ([0, 1], [[0.5, 0.5], [0.5, 0.5]], [0, 2], "y_pred must hold labels in 0..1"),
+    (None, [0.2], None, "y_true is required"),
+]
+
+
+@pytest.mark.parametrize("func", ENTRY_POINTS, ids=lambda f: f.__qualname__)
+@pytest.mark.parametrize("y_true,y_prob,y_pred,message", BAD)
+def test_bad_input_raises_value_error_naming_argument(func, y_true, y_prob, y_pred, message):
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
+        func(y_true, y_prob, y_pred=y_pred)
+
+
+def test_row_sum_tolerance_accepts_float32_softmax_of_many_classes(rng):
+    logits = rng.normal(size=(200, 1000)).astype(np.float32)
+    prob = np.exp(logits - logits.max(axis=1, keepdims=True))
+    prob = (prob / prob.sum(axis=1, keepdims=True)).astype(np.float32)
+    y = rng.integers(0, 1000, size=200)
+    assert 0 <= bece.expected_calibration_error(y, prob) <= 1
+
+
+def test_rows_off_by_1e3_are_rejected_not_renormalised():
+    prob = np.array([[0.5, 0.501], [0.3, 0.7]])
+    with pytest.raises(ValueError, match="row 0 sums to 1.001"):
+        bece.expected_calibration_error([0, 1], prob)
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"n_bins": 0}, "n_bins must be a positive integer"),
+        ({"n_bins": 2.5}, "n_bins must be a positive integer"),
+        ({"n_bins": True}, "n_bins must be a positive integer"),
+        ({"binning": "log"}, "binning must be 'uniform', 'quantile'"),
+        ({"binning": [0.0, 0.5, 0.5, 1.0]}, "strictly increasing"),
+        ({"binning": [0.0, 1.2]}, "must lie in"),
+        ({"binning": [0.0, 0.5, 1.0], "n_bins": 3}, "does not match"),
+        ({"alpha": 0.0}, "alpha must be finite and > 0"),
+        ({"alpha": -1.0}, "alpha must be finite and > 0"),
+        ({"alpha": np.ones(7)}, "alpha must be a scalar or have shape"),
+        ({"sigma": 0.0}, "sigma must be finite and > 0"),
+        ({"sigma": -0.1}, "sigma must be finite and > 0"),
+        ({"tau": np.nan}, "tau must be finite and > 0"),
+        ({"preset": "tf"}, "preset must be one of"),
+        ({"preset": "uncertainty-metrics", "alpha": 1.0}, "do not also pass alpha"),
+        ({"num_samples": 0}, "num_samples must be a positive integer"),
+        ({"seed": -1}, "seed must be a non-negative int"),
+        ({"seed": "x"}, "seed must be a non-negative int"),
+        ({"model": "smoothish"}, "model must be"),
+    ],
+)
+def test_bad_options_raise(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        bece.bayesian_ece([0, 1, 1], [0.2, 0.6, 0.9], **kwargs)
+
+
+def test_confidence_outside_explicit_edges_raises():
+    with pytest.raises(ValueError, match="outside the bin edges"):
+        bece.expected_calibration_error([0, 1], [0.2, 0.9], binning=[0.5, 0.75, 1.0])
+
+
+def test_inputs_are_not_modified():
+    p = np.array([0.2, 0.6, 1.0])
+    y = np.array([0, 1, 1])
+    before = p.copy(), y.copy()
+    bece.bayesian_ece(y, p, num_samples=10)
+    assert np.array_equal(p, before[0]) and np.array_equal(y, before[1])

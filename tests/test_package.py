@@ -1,0 +1,59 @@
+"""Packaging: a light import, the models package, the shipped example's recipe."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_import_bece_is_light():
+    code = (
+        "import sys, bece; heavy = [m for m in ('jax', 'numpyro', 'arviz', 'matplotlib', 'pandas') "
+        "if m in sys.modules]; print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_models_importable_as_bece_models():
+    import bece.models
+
+    assert Path(bece.models.__file__).parent.name == "models"
+
+
+def test_example_is_reproduced_by_its_script(tmp_path):
+    pytest.importorskip("sklearn")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from make_example import make_example
+    finally:
+        sys.path.pop(0)
+    fresh = make_example()
+    shipped = pd.read_csv(ROOT / "bece" / "data" / "example.csv")
+    assert list(fresh.columns) == list(shipped.columns)
+    np.testing.assert_array_equal(fresh["y_true"], shipped["y_true"])
+    # 10 significant digits in the file; solver differences across versions are ~1e-8
+    np.testing.assert_allclose(fresh.iloc[:, 1:], shipped.iloc[:, 1:], atol=1e-6)
+
+
+@pytest.mark.skipif(not (ROOT / "pyproject.toml").exists(), reason="needs the source tree")
+def test_wheel_holds_bece_and_bece_models_only(tmp_path):
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("bece-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert top == {"bece"}
+    assert "bece/models/__init__.py" in names
+    assert "bece/data/example.csv" in names and "bece/py.typed" in names

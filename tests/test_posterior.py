@@ -1,0 +1,230 @@
+"""The conjugate posterior: exact parameters, samplers against scipy, and an
+independent implementation of the whole posterior.
+
+Tolerances come from Monte Carlo error. A comparison of a sample mean with
+its expectation passes when the gap is below ``Z`` standard errors; with
+``Z = 5`` one comparison fails by chance with probability 5.7e-7, so the
+largest test here (60 comparisons) has a false-alarm rate below 4e-5. The
+KS tests use a p-value threshold of 1e-5 per distribution (6 distributions:
+false-alarm rate 6e-5).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+import bece
+from bece import CalibrationStats, posterior_ece
+from bece.binning import make_binning
+from bece.posterior import (
+    conjugate_posterior,
+    ece_of_draws,
+    sample_dirichlet,
+    sample_truncated_normal,
+)
+
+from .conftest import simulate_binary
+
+Z = 5.0
+
+
+def assert_mean_close(sample, expected, z=Z):
+    sample = np.asarray(sample)
+    se = sample.std(axis=0, ddof=1) / np.sqrt(sample.shape[0])
+    gap = np.abs(sample.mean(axis=0) - expected)
+    assert np.all(gap <= z * se), (gap / se).max()
+
+
+# ---------------------------------------------------------------- exact parameters
+def test_conjugate_parameters_hand_computed():
+    # bin 0 (width 0.5): p = 0.2, incorrect ; bin 1: p = 0.6, 0.9, correct
+    s = CalibrationStats.from_arrays([0, 1, 1], [0.2, 0.6, 0.9], n_bins=2)
+    post = conjugate_posterior(s)
+    # alpha = 1/(2M) = 0.25 per cell
+    np.testing.assert_allclose(post.concentration, [[1.25, 0.25], [0.25, 2.25]])
+    tau2 = 0.5**2 / 12  # sigma = tau = w / sqrt(12)
+    # bin 0: s^2 = 1/(1/tau2 + 1/tau2) = tau2/2, mean = (0.25 + 0.2)/2
+    # bin 1: s^2 = tau2/3, mean = (0.75 + 1.5)/3
+    np.testing.assert_allclose(post.loc, [0.225, 0.75], rtol=1e-14)
+    np.testing.assert_allclose(post.scale, np.sqrt([tau2 / 2, tau2 / 3]), rtol=1e-14)
+    np.testing.assert_allclose(post.lower, [0.0, 0.5])
+    np.testing.assert_allclose(post.upper, [0.5, 1.0])
+
+
+def test_empty_bin_falls_back_to_prior():
+    s = CalibrationStats.from_arrays([1], [0.95], n_bins=4)
+    post = conjugate_posterior(s, sigma=0.1, tau=0.2)
+    np.testing.assert_allclose(post.loc[:3], [0.125, 0.375, 0.625])
+    np.testing.assert_allclose(post.scale[:3], 0.2)
+    np.testing.assert_allclose(post.concentration[:, :3], 1 / 8)
+
+
+def test_ece_formula_hand_checked():
+    q = np.array([[[0.1, 0.2], [0.3, 0.4]]])  # row 0 incorrect, row 1 correct
+    mu = np.array([[0.5, 0.9]])
+    # ours: |0.3 - 0.4*0.5| + |0.4 - 0.6*0.9| = 0.1 + 0.14
+    assert ece_of_draws(q, mu)[0] == pytest.approx(0.24, abs=1e-15)
+    # reference: 3/7 |0.3/0.4 - 0.5| + 4/7 |0.4/0.6 - 0.9|
+    ref = 3 / 7 * 0.25 + 4 / 7 * abs(0.4 / 0.6 - 0.9)
+    assert ece_of_draws(q, mu, "correct")[0] == pytest.approx(ref, abs=1e-15)
+
+
+def test_preset_parameters_are_the_references():
+    s = CalibrationStats.from_arrays([0, 1, 1], [0.2, 0.6, 0.9], n_bins=10)
+    post = conjugate_posterior(s, preset="uncertainty-metrics")
+    np.testing.assert_allclose(post.alpha, 0.1)
+    np.testing.assert_allclose(post.sigma**2, 1 / 120)
+    np.testing.assert_allclose(post.tau**2, 1 / 120)
+    assert post.weighting == "correct"
+    # the reference's posterior mean: s^2 (center/sigma0^2 + n * pmean / sigma^2)
+    n = s.bin_counts
+    pmean = s.sum_p / np.maximum(n, 1)
+    var = 1 / (n * 120 + 120)
+    np.testing.assert_allclose(post.loc, var * (post.center * 120 + n * pmean * 120), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- samplers
+def test_dirichlet_sampler_matches_scipy_moments(rng):
+    conc = np.array([[1 / 30, 2.5, 40.0], [0.5, 1 / 30, 7.0]])
+    draws = sample_dirichlet(conc, 200_000, rng)
+    assert draws.shape == (200_000, 2, 3)
+    np.testing.assert_allclose(draws.sum(axis=(1, 2)), 1.0, rtol=1e-12)
+    flat = draws.reshape(len(draws), -1)
+    d = sps.dirichlet(conc.ravel())
+    assert_mean_close(flat, d.mean())
+    assert_mean_close(flat**2, d.var() + d.mean() ** 2)
+
+
+TN_CASES = [
+    # loc, scale, lower, upper: inside, one-sided, far tails, tiny scale
+    (0.5, 0.1, 0.4, 0.6),
+    (0.05, 0.3, 0.0, 1.0),
+    (0.0, 0.01, 0.05, 0.06),  # 5 to 6 sd above the mean
+    (1.0, 0.01, 0.55, 0.6),  # 40 to 45 sd below the mean
+    (0.3, 1e-6, 0.0, 1.0),  # posterior of a bin with 10^10 points
+    (0.9, 2.0, 0.8, 1.0),  # flat: nearly uniform
+]
+
+
+@pytest.mark.parametrize("loc,scale,lower,upper", TN_CASES)
+def test_truncated_normal_matches_scipy(rng, loc, scale, lower, upper):
+    x = sample_truncated_normal(
+        np.array([loc]), np.array([scale]), np.array([lower]), np.array([upper]), 100_000, rng
+    )[:, 0]
+    assert np.all((x >= lower) & (x <= upper))
+    ref = sps.truncnorm((lower - loc) / scale, (upper - loc) / scale, loc=loc, scale=scale)
+    assert_mean_close(x, ref.mean())
+    assert abs(x.std() - ref.std()) <= 0.02 * ref.std()  # sd of sd ~ 0.3% here
+    assert sps.kstest(x, ref.cdf).pvalue > 1e-5
+
+
+def test_zero_width_bin_is_a_point_mass():
+    p = np.array([0.1, 0.2, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.9, 1.0])
+    y = np.array([0, 1, 1, 1, 0, 1, 1, 1, 1, 1])
+    r = bece.bayesian_ece(y, p, n_bins=5, binning="quantile", num_samples=500)
+    width = np.diff(r.stats.edges)
+    assert (width == 0).any()
+    assert np.all(r.confidence[:, width == 0] == r.stats.edges[:-1][width == 0])
+    assert np.all(np.isfinite(r.draws))
+
+
+# ---------------------------------------------------------------- whole posterior
+def _reference_posterior(counts, sum_p, edges, alpha, sigma, tau, size, rng, weighting="bin"):
+    """Independent implementation with scipy.stats, one draw at a time."""
+    m = counts.shape[1]
+    lower, upper = edges[:-1], edges[1:]
+    center = (lower + upper) / 2
+    n = counts.sum(axis=0)
+    out = np.empty(size)
+    for s in range(size):
+        q = sps.dirichlet.rvs((alpha + counts).ravel(), random_state=rng)[0].reshape(2, m)
+        mu = np.empty(m)
+        for j in range(m):
+            v = 1 / (1 / tau[j] ** 2 + n[j] / sigma[j] ** 2)
+            mean = v * (center[j] / tau[j] ** 2 + sum_p[j] / sigma[j] ** 2)
+            sd = np.sqrt(v)
+            mu[j] = sps.truncnorm.rvs(
+                (lower[j] - mean) / sd, (upper[j] - mean) / sd, loc=mean, scale=sd, random_state=rng
+            )
+        if weighting == "bin":
+            out[s] = np.sum(np.abs(q[1] - (q[0] + q[1]) * mu))
+        else:
+            pz = q[1] / (q[0] + q[1])
+            out[s] = np.sum(q[1] / q[1].sum() * np.abs(pz - mu))
+    return out
+
+
+def _compare(ours, ref):
+    se = np.sqrt(ours.var() / ours.size + ref.var() / ref.size)
+    assert abs(ours.mean() - ref.mean()) <= Z * se
+    assert sps.ks_2samp(ours, ref).pvalue > 1e-5
+
+
+def test_default_posterior_matches_independent_implementation(rng):
+    y, p = simulate_binary(60, rng, power=2.0)
+    s = CalibrationStats.from_arrays(y, p, n_bins=6)
+    r = posterior_ece(s, num_samples=20_000, seed=1)
+    w = np.diff(s.edges) / np.sqrt(12)
+    ref = _reference_posterior(s.counts, s.sum_p, s.edges, 1 / 12, w, w, 3000, rng)
+    _compare(r.draws, ref)
+
+
+def test_preset_matches_a_port_of_the_reference_algorithm(rng):
+    y, p = simulate_binary(40, rng, power=0.5)
+    m = 5
+    s = CalibrationStats.from_arrays(y, p, n_bins=m)
+    r = posterior_ece(s, preset="uncertainty-metrics", num_samples=20_000, seed=2)
+    sd = np.full(m, np.sqrt(1 / (12 * m)))
+    ref = _reference_posterior(s.counts, s.sum_p, s.edges, 1 / m, sd, sd, 3000, rng, "correct")
+    _compare(r.draws, ref)
+
+
+def test_posterior_concentrates_on_plugin_at_large_n(rng):
+    sds = {}
+    for n in (10_000, 1_000_000):
+        y, p = simulate_binary(n, rng, power=1.5)
+        r = bece.bayesian_ece(y, p, seed=3)
+        assert abs(r.mean - r.plugin) <= 3 * r.std
+        sds[n] = r.std
+    # sd ~ 1/sqrt(n): ratio 10 for a 100-fold n; MC error of each sd is ~0.7%
+    assert 8.0 <= sds[10_000] / sds[1_000_000] <= 12.5
+
+
+def test_confidence_draws_centre_on_bin_means_at_large_n(rng):
+    y, p = simulate_binary(200_000, rng)
+    r = bece.bayesian_ece(y, p, n_bins=10, num_samples=2000)
+    np.testing.assert_allclose(r.confidence.mean(axis=0), r.stats.confidence, atol=1e-3)
+    np.testing.assert_allclose(np.nanmean(r.accuracy, axis=0), r.stats.accuracy, atol=5e-3)
+
+
+def test_same_seed_same_draws_different_seed_differs(rng):
+    y, p = simulate_binary(300, rng)
+    a = bece.bayesian_ece(y, p, seed=7, num_samples=1000)
+    b = bece.bayesian_ece(y, p, seed=7, num_samples=1000)
+    c = bece.bayesian_ece(y, p, seed=8, num_samples=1000)
+    assert np.array_equal(a.draws, b.draws)
+    assert not np.array_equal(a.draws, c.draws)
+    g = bece.bayesian_ece(y, p, seed=np.random.default_rng(7), num_samples=1000)
+    assert g.draws.shape == (1000,)
+
+
+def test_posterior_ece_equals_bayesian_ece(rng):
+    y, p = simulate_binary(500, rng)
+    a = bece.bayesian_ece(y, p, n_bins=8, seed=4, num_samples=500)
+    b = posterior_ece(CalibrationStats.from_arrays(y, p, n_bins=8), seed=4, num_samples=500)
+    assert np.array_equal(a.draws, b.draws)
+
+
+def test_single_observation_and_explicit_edges():
+    r = bece.bayesian_ece([1], [0.8], binning=make_binning(None, None, [0.5, 0.75, 1.0]), num_samples=200)
+    assert r.draws.shape == (200,) and np.all((r.draws >= 0) & (r.draws <= 1))
+    assert np.all((r.confidence[:, 1] >= 0.75) & (r.confidence[:, 1] <= 1.0))
+
+
+def test_per_bin_sigma_and_alpha_arrays(rng):
+    y, p = simulate_binary(200, rng)
+    r = bece.bayesian_ece(y, p, n_bins=3, sigma=[0.05, 0.1, 0.2], alpha=np.ones((2, 3)), num_samples=100)
+    np.testing.assert_allclose(r.params.sigma, [0.05, 0.1, 0.2])
+    np.testing.assert_allclose(r.params.concentration, 1 + r.stats.counts)

@@ -1,0 +1,73 @@
+"""BayesianECE summaries and the ArviZ layer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bece
+
+from .conftest import simulate_binary
+
+
+@pytest.fixture
+def result(rng):
+    y, p = simulate_binary(400, rng, power=1.5)
+    return bece.bayesian_ece(y, p, n_bins=8, num_samples=4000, seed=5)
+
+
+def test_summaries_are_those_of_the_draws(result):
+    d = result.draws
+    assert result.mean == pytest.approx(d.mean(), rel=1e-15)
+    assert result.std == pytest.approx(d.std(ddof=1), rel=1e-15)
+    lo, hi = result.interval(0.8)
+    np.testing.assert_allclose((lo, hi), np.quantile(d, [0.1, 0.9]), rtol=1e-12)
+    assert np.mean((d >= lo) & (d <= hi)) == pytest.approx(0.8, abs=2 / d.size)
+
+
+def test_hdi_is_the_shortest_interval_holding_prob(result):
+    import arviz as az
+
+    lo, hi = result.hdi(0.9)
+    assert (lo, hi) == tuple(az.hdi(result.draws, hdi_prob=0.9))
+    elo, ehi = result.interval(0.9)
+    assert hi - lo <= ehi - elo + 1e-12
+    assert np.mean((result.draws >= lo) & (result.draws <= hi)) >= 0.9 - 1 / result.draws.size
+
+
+@pytest.mark.parametrize("prob", [0, 1, 1.5, -0.1, "0.9", None])
+def test_bad_prob(result, prob):
+    with pytest.raises(ValueError, match="prob must be a number in"):
+        result.interval(prob)
+
+
+def test_inference_data_layout(result):
+    idata = result.to_inference_data()
+    post = idata.posterior
+    assert set(post.data_vars) == {"ece", "accuracy", "confidence", "weight"}
+    assert post["ece"].dims == ("chain", "draw")
+    assert post["accuracy"].dims == ("chain", "draw", "bin")
+    assert post.sizes["bin"] == 8 and post.sizes["draw"] == 4000
+    np.testing.assert_array_equal(post["ece"].values[0], result.draws)
+    np.testing.assert_array_equal(post["confidence"].values[0], result.confidence)
+    const = idata.constant_data
+    np.testing.assert_array_equal(const["count_correct"].values, result.stats.counts[1])
+    np.testing.assert_array_equal(const["count_incorrect"].values, result.stats.counts[0])
+    np.testing.assert_array_equal(const["edges"].values, result.stats.edges)
+    assert post.attrs["model"] == "binned" and post.attrs["n"] == 400
+    # weights are the bin masses of each draw: they sum to one
+    np.testing.assert_allclose(post["weight"].sum("bin").values, 1.0, rtol=1e-12)
+
+
+def test_summary_table(result):
+    table = result.summary()
+    assert table.index[0] == "ece"
+    assert "accuracy[0]" in table.index and "confidence[7]" in table.index
+    assert table.loc["ece", "mean"] == pytest.approx(result.mean, abs=1e-3)
+    only = result.summary(var_names=["ece"], kind="stats")
+    assert list(only.index) == ["ece"]
+
+
+def test_repr_is_short(result):
+    text = repr(result)
+    assert text.startswith("BayesianECE(mean=") and "interval90" in text and len(text) < 250

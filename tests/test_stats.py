@@ -1,0 +1,98 @@
+"""CalibrationStats: hand cases, a naive loop, and exact merging of chunks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from bece import CalibrationStats
+
+
+def test_hand_computed_case():
+    s = CalibrationStats.from_arrays([0, 1, 1, 1], [0.2, 0.6, 0.7, 0.9], n_bins=2)
+    assert s.counts.dtype == np.int64 and s.sum_p.dtype == np.float64
+    assert s.counts.tolist() == [[1, 0], [0, 3]]
+    assert np.allclose(s.sum_p, [0.2, 2.2])
+    assert np.allclose(s.sum_p2, [0.04, 0.36 + 0.49 + 0.81])
+    assert s.n == 4 and s.bin_counts.tolist() == [1, 3]
+    assert np.allclose(s.accuracy, [0.0, 1.0]) and np.allclose(s.confidence, [0.2, 2.2 / 3])
+
+
+def test_empty_bins_are_kept_with_nan_accuracy():
+    s = CalibrationStats.from_arrays([1, 1], [0.95, 0.97], n_bins=10)
+    assert s.counts.shape == (2, 10) and s.sum_p.shape == (10,)
+    assert np.isnan(s.accuracy[:9]).all() and s.accuracy[9] == 1.0
+
+
+def test_matches_naive_loop_top_label(rng):
+    n, k, m = 500, 4, 7
+    prob = rng.dirichlet(np.ones(k), size=n)
+    y = rng.integers(0, k, size=n)
+    s = CalibrationStats.from_arrays(y, prob, n_bins=m)
+    counts = np.zeros((2, m), dtype=np.int64)
+    sp = np.zeros(m)
+    sp2 = np.zeros(m)
+    for i in range(n):
+        conf = max(prob[i])
+        pred = list(prob[i]).index(conf)
+        b = min(int(conf * m), m - 1)
+        counts[int(pred == y[i]), b] += 1
+        sp[b] += conf
+        sp2[b] += conf * conf
+    assert np.array_equal(s.counts, counts)
+    np.testing.assert_allclose(s.sum_p, sp, rtol=1e-12)
+    np.testing.assert_allclose(s.sum_p2, sp2, rtol=1e-12)
+
+
+probs = arrays(np.float64, st.integers(1, 300), elements=st.floats(0.0, 1.0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(p=probs, data=st.data(), n_bins=st.integers(1, 20))
+def test_chunked_statistics_equal_one_pass(p, data, n_bins):
+    y = data.draw(arrays(np.int64, p.size, elements=st.integers(0, 1)))
+    cuts = sorted(data.draw(st.lists(st.integers(0, p.size), max_size=5)))
+    bounds = [0, *cuts, p.size]
+    chunks = [
+        CalibrationStats.from_arrays(y[a:b], p[a:b], n_bins=n_bins)
+        for a, b in zip(bounds[:-1], bounds[1:])
+        if b > a
+    ]
+    whole = CalibrationStats.from_arrays(y, p, n_bins=n_bins)
+    merged = sum(chunks)
+    assert np.array_equal(merged.counts, whole.counts)
+    # float64 sums in another order: equal up to rounding of each partial sum
+    tol = 4 * np.finfo(np.float64).eps * (len(chunks) + 1) * max(1, p.size)
+    np.testing.assert_allclose(merged.sum_p, whole.sum_p, rtol=0, atol=tol)
+    np.testing.assert_allclose(merged.sum_p2, whole.sum_p2, rtol=0, atol=tol)
+
+
+def test_refuses_to_merge_different_edges(rng):
+    y, p = rng.integers(0, 2, 100), rng.uniform(size=100)
+    a = CalibrationStats.from_arrays(y, p, n_bins=10)
+    with pytest.raises(ValueError, match="different bins"):
+        a + CalibrationStats.from_arrays(y, p, n_bins=11)
+    with pytest.raises(ValueError, match="different bins"):
+        CalibrationStats.from_arrays(y, p, n_bins=10, binning="quantile") + CalibrationStats.from_arrays(
+            y[:50], p[:50], n_bins=10, binning="quantile"
+        )
+    assert (a + a).n == 200
+
+
+def test_arrays_are_read_only(rng):
+    s = CalibrationStats.from_arrays([0, 1], [0.3, 0.8])
+    with pytest.raises(ValueError):
+        s.counts[0, 0] = 5
+
+
+def test_constructor_checks_shapes():
+    from bece.binning import make_binning
+
+    b = make_binning(None, 3, "uniform")
+    with pytest.raises(ValueError, match="need counts of shape"):
+        CalibrationStats(b, np.zeros((2, 4)), np.zeros(3), np.zeros(3))
+    with pytest.raises(ValueError, match="non-negative"):
+        CalibrationStats(b, -np.ones((2, 3)), np.zeros(3), np.zeros(3))
