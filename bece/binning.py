@@ -63,12 +63,21 @@ class Binning:
         return self.edges.size - 1
 
     def index(self, p: np.ndarray) -> np.ndarray:
-        """Bin index (int64, shape of ``p``) of each confidence in ``p``."""
-        m = self.n_bins
+        """Bin index (int64 in ``0 .. M-1``, shape of ``p``) of each confidence."""
+        b = self.raw_index(p)
+        np.minimum(b, self.n_bins - 1, out=b)
+        return b
+
+    def raw_index(self, p: np.ndarray) -> np.ndarray:
+        """Bin index before folding the top edge: ``M`` where ``p`` equals the
+        upper edge (``p = 1.0`` for uniform bins), else as :meth:`index`.
+
+        Counting with ``M + 1`` slots and adding slot ``M`` into slot ``M - 1``
+        afterwards gives the same counts as :meth:`index` without a pass of
+        ``np.minimum`` over the data.
+        """
         if self.rule == "uniform":
-            b = (p * m).astype(np.int64)
-            np.minimum(b, m - 1, out=b)
-            return b
+            return (p * self.n_bins).astype(np.int64)
         lo, hi = self.edges[0], self.edges[-1]
         if p.size and not (p.min() >= lo and p.max() <= hi):
             bad = (p < lo) | (p > hi)
@@ -76,9 +85,7 @@ class Binning:
                 f"y_prob has {int(bad.sum())} confidence(s) outside the bin edges "
                 f"[{lo:g}, {hi:g}] given in binning, e.g. {p[np.argmax(bad)]!r}"
             )
-        b = np.searchsorted(self.edges, p, side="right").astype(np.int64) - 1
-        np.minimum(b, m - 1, out=b)
-        return b
+        return np.searchsorted(self.edges, p, side="right").astype(np.int64) - 1
 
     def __eq__(self, other: object) -> bool:
         return (

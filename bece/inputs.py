@@ -169,8 +169,8 @@ def as_outcomes(
 
     Returns
     -------
-    z : ndarray of shape (n,), bool
-        Whether the prediction was correct (binary: whether ``y_true == 1``).
+    z : ndarray of shape (n,), bool or int64 in {0, 1}
+        Whether the prediction was correct (binary: ``y_true`` itself, int64).
     p : ndarray of shape (n,), float64
         The confidence attached to that prediction.
     """
@@ -178,8 +178,8 @@ def as_outcomes(
     n = p.shape[0]
     if p.ndim == 1:
         if y_pred is None:
-            y = check_labels(y_true, "y_true", n, n_classes=2)
-            return y.astype(bool), p
+            # labels checked to be 0/1 serve as the outcome as they are
+            return check_labels(y_true, "y_true", n, n_classes=2), p
         y = check_labels(y_true, "y_true", n)
         yp = check_labels(y_pred, "y_pred", n)
         return y == yp, p

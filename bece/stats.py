@@ -67,16 +67,27 @@ class CalibrationStats:
     def from_outcomes(cls, z: np.ndarray, p: np.ndarray, binning: Binning) -> "CalibrationStats":
         """Statistics of checked outcomes ``z`` (bool) and confidences ``p``.
 
-        One pass of bin indexing and three ``bincount`` reductions; ``z`` and
-        ``p`` are assumed valid (use :meth:`from_arrays` for user input).
+        One pass of bin indexing and three ``bincount`` reductions; ``z``
+        (bool or int 0/1) and ``p`` (float64) are assumed valid (use
+        :meth:`from_arrays` for user input).
         """
         m = binning.n_bins
-        b = binning.index(p)
-        cell = b + m * z.astype(np.int64)
-        counts = np.bincount(cell, minlength=2 * m).reshape(2, m)
-        sum_p = np.bincount(b, weights=p, minlength=m)
-        sum_p2 = np.bincount(b, weights=p * p, minlength=m)
-        return cls(binning, counts, sum_p, sum_p2)
+        # cell = 2 b + z over M + 1 bin slots (slot M: p on the top edge),
+        # then fold slot M into bin M - 1: one index pass, three bincounts
+        cell = binning.raw_index(p)
+        cell *= 2
+        cell += z
+        k = 2 * (m + 1)
+        counts = np.bincount(cell, minlength=k).reshape(m + 1, 2)
+        sp = np.bincount(cell, weights=p, minlength=k).reshape(m + 1, 2)
+        sp2 = np.bincount(cell, weights=p * p, minlength=k).reshape(m + 1, 2)
+        counts = counts.T.copy()
+        counts[:, m - 1] += counts[:, m]
+        sum_p = sp[:, 0] + sp[:, 1]
+        sum_p[m - 1] += sum_p[m]
+        sum_p2 = sp2[:, 0] + sp2[:, 1]
+        sum_p2[m - 1] += sum_p2[m]
+        return cls(binning, counts[:, :m], sum_p[:m], sum_p2[:m])
 
     @classmethod
     def from_arrays(

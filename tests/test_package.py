@@ -57,3 +57,13 @@ def test_wheel_holds_bece_and_bece_models_only(tmp_path):
     assert top == {"bece"}
     assert "bece/models/__init__.py" in names
     assert "bece/data/example.csv" in names and "bece/py.typed" in names
+
+
+def test_ci_runs_exactly_the_readme_quick_start():
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Quick start", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    commands = [line.strip() for line in block.strip().splitlines()]
+    assert len(commands) == 2
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    for command in commands:
+        assert command in ci
