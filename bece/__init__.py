@@ -7,6 +7,7 @@ numpy and scipy only: ArviZ, matplotlib and the NumPyro models
 """
 
 from .binning import Binning
+from .crosscheck import CrossCheck, cross_check
 from .metrics import expected_calibration_error, maximum_calibration_error
 from .posterior import bayesian_ece, posterior_ece
 from .result import BayesianECE
@@ -18,7 +19,9 @@ __all__ = [
     "BayesianECE",
     "Binning",
     "CalibrationStats",
+    "CrossCheck",
     "bayesian_ece",
+    "cross_check",
     "expected_calibration_error",
     "maximum_calibration_error",
     "posterior_ece",

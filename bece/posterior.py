@@ -290,12 +290,11 @@ def ece_of_draws(q: np.ndarray, mu: np.ndarray, weighting: str = "bin") -> np.nd
     raise ValueError(f"weighting must be 'bin' or 'correct', got {weighting!r}")
 
 
-def _check_num_samples(num_samples: Any) -> int:
-    if isinstance(num_samples, (bool, np.bool_)) or not isinstance(num_samples, (int, np.integer)):
-        raise ValueError(f"num_samples must be a positive integer, got {num_samples!r}")
-    if num_samples < 1:
-        raise ValueError(f"num_samples must be a positive integer, got {num_samples}")
-    return int(num_samples)
+def positive_int(value: Any, name: str) -> int:
+    """``value`` as an int, or ValueError naming ``name`` unless it is an integer >= 1."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
 
 
 def posterior_ece(
@@ -330,7 +329,7 @@ def posterior_ece(
 
     if not isinstance(stats, CalibrationStats):
         raise ValueError(f"stats must be a CalibrationStats, got {type(stats).__name__}")
-    num_samples = _check_num_samples(num_samples)
+    num_samples = positive_int(num_samples, "num_samples")
     rng = as_generator(seed)
     post = conjugate_posterior(stats, alpha=alpha, sigma=sigma, tau=tau, preset=preset)
     q = sample_dirichlet(post.concentration, num_samples, rng)

@@ -1,4 +1,25 @@
 """NumPyro models of calibration, importable as ``bece.models``.
 
-They depend on numpyro and jax only; ``bece`` imports them lazily.
+They depend on numpyro and jax only; ``bece`` imports them lazily, when a
+function that runs MCMC or simulates data is first called.
 """
+
+from .binned import (
+    conjugate_collapsed,
+    conjugate_model,
+    literal_collapsed,
+    literal_model,
+    truncnorm_log_normalizer,
+    truncnorm_mean,
+)
+from .reparam import DirichletGammaReparam
+
+__all__ = [
+    "DirichletGammaReparam",
+    "conjugate_collapsed",
+    "conjugate_model",
+    "literal_collapsed",
+    "literal_model",
+    "truncnorm_log_normalizer",
+    "truncnorm_mean",
+]

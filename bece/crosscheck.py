@@ -1,0 +1,375 @@
+"""MCMC cross-check of the closed-form posterior.
+
+:func:`cross_check` runs NUTS (NumPyro) on the *collapsed* binned model of
+:mod:`bece.models` — O(M) per step whatever n is — and compares its draws of
+the ECE, each bin's accuracy and each bin's mean confidence with draws of the
+closed form (:func:`bece.posterior_ece`).
+
+Comparison. For every quantity and each probability
+:math:`p \\in \\{0.05, 0.25, 0.5, 0.75, 0.95\\}` the two quantile estimates
+differ by
+
+.. math::
+
+    z = \\frac{|\\hat Q_{\\text{NUTS}}(p) - \\hat Q_{\\text{closed}}(p)|}
+             {\\sqrt{\\mathrm{MCSE}_{\\text{NUTS}}^2 + \\mathrm{MCSE}_{\\text{closed}}^2 + \\epsilon^2}}
+
+Monte Carlo standard errors from ``arviz.mcse(method="quantile")``;
+:math:`\\epsilon = 10^{-6}` is the resolution of JAX's default float32. The
+check *agrees* when the chains converged (max R-hat < 1.01, bulk and tail
+ESS >= 400) and every :math:`z` is below the Bonferroni threshold
+:math:`\\Phi^{-1}(1 - a / (2k))` for :math:`k` comparisons and family-wise
+false-alarm rate ``a`` (default 1e-4).
+
+``model="conjugate"`` checks the closed form on the model for which it is
+exact: a disagreement is a bug (or too few draws). ``model="literal"`` runs
+NUTS on the seed's truncated-Normal model, for which the closed form is an
+approximation; :attr:`CrossCheck.gap` then says how far apart they are.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats as sps
+
+from .posterior import conjugate_posterior, positive_int, posterior_ece
+from .result import BayesianECE, _arviz, _quiet_arviz
+from .stats import CalibrationStats
+
+__all__ = ["CrossCheck", "cross_check", "cross_check_stats", "collapsed_data"]
+
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+FLOAT32_RESOLUTION = 1e-6
+MODELS = ("conjugate", "literal")
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class CrossCheck:
+    """Result of :func:`cross_check`.
+
+    Attributes
+    ----------
+    model : {"conjugate", "literal"}
+        The model NUTS sampled.
+    agree : bool
+        ``converged`` and every z-score below ``z_threshold``.
+    converged : bool
+        max R-hat < 1.01 and min bulk/tail ESS >= 400.
+    max_z, z_threshold : float
+        Largest z-score of the comparison table, and the Bonferroni threshold.
+    rhat_max, ess_bulk_min, ess_tail_min : float
+        Diagnostics of the NUTS draws of the compared quantities.
+    divergences : int
+        Divergent transitions after warm-up.
+    table : pandas.DataFrame
+        One row per (variable, bin, quantile): ``nuts``, ``closed_form``,
+        ``mcse_nuts``, ``mcse_closed_form``, ``z``.
+    gap : pandas.DataFrame
+        Per bin and for the ECE: posterior means under NUTS and the closed
+        form and their difference (NUTS minus closed form).
+    nuts : BayesianECE
+        The NUTS draws in the library's result type (``method="nuts"``).
+    closed_form : BayesianECE
+        The closed-form draws compared against.
+    inference_data : arviz.InferenceData
+        All NUTS output (``az.from_numpyro``), with sample stats.
+    """
+
+    model: str
+    agree: bool
+    converged: bool
+    max_z: float
+    z_threshold: float
+    rhat_max: float
+    ess_bulk_min: float
+    ess_tail_min: float
+    divergences: int
+    table: Any
+    gap: Any
+    nuts: BayesianECE
+    closed_form: BayesianECE
+    inference_data: Any
+
+    @property
+    def ess_min(self) -> float:
+        return min(self.ess_bulk_min, self.ess_tail_min)
+
+    @property
+    def ece_gap(self) -> dict[str, float]:
+        """NUTS minus closed form: ECE posterior mean and 90% interval ends."""
+        lo_n, hi_n = self.nuts.interval(0.9)
+        lo_c, hi_c = self.closed_form.interval(0.9)
+        return {
+            "mean": self.nuts.mean - self.closed_form.mean,
+            "interval_low": lo_n - lo_c,
+            "interval_high": hi_n - hi_c,
+        }
+
+    def __repr__(self) -> str:
+        g = self.ece_gap
+        return (
+            f"CrossCheck(model={self.model!r}, agree={self.agree}, max_z={self.max_z:.2f} "
+            f"(threshold {self.z_threshold:.2f}), rhat_max={self.rhat_max:.4f}, "
+            f"ess_min={self.ess_min:.0f}, divergences={self.divergences}, "
+            f"ece_mean nuts={self.nuts.mean:.5f} closed={self.closed_form.mean:.5f} "
+            f"(gap {g['mean']:+.2e}))"
+        )
+
+
+def collapsed_data(stats: CalibrationStats) -> dict[str, np.ndarray]:
+    """Keyword data of the collapsed models: counts, per-bin mean and centred SS.
+
+    Computed in float64 on the host; empty bins get their centre as mean and 0
+    as sum of squares (they do not enter the likelihood).
+    """
+    n_m = stats.bin_counts
+    center = 0.5 * (stats.edges[:-1] + stats.edges[1:])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n_m > 0, stats.sum_p / n_m, center)
+    ss = np.where(n_m > 0, np.maximum(stats.sum_p2 - stats.sum_p * mean, 0.0), 0.0)
+    return {"counts": np.asarray(stats.counts), "mean_p": mean, "ss_p": ss}
+
+
+def _nuts(stats, post, model, num_chains, num_warmup, num_samples, seed, progress_bar,
+          target_accept_prob):
+    import jax
+    from numpyro.handlers import reparam
+    from numpyro.infer import MCMC, NUTS
+
+    from .models import DirichletGammaReparam, conjugate_collapsed, literal_collapsed
+
+    base = conjugate_collapsed if model == "conjugate" else literal_collapsed
+    # boost the cells whose posterior concentration is below one (see models.reparam)
+    boost = (post.concentration < 1.0).reshape(-1)
+    fn = reparam(base, config={"q": DirichletGammaReparam(boost=boost)})
+    kernel = NUTS(fn, target_accept_prob=target_accept_prob)
+    mcmc = MCMC(
+        kernel,
+        num_warmup=num_warmup,
+        num_samples=num_samples,
+        num_chains=num_chains,
+        chain_method="vectorized" if num_chains > 1 else "sequential",
+        progress_bar=progress_bar,
+    )
+    mcmc.run(
+        jax.random.PRNGKey(seed),
+        stats.edges,
+        post.alpha,
+        post.sigma,
+        post.tau,
+        extra_fields=("diverging",),
+        **collapsed_data(stats),
+    )
+    return mcmc
+
+
+def _mcse_quantile(az, draws: np.ndarray, prob: float) -> np.ndarray:
+    """MCSE of the ``prob`` quantile of draws shaped (chain, draw) or (chain, draw, bin)."""
+    if draws.ndim == 2:
+        return np.asarray(az.mcse(draws, method="quantile", prob=prob))
+    return np.array([az.mcse(draws[..., j], method="quantile", prob=prob) for j in range(draws.shape[-1])])
+
+
+def cross_check_stats(
+    stats: CalibrationStats,
+    *,
+    alpha: Any = None,
+    sigma: Any = None,
+    tau: Any = None,
+    model: str = "conjugate",
+    num_chains: int = 4,
+    num_warmup: int = 1000,
+    num_samples: int = 1000,
+    seed: int = 0,
+    num_closed_form: int = 20_000,
+    closed_form: BayesianECE | None = None,
+    false_alarm: float = 1e-4,
+    progress_bar: bool = False,
+    target_accept_prob: float = 0.8,
+) -> CrossCheck:
+    """:func:`cross_check` from statistics (e.g. merged chunks)."""
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    for name, value in (("num_chains", num_chains), ("num_warmup", num_warmup),
+                        ("num_samples", num_samples), ("num_closed_form", num_closed_form)):
+        positive_int(value, name)
+    if not 0 < false_alarm < 1:
+        raise ValueError(f"false_alarm must be in (0, 1), got {false_alarm!r}")
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    if not isinstance(stats, CalibrationStats):
+        raise ValueError(f"stats must be a CalibrationStats, got {type(stats).__name__}")
+    if np.any(np.diff(stats.edges) <= 0):
+        raise ValueError(
+            "cross_check needs bins of positive width; these quantile edges coincide "
+            "(many tied confidences): pass fewer bins or explicit edges"
+        )
+    post = conjugate_posterior(stats, alpha=alpha, sigma=sigma, tau=tau)
+    if closed_form is None:
+        closed_form = posterior_ece(
+            stats, alpha=alpha, sigma=sigma, tau=tau, num_samples=num_closed_form,
+            seed=np.random.default_rng([seed, 1]),
+        )
+    mcmc = _nuts(stats, post, model, num_chains, num_warmup, num_samples, seed,
+                 progress_bar, target_accept_prob)
+    samples = mcmc.get_samples(group_by_chain=True)
+    az = _arviz()
+    m = stats.n_bins
+    with _quiet_arviz():
+        idata = az.from_numpyro(
+            mcmc,
+            coords={"bin": np.arange(m)},
+            dims={"accuracy": ["bin"], "confidence": ["bin"], "weight": ["bin"], "mu": ["bin"]},
+        )
+    divergences = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
+
+    def as64(name):
+        return np.asarray(samples[name], dtype=np.float64)
+
+    chains = {name: as64(name) for name in ("ece", "accuracy", "confidence", "weight")}
+    flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in chains.items()}
+    nuts_result = BayesianECE(
+        draws=flat["ece"], accuracy=flat["accuracy"], confidence=flat["confidence"],
+        weight=flat["weight"], plugin=closed_form.plugin, stats=stats,
+        model="binned" if model == "conjugate" else "binned-literal", method="nuts",
+        params=post,
+    )
+    closed_chains = {
+        "ece": closed_form.draws[None, :],
+        "accuracy": closed_form.accuracy[None],
+        "confidence": closed_form.confidence[None],
+    }
+    rows = []
+    with _quiet_arviz(), warnings.catch_warnings(), np.errstate(invalid="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for var in ("ece", "accuracy", "confidence"):
+            a, b = chains[var], closed_chains[var]
+            for prob in QUANTILES:
+                qa = np.nanquantile(a.reshape((-1,) + a.shape[2:]), prob, axis=0)
+                qb = np.nanquantile(b.reshape((-1,) + b.shape[2:]), prob, axis=0)
+                sa, sb = _mcse_quantile(az, a, prob), _mcse_quantile(az, b, prob)
+                for j in range(1 if var == "ece" else m):
+                    pick = (lambda x: float(np.ravel(x)[0])) if var == "ece" else (lambda x: float(x[j]))
+                    diff = abs(pick(qa) - pick(qb))
+                    scale = np.sqrt(pick(sa) ** 2 + pick(sb) ** 2 + FLOAT32_RESOLUTION**2)
+                    rows.append((var, -1 if var == "ece" else j, prob, pick(qa), pick(qb),
+                                 pick(sa), pick(sb), diff / scale))
+        compared = {k: chains[k] for k in ("ece", "accuracy", "confidence")}
+        rhat = max(float(np.nanmax(az.rhat(v))) for v in _split_vars(compared))
+        ess_bulk = min(float(np.nanmin(az.ess(v, method="bulk"))) for v in _split_vars(compared))
+        ess_tail = min(float(np.nanmin(az.ess(v, method="tail"))) for v in _split_vars(compared))
+    import pandas as pd
+
+    table = pd.DataFrame(
+        rows, columns=["variable", "bin", "quantile", "nuts", "closed_form", "mcse_nuts",
+                       "mcse_closed_form", "z"]
+    )
+    k = len(table)
+    z_threshold = float(sps.norm.isf(false_alarm / (2 * k)))
+    max_z = float(np.nanmax(table["z"])) if k else 0.0
+    converged = bool(rhat < 1.01 and min(ess_bulk, ess_tail) >= 400)
+    gap = _gap_table(nuts_result, closed_form)
+    return CrossCheck(
+        model=model, agree=bool(converged and max_z <= z_threshold), converged=converged,
+        max_z=max_z, z_threshold=z_threshold, rhat_max=rhat, ess_bulk_min=ess_bulk,
+        ess_tail_min=ess_tail, divergences=divergences, table=table, gap=gap, nuts=nuts_result,
+        closed_form=closed_form, inference_data=idata,
+    )
+
+
+def _split_vars(chains: dict[str, np.ndarray]):
+    """(chain, draw) arrays, one per scalar quantity (per bin for bin variables)."""
+    for v in chains.values():
+        if v.ndim == 2:
+            yield v
+        else:
+            for j in range(v.shape[-1]):
+                yield v[..., j]
+
+
+def _gap_table(nuts: BayesianECE, closed: BayesianECE):
+    import pandas as pd
+
+    m = nuts.stats.n_bins
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rows = {
+            "count": np.append(nuts.stats.bin_counts, nuts.stats.n),
+            "confidence_nuts": np.append(nuts.confidence.mean(axis=0), np.nan),
+            "confidence_closed_form": np.append(closed.confidence.mean(axis=0), np.nan),
+            "accuracy_nuts": np.append(np.nanmean(nuts.accuracy, axis=0), np.nan),
+            "accuracy_closed_form": np.append(np.nanmean(closed.accuracy, axis=0), np.nan),
+            "ece_nuts": np.append(np.full(m, np.nan), nuts.mean),
+            "ece_closed_form": np.append(np.full(m, np.nan), closed.mean),
+        }
+    frame = pd.DataFrame(rows, index=[*[f"bin {j}" for j in range(m)], "ece"])
+    frame["confidence_gap"] = frame["confidence_nuts"] - frame["confidence_closed_form"]
+    frame["ece_gap"] = frame["ece_nuts"] - frame["ece_closed_form"]
+    return frame
+
+
+def cross_check(
+    y_true: Any,
+    y_prob: Any,
+    *,
+    y_pred: Any = None,
+    n_bins: int | None = None,
+    binning: Any = "uniform",
+    alpha: Any = None,
+    sigma: Any = None,
+    tau: Any = None,
+    model: str = "conjugate",
+    num_chains: int = 4,
+    num_warmup: int = 1000,
+    num_samples: int = 1000,
+    seed: int = 0,
+    num_closed_form: int = 20_000,
+    closed_form: BayesianECE | None = None,
+    false_alarm: float = 1e-4,
+    progress_bar: bool = False,
+    target_accept_prob: float = 0.8,
+) -> CrossCheck:
+    """Cross-check the closed-form BECE posterior with NUTS on the same model.
+
+    Parameters
+    ----------
+    y_true, y_prob, y_pred, n_bins, binning
+        The data, as for :func:`bece.bayesian_ece`.
+    alpha, sigma, tau
+        The prior, as for :func:`bece.bayesian_ece` (defaults 1/(2M), w/sqrt(12)).
+    model : {"conjugate", "literal"}, default "conjugate"
+        ``"conjugate"``: the model for which the closed form is exact.
+        ``"literal"``: the seed's truncated-Normal model; the result's
+        ``gap`` quantifies the closed form's approximation.
+    num_chains, num_warmup, num_samples : int, default 4, 1000, 1000
+        NUTS settings; chains run vectorised on one device (the global JAX
+        configuration is never changed).
+    seed : int, default 0
+        Seeds NUTS (``jax.random.PRNGKey(seed)``) and the closed-form draws.
+    num_closed_form : int, default 20_000
+        Closed-form draws compared against (ignored with ``closed_form``).
+    closed_form : BayesianECE, optional
+        Compare against these draws instead (e.g. from another prior or
+        approximation, to see that a wrong closed form is caught).
+    false_alarm : float, default 1e-4
+        Family-wise false-alarm rate of the quantile comparisons.
+    progress_bar : bool, default False
+        NumPyro's progress bar.
+
+    Returns
+    -------
+    CrossCheck
+    """
+    stats = CalibrationStats.from_arrays(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning)
+    return cross_check_stats(
+        stats, alpha=alpha, sigma=sigma, tau=tau, model=model, num_chains=num_chains,
+        num_warmup=num_warmup, num_samples=num_samples, seed=seed,
+        num_closed_form=num_closed_form, closed_form=closed_form, false_alarm=false_alarm,
+        progress_bar=progress_bar, target_accept_prob=target_accept_prob,
+    )
