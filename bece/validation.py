@@ -144,7 +144,9 @@ def _nuts_draws_factory(prior, literal, warmup, thin, seed):
 
     def draws(stats, num, rng):
         post = conjugate_posterior(stats, **prior)
-        fn = reparam(base, config={"q": DirichletGammaReparam(boost=(post.concentration < 1).ravel())})
+        scale = max(1.0 / np.sqrt(max(stats.n, 1)), 0.01)
+        boost = (post.concentration < 1).ravel()
+        fn = reparam(base, config={"q": DirichletGammaReparam(boost=boost, log_total_scale=scale)})
         mcmc = MCMC(NUTS(fn), num_warmup=warmup, num_samples=num * thin, progress_bar=False)
         mcmc.run(next(key), stats.edges, post.alpha, post.sigma, post.tau, **collapsed_data(stats))
         s = mcmc.get_samples()

@@ -1,4 +1,4 @@
-"""The binned BECE model in NumPyro: literal and conjugate, per observation and collapsed.
+r"""The binned BECE model in NumPyro: literal and conjugate, per observation and collapsed.
 
 For M bins with intervals :math:`I_m = [l_m, u_m)`, centres :math:`c_m`:
 
@@ -33,12 +33,16 @@ squares :math:`SS_m = \\sum (p_i - \\bar p_m)^2`,
 
 and the literal model subtracts :math:`n_m \\log Z_m(\\mu_m)` with
 :math:`Z_m(\\mu) = \\Phi((u_m-\\mu)/\\sigma_m) - \\Phi((l_m-\\mu)/\\sigma_m)`.
-The categorical part is :math:`\\sum_{z,m} c_{z,m}\\log q_{z,m}`. The collapsed
-log density equals the per-observation one exactly (the multinomial
-coefficient is not added, as in the per-observation model). The statistics
-are passed centred (:math:`\\bar p_m`, :math:`SS_m`, computed in float64 by
-the caller) so that JAX's default float32 does not cancel
-:math:`\\sum p^2 - (\\sum p)^2/n` catastrophically.
+The categorical part is :math:`\sum_{z,m} c_{z,m}\log q_{z,m}`. The collapsed
+log density equals the per-observation one up to a constant (it depends on
+the data, not on the parameters): the collapsed models subtract each term's
+value at the data's maximum-likelihood point (:math:`\sum c \log(c/n)`,
+the sum of squares, :math:`n_m \log Z_m(\bar p_m)`, the normalising
+constants), so that the log density stays of order M near the mode and JAX's
+default float32 keeps the precision NUTS needs at n = 10^7. The statistics
+are passed centred (:math:`\bar p_m`, :math:`SS_m`, computed in float64 by
+the caller); ``ss_p`` is accepted for completeness and enters only that
+constant.
 
 All array arguments are plain arrays; the models depend on numpyro and jax
 only.
@@ -177,18 +181,27 @@ def _collapsed(edges, alpha, sigma, tau, counts, mean_p, ss_p, literal):
     if counts is not None:
         counts = jnp.asarray(counts).astype(q.dtype)  # int counts have no gradient type
         n_m = counts.sum(axis=0)
-        # sum c log q over cells with data; the double `where` keeps the
-        # gradient finite where q underflows to 0 in a cell without data
+        # sum c log(q / c_hat), c_hat = c / n: the multinomial log likelihood
+        # less its value at the maximum, so that it stays O(M) near the mode
+        # and float32 keeps its precision at n = 10^7 (sum c log q alone is
+        # ~10^7 there, with a rounding error of ~1 in float32). The double
+        # `where` keeps the gradient finite where q underflows to 0 in a cell
+        # without data.
         seen = counts > 0
-        numpyro.factor("cells", jnp.sum(jnp.where(seen, counts * jnp.log(jnp.where(seen, q, 1.0)), 0.0)))
+        safe_c = jnp.where(seen, counts, 1.0)
+        log_ratio = jnp.log(jnp.where(seen, q, 1.0)) - jnp.log(safe_c / counts.sum())
+        numpyro.factor("cells", jnp.sum(jnp.where(seen, counts * log_ratio, 0.0)))
         mean_p = jnp.asarray(mean_p)
-        ss_p = jnp.asarray(ss_p)
-        loglik = (
-            -n_m * (jnp.log(sigma) + _LOG_SQRT_2PI)
-            - (ss_p + n_m * (mean_p - mu) ** 2) / (2 * sigma**2)
-        )
+        # the Normal likelihood in mu, less the terms that do not depend on
+        # it (-n_m log(sqrt(2 pi) sigma) - SS_m / (2 sigma^2))
+        loglik = -n_m * (mean_p - mu) ** 2 / (2 * sigma**2)
         if literal:
-            loglik = loglik - n_m * truncnorm_log_normalizer(mu, sigma, low, high)
+            # -n_m log Z(mu), less its value at the bin's mean confidence
+            anchor = jnp.clip(mean_p, low, high)
+            loglik = loglik - n_m * (
+                truncnorm_log_normalizer(mu, sigma, low, high)
+                - truncnorm_log_normalizer(anchor, sigma, low, high)
+            )
         numpyro.factor("confidences", jnp.sum(loglik))
     confidence = truncnorm_mean(mu, sigma, low, high) if literal else mu
     _record(q, confidence)
