@@ -109,6 +109,12 @@ class CrossCheck:
     inference_data: Any
 
     @property
+    def closed_form_inference_data(self):
+        """The closed-form draws as ``arviz.InferenceData`` (the NUTS ones are
+        :attr:`inference_data`)."""
+        return self.closed_form.to_inference_data()
+
+    @property
     def ess_min(self) -> float:
         return min(self.ess_bulk_min, self.ess_tail_min)
 
@@ -260,6 +266,7 @@ def cross_check_stats(
     with _quiet_arviz():
         idata = az.from_numpyro(
             mcmc,
+            log_likelihood=False,  # no observed sites; computing it would recompile the model
             coords={"bin": np.arange(m)},
             dims={"accuracy": ["bin"], "confidence": ["bin"], "weight": ["bin"], "mu": ["bin"]},
         )
