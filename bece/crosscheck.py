@@ -283,17 +283,17 @@ def cross_check_stats(
         model="binned" if model == "conjugate" else "binned-literal", method="nuts",
         params=post,
     )
-    closed_chains = {
-        "ece": closed_form.draws[None, :],
-        "accuracy": closed_form.accuracy[None],
-        "confidence": closed_form.confidence[None],
+    closed_draws = {
+        "ece": closed_form.draws,
+        "accuracy": closed_form.accuracy,
+        "confidence": closed_form.confidence,
     }
     rows = []
     with _quiet_arviz(), warnings.catch_warnings(), np.errstate(invalid="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         for var in ("ece", "accuracy", "confidence"):
             a = chains[var].reshape(num_chains, num_samples, -1)
-            b = closed_chains[var].reshape(-1, a.shape[-1])
+            b = closed_draws[var].reshape(-1, a.shape[-1])
             for j in range(a.shape[-1]):
                 x, ref = a[..., j], b[:, j]
                 ref = ref[~np.isnan(ref)]
