@@ -9,6 +9,7 @@ numpy and scipy only: ArviZ, matplotlib and the NumPyro models
 from .binning import Binning
 from .crosscheck import CrossCheck, cross_check
 from .metrics import expected_calibration_error, maximum_calibration_error
+from .multiclass import classwise_ece, top_label_ece
 from .posterior import bayesian_ece, posterior_ece
 from .result import BayesianECE
 from .stats import CalibrationStats
@@ -21,8 +22,10 @@ __all__ = [
     "CalibrationStats",
     "CrossCheck",
     "bayesian_ece",
+    "classwise_ece",
     "cross_check",
     "expected_calibration_error",
     "maximum_calibration_error",
     "posterior_ece",
+    "top_label_ece",
 ]

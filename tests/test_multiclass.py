@@ -1,0 +1,91 @@
+"""Top-label and classwise ECE: hand cases, naive loops and MAPIE."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bece import classwise_ece, top_label_ece
+from bece.multiclass import per_label_ece
+
+from .conftest import simulate_multiclass
+
+mapie_calibration = pytest.importorskip("mapie.metrics.calibration")
+
+
+def test_hand_computed():
+    prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7]])
+    y = [0, 1, 1]
+    # label 0: z = (1, 0), conf (0.9, 0.8) in bin 1: |1 - 1.7| / 2 = 0.35
+    # label 1: z = 1, conf 0.7: 0.3
+    assert top_label_ece(y, prob, n_bins=2) == pytest.approx(0.325, abs=1e-15)
+    assert top_label_ece(y, prob, n_bins=2, average="sample") == pytest.approx(
+        (2 * 0.35 + 0.3) / 3, abs=1e-15)
+    ece, count = per_label_ece(y, prob, n_bins=2)
+    np.testing.assert_allclose(ece, [0.35, 0.3]) and count.tolist() == [2, 1]
+    # class 0: |0 - 0.3| + |1 - 1.7| over 3 ; class 1: |1 - 0.3| + |1 - 0.7| over 3
+    assert classwise_ece(y, prob, n_bins=2) == pytest.approx(1 / 3, abs=1e-15)
+
+
+@pytest.mark.parametrize("n_bins", [5, 10, 15])
+def test_top_label_equals_mapie(rng, n_bins):
+    y, prob = simulate_multiclass(3000, 6, rng, temperature=2.0)
+    # MAPIE's num_bins = M + 1 edges linspace(0, 1, M + 1), right-closed bins
+    ref = mapie_calibration.top_label_ece(y, prob, num_bins=n_bins + 1, split_strategy="uniform")
+    assert abs(top_label_ece(y, prob, n_bins=n_bins) - ref) <= 1e-12
+
+
+def test_classwise_equals_mapie(rng):
+    y, prob = simulate_multiclass(2000, 5, rng, temperature=0.6)
+    z_dummy = np.zeros(len(y), dtype=int)  # unused by MAPIE in classwise mode
+    ref = mapie_calibration.expected_calibration_error(
+        z_dummy, prob, num_bins=16, split_strategy="uniform", classwise=True, class_labels=y)
+    assert abs(classwise_ece(y, prob, n_bins=15) - ref) <= 1e-12
+
+
+def test_labels_never_predicted_are_left_out_and_sample_average_is_naive_loop(rng):
+    y, prob = simulate_multiclass(1500, 8, rng)
+    prob[:, 7] = 0.0  # label 7 is never the argmax
+    prob /= prob.sum(axis=1, keepdims=True)
+    ece, count = per_label_ece(y, prob)
+    assert count[7] == 0 and np.isnan(ece[7])
+    pred, conf = prob.argmax(axis=1), prob.max(axis=1)
+    total = 0.0
+    for lab in np.unique(pred):
+        sel = pred == lab
+        for b in range(15):
+            inb = sel & (np.minimum((conf * 15).astype(int), 14) == b)
+            total += abs(np.sum(y[inb] == lab) - conf[inb].sum())
+    assert top_label_ece(y, prob, average="sample") == pytest.approx(total / len(y), abs=1e-13)
+
+
+def test_quantile_bins_per_label_equal_mapie(rng):
+    y, prob = simulate_multiclass(2000, 4, rng)
+    ref = mapie_calibration.top_label_ece(y, prob, num_bins=6, split_strategy="quantile")
+    ours = top_label_ece(y, prob, n_bins=5, binning="quantile")
+    # MAPIE's quantile edges start at the label's smallest confidence and close
+    # bins on the right; ours start at 0 with ties going right: on continuous
+    # data only the points sitting on an edge (one per edge) may move
+    assert abs(ours - ref) <= 6 / 2000 * 2
+
+
+def test_classwise_blocks_give_the_same_answer(rng):
+    y, prob = simulate_multiclass(500, 9, rng)
+    assert classwise_ece(y, prob, block_size=500 * 2) == pytest.approx(classwise_ece(y, prob), abs=1e-14)
+
+
+@pytest.mark.parametrize(
+    "y,prob,kwargs,message",
+    [
+        ([0, 1], [0.3, 0.8], {}, "must have shape \\(n, K\\)"),
+        ([0, 2], [[0.5, 0.5], [0.4, 0.6]], {}, "y_true must hold labels in 0..1"),
+        ([0, 1], [[0.5, 0.6], [0.4, 0.6]], {}, "rows must sum to 1"),
+        ([0, 1], [[0.5, 0.5], [0.4, 0.6]], {"average": "macro"}, "average must be one of"),
+    ],
+)
+def test_bad_input(y, prob, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        top_label_ece(y, prob, **kwargs)
+    if "average" not in kwargs:
+        with pytest.raises(ValueError, match=message):
+            classwise_ece(y, prob)
