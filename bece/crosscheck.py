@@ -50,7 +50,7 @@ from .posterior import conjugate_posterior, positive_int, posterior_ece
 from .result import BayesianECE, _arviz, _quiet_arviz
 from .stats import CalibrationStats
 
-__all__ = ["CrossCheck", "cross_check", "cross_check_stats", "collapsed_data"]
+__all__ = ["CrossCheck", "cross_check", "cross_check_stats", "collapsed_data", "nuts_model"]
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 FLOAT32_RESOLUTION = 1e-6
@@ -154,11 +154,10 @@ def collapsed_data(stats: CalibrationStats) -> dict[str, np.ndarray]:
     return {"counts": np.asarray(stats.counts), "mean_p": mean, "ss_p": ss}
 
 
-def _nuts(stats, post, model, num_chains, num_warmup, num_samples, seed, progress_bar,
-          target_accept_prob):
-    import jax
+def nuts_model(stats: CalibrationStats, post: Any, model: str):
+    """The collapsed ``model`` ("conjugate" or "literal") with the Dirichlet
+    site reparameterised for NUTS (:class:`bece.models.DirichletGammaReparam`)."""
     from numpyro.handlers import reparam
-    from numpyro.infer import MCMC, NUTS
 
     from .models import DirichletGammaReparam, conjugate_collapsed, literal_collapsed
 
@@ -168,8 +167,15 @@ def _nuts(stats, post, model, num_chains, num_warmup, num_samples, seed, progres
     # log T's replacement scale ~ the posterior scale of log q at n points,
     # so that no direction is much longer than the others (models.reparam)
     scale = max(1.0 / np.sqrt(max(stats.n, 1)), 0.01)
-    fn = reparam(base, config={"q": DirichletGammaReparam(boost=boost, log_total_scale=scale)})
-    kernel = NUTS(fn, target_accept_prob=target_accept_prob)
+    return reparam(base, config={"q": DirichletGammaReparam(boost=boost, log_total_scale=scale)})
+
+
+def _nuts(stats, post, model, num_chains, num_warmup, num_samples, seed, progress_bar,
+          target_accept_prob):
+    import jax
+    from numpyro.infer import MCMC, NUTS
+
+    kernel = NUTS(nuts_model(stats, post, model), target_accept_prob=target_accept_prob)
     mcmc = MCMC(
         kernel,
         num_warmup=num_warmup,

@@ -72,6 +72,7 @@ __all__ = [
     "conjugate_posterior",
     "ece_of_draws",
     "sample_dirichlet",
+    "sample_posterior",
     "sample_truncated_normal",
     "as_generator",
 ]
@@ -290,6 +291,23 @@ def ece_of_draws(q: np.ndarray, mu: np.ndarray, weighting: str = "bin") -> np.nd
     raise ValueError(f"weighting must be 'bin' or 'correct', got {weighting!r}")
 
 
+def sample_posterior(
+    post: ConjugatePosterior, num_samples: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Independent draws of the closed-form posterior.
+
+    Returns
+    -------
+    q : ndarray of shape (S, 2, M)
+    mu : ndarray of shape (S, M)
+    ece : ndarray of shape (S,)
+        :func:`ece_of_draws` of each draw with the posterior's weighting.
+    """
+    q = sample_dirichlet(post.concentration, num_samples, rng)
+    mu = sample_truncated_normal(post.loc, post.scale, post.lower, post.upper, num_samples, rng)
+    return q, mu, ece_of_draws(q, mu, post.weighting)
+
+
 def positive_int(value: Any, name: str) -> int:
     """``value`` as an int, or ValueError naming ``name`` unless it is an integer >= 1."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -332,9 +350,7 @@ def posterior_ece(
     num_samples = positive_int(num_samples, "num_samples")
     rng = as_generator(seed)
     post = conjugate_posterior(stats, alpha=alpha, sigma=sigma, tau=tau, preset=preset)
-    q = sample_dirichlet(post.concentration, num_samples, rng)
-    mu = sample_truncated_normal(post.loc, post.scale, post.lower, post.upper, num_samples, rng)
-    draws = ece_of_draws(q, mu, post.weighting)
+    q, mu, draws = sample_posterior(post, num_samples, rng)
     weight = q[:, 0, :] + q[:, 1, :]
     with np.errstate(invalid="ignore", divide="ignore"):
         accuracy = q[:, 1, :] / weight

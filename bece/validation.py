@@ -29,13 +29,7 @@ import numpy as np
 from scipy import stats as sps
 
 from .binning import Binning, make_binning
-from .posterior import (
-    conjugate_posterior,
-    ece_of_draws,
-    positive_int,
-    sample_dirichlet,
-    sample_truncated_normal,
-)
+from .posterior import conjugate_posterior, positive_int, sample_posterior
 from .stats import CalibrationStats
 
 __all__ = ["SBCResult", "sbc", "closed_form_draws", "stats_from_cells", "literal_gap"]
@@ -125,28 +119,21 @@ def closed_form_draws(
     stats: CalibrationStats, num_draws: int, rng: np.random.Generator, **prior: Any
 ) -> dict[str, np.ndarray]:
     """Closed-form posterior draws: ``q`` (L, 2, M), ``confidence`` (L, M), ``ece`` (L,)."""
-    post = conjugate_posterior(stats, **prior)
-    q = sample_dirichlet(post.concentration, num_draws, rng)
-    mu = sample_truncated_normal(post.loc, post.scale, post.lower, post.upper, num_draws, rng)
-    return {"q": q, "confidence": mu, "ece": ece_of_draws(q, mu, post.weighting)}
+    q, mu, ece = sample_posterior(conjugate_posterior(stats, **prior), num_draws, rng)
+    return {"q": q, "confidence": mu, "ece": ece}
 
 
 def _nuts_draws_factory(prior, literal, warmup, thin, seed):
     import jax
-    from numpyro.handlers import reparam
     from numpyro.infer import MCMC, NUTS
 
-    from .crosscheck import collapsed_data
-    from .models import DirichletGammaReparam, conjugate_collapsed, literal_collapsed
+    from .crosscheck import collapsed_data, nuts_model
 
-    base = literal_collapsed if literal else conjugate_collapsed
     key = iter(jax.random.split(jax.random.PRNGKey(seed), 1_000_000))
 
     def draws(stats, num, rng):
         post = conjugate_posterior(stats, **prior)
-        scale = max(1.0 / np.sqrt(max(stats.n, 1)), 0.01)
-        boost = (post.concentration < 1).ravel()
-        fn = reparam(base, config={"q": DirichletGammaReparam(boost=boost, log_total_scale=scale)})
+        fn = nuts_model(stats, post, "literal" if literal else "conjugate")
         mcmc = MCMC(NUTS(fn), num_warmup=warmup, num_samples=num * thin, progress_bar=False)
         mcmc.run(next(key), stats.edges, post.alpha, post.sigma, post.tau, **collapsed_data(stats))
         s = mcmc.get_samples()
