@@ -1,0 +1,51 @@
+"""Calibration of regression forecasts (Kuleshov, Fenner & Ermon 2018).
+
+A forecaster is calibrated when, for every level p, a fraction p of the
+targets lies at or below the forecast p-quantile. Everything here works from
+the probability integral transform :math:`u_t = F_t(y_t)`:
+
+* :func:`pit` for Gaussian, scipy, sample (e.g. NumPyro posterior predictive)
+  and quantile forecasts; :func:`forecast_quantiles` for their quantiles;
+* diagnostics: :func:`calibration_curve`, :func:`calibration_error` (the
+  paper's cal score), :func:`mean_absolute_calibration_error`,
+  :func:`root_mean_squared_calibration_error`, :func:`miscalibration_area`
+  (uncertainty-toolbox's summaries, in the correct direction) and
+  :func:`sharpness`;
+* :class:`Recalibrator`: the paper's isotonic recalibration, with
+  recalibrated quantiles and central intervals;
+* :func:`bayesian_calibration_error`: a posterior over the calibration curve
+  and the cal score (Dirichlet over the PIT histogram).
+
+Only numpy and scipy are imported here; scikit-learn (for
+:class:`Recalibrator`) and ArviZ load when used.
+"""
+
+from .bayesian import BayesianCalibrationError, bayesian_calibration_error
+from .forecast import forecast_quantiles, pit
+from .metrics import (
+    DEFAULT_LEVELS,
+    UCT_LEVELS,
+    calibration_curve,
+    calibration_error,
+    mean_absolute_calibration_error,
+    miscalibration_area,
+    root_mean_squared_calibration_error,
+    sharpness,
+)
+from .recalibration import Recalibrator
+
+__all__ = [
+    "DEFAULT_LEVELS",
+    "UCT_LEVELS",
+    "BayesianCalibrationError",
+    "Recalibrator",
+    "bayesian_calibration_error",
+    "calibration_curve",
+    "calibration_error",
+    "forecast_quantiles",
+    "mean_absolute_calibration_error",
+    "miscalibration_area",
+    "pit",
+    "root_mean_squared_calibration_error",
+    "sharpness",
+]
