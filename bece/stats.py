@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .binning import Binning, make_binning
-from .inputs import as_outcomes
+from ._fused import binned_sums, outcome_sums
+from .binning import Binning
 
 __all__ = ["CalibrationStats"]
 
@@ -65,29 +65,13 @@ class CalibrationStats:
     # ------------------------------------------------------------------ build
     @classmethod
     def from_outcomes(cls, z: np.ndarray, p: np.ndarray, binning: Binning) -> "CalibrationStats":
-        """Statistics of checked outcomes ``z`` (bool) and confidences ``p``.
+        """Statistics of checked outcomes ``z`` and confidences ``p``.
 
-        One pass of bin indexing and three ``bincount`` reductions; ``z``
-        (bool or int 0/1) and ``p`` (float64) are assumed valid (use
-        :meth:`from_arrays` for user input).
+        ``z`` (bool or int 0/1, shape (n,)) and ``p`` (float64, shape (n,))
+        are assumed valid (use :meth:`from_arrays` for user input); one
+        fused pass (:mod:`bece._fused`).
         """
-        m = binning.n_bins
-        # cell = 2 b + z over M + 1 bin slots (slot M: p on the top edge),
-        # then fold slot M into bin M - 1: one index pass, three bincounts
-        cell = binning.raw_index(p)
-        cell *= 2
-        cell += z
-        k = 2 * (m + 1)
-        counts = np.bincount(cell, minlength=k).reshape(m + 1, 2)
-        sp = np.bincount(cell, weights=p, minlength=k).reshape(m + 1, 2)
-        sp2 = np.bincount(cell, weights=p * p, minlength=k).reshape(m + 1, 2)
-        counts = counts.T.copy()
-        counts[:, m - 1] += counts[:, m]
-        sum_p = sp[:, 0] + sp[:, 1]
-        sum_p[m - 1] += sum_p[m]
-        sum_p2 = sp2[:, 0] + sp2[:, 1]
-        sum_p2[m - 1] += sum_p2[m]
-        return cls(binning, counts[:, :m], sum_p[:m], sum_p2[:m])
+        return cls(binning, *outcome_sums(np.asarray(z), np.asarray(p), binning))
 
     @classmethod
     def from_arrays(
@@ -124,8 +108,7 @@ class CalibrationStats:
         >>> s.counts.tolist(), s.sum_p.tolist()
         ([[1, 0], [0, 2]], [0.1, 1.7000000000000002])
         """
-        z, p = as_outcomes(y_true, y_prob, y_pred)
-        return cls.from_outcomes(z, p, make_binning(p, n_bins, binning))
+        return cls(*binned_sums(y_true, y_prob, y_pred, n_bins, binning))
 
     # ------------------------------------------------------------------ merge
     def __add__(self, other: Any) -> "CalibrationStats":
