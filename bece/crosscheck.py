@@ -389,10 +389,14 @@ def cross_check(
         The data, as for :func:`bece.bayesian_ece`.
     alpha, sigma, tau
         The prior, as for :func:`bece.bayesian_ece` (defaults 1/(2M), w/sqrt(12)).
-    model : {"conjugate", "literal"}, default "conjugate"
+    model : {"conjugate", "literal", "smooth"}, default "conjugate"
         ``"conjugate"``: the model for which the closed form is exact.
         ``"literal"``: the seed's truncated-Normal model; the result's
         ``gap`` quantifies the closed form's approximation.
+        ``"smooth"``: NUTS on the smooth calibration-curve model against
+        its Laplace path (``bayesian_ece(..., model="smooth")``); see
+        :func:`bece.smooth.cross_check_smooth` (``alpha``, ``sigma``,
+        ``tau`` do not apply).
     num_chains, num_warmup, num_samples : int, default 4, 1000, 1000
         NUTS settings; chains run vectorised on one device (the global JAX
         configuration is never changed).
@@ -416,6 +420,18 @@ def cross_check(
     -------
     CrossCheck
     """
+    if model == "smooth":
+        given = [k for k, v in (("alpha", alpha), ("sigma", sigma), ("tau", tau)) if v is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} do(es) not apply to model='smooth'")
+        from .smooth import cross_check_smooth
+
+        return cross_check_smooth(
+            y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning,
+            num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, seed=seed,
+            num_closed_form=num_closed_form, closed_form=closed_form, false_alarm=false_alarm,
+            progress_bar=progress_bar, target_accept_prob=target_accept_prob,
+        )
     stats = CalibrationStats.from_arrays(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning)
     return cross_check_stats(
         stats, alpha=alpha, sigma=sigma, tau=tau, model=model, num_chains=num_chains,
