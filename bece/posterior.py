@@ -410,8 +410,16 @@ def bayesian_ece(
     num_samples : int, default 10_000
         Posterior draws.
     seed : int or numpy.random.Generator, default 0
-    model : {"binned"}, default "binned"
-        The seed's binned model.
+    model : {"binned", "smooth"}, default "binned"
+        ``"binned"``: the seed's binned model (closed form above).
+        ``"smooth"``: a smooth calibration curve (natural cubic spline in
+        logit(p) with a learned smoothness scale) and a Bayesian bootstrap
+        over the confidences, by Laplace (:func:`bece.smooth.smooth_ece`,
+        which takes its options). It pools information across bins, so its
+        intervals stay honest at small n where the binned posterior's do
+        not; ``alpha``, ``sigma``, ``tau`` and ``preset`` do not apply to it.
+        Same result type, with ``method="laplace"`` and the posterior curve
+        (``.curve`` on ``.curve_grid``; in ``to_inference_data()``).
 
     Returns
     -------
@@ -435,8 +443,20 @@ def bayesian_ece(
     >>> bool(r.interval(0.9)[0] < r.plugin < r.interval(0.9)[1])
     True
     """
+    if model == "smooth":
+        given = [k for k, v in (("alpha", alpha), ("sigma", sigma), ("tau", tau),
+                                ("preset", preset)) if v is not None]
+        if given:
+            raise ValueError(
+                f"{', '.join(given)} belong(s) to model='binned'; model='smooth' takes its "
+                "options through bece.smooth.smooth_ece"
+            )
+        from .smooth import smooth_ece
+
+        return smooth_ece(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning,
+                          num_samples=num_samples, seed=seed)
     if model != "binned":
-        raise ValueError(f"model must be 'binned', got {model!r}")
+        raise ValueError(f"model must be 'binned' or 'smooth', got {model!r}")
     stats = CalibrationStats.from_arrays(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning)
     return posterior_ece(
         stats, alpha=alpha, sigma=sigma, tau=tau, preset=preset, num_samples=num_samples, seed=seed
