@@ -73,12 +73,17 @@ import numpy as np
 
 from .binning import Binning
 
-__all__ = ["ENGINES", "available_engine", "binned_sums", "numpy_cells", "outcome_sums"]
+__all__ = ["AUTO_ROWS", "ENGINES", "available_engine", "binned_sums", "numpy_cells", "outcome_sums"]
 
 ENGINES = ("auto", "numba", "numpy")
 
 #: Accumulator copies; element i adds into copy i % _LANES.
 _LANES = 4
+
+#: engine="auto" imports numba (about 0.4 s in a fresh process) only for
+#: inputs of at least this many predictions, or once it is loaded anyway;
+#: below it the NumPy formulation costs less than the import.
+AUTO_ROWS = 1 << 22
 
 _KERNELS: dict[str, Callable[..., Any]] | None = None
 _NUMBA_ERROR: str | None = None
@@ -206,6 +211,16 @@ _PROB_DTYPES = frozenset(np.dtype(t) for t in ("f4", "f8", "i1", "i2", "i4", "i8
 _LABEL_DTYPES = _PROB_DTYPES | {np.dtype(bool)}
 
 
+def _try_array(x: Any) -> np.ndarray | None:
+    """``np.asarray(x)``, or None where that fails (the checks then say why)."""
+    if x is None:
+        return None
+    try:
+        return np.asarray(x)
+    except Exception:
+        return None
+
+
 def _label_like(a: np.ndarray, n: int) -> bool:
     return a.ndim == 1 and a.shape[0] == n and a.dtype in _LABEL_DTYPES
 
@@ -227,6 +242,19 @@ def _run(kernel: Callable[..., Any], arrays: tuple[np.ndarray, ...], binning: Bi
     return _fold(cnt, sp, sp2, m)
 
 
+def _kernels(engine: str, size: int) -> dict[str, Callable[..., Any]] | None:
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if engine == "numpy":
+        return None
+    if engine == "auto" and _KERNELS is None and size < AUTO_ROWS:
+        return None
+    kernels = _compile()
+    if engine == "numba" and kernels is None:
+        raise RuntimeError(f"engine='numba' but numba cannot be used: {_NUMBA_ERROR}")
+    return kernels
+
+
 def binned_sums(
     y_true: Any,
     y_prob: Any,
@@ -239,9 +267,10 @@ def binned_sums(
     """Check classifier outputs and compute their per-bin statistics.
 
     Parameters are those of :meth:`bece.CalibrationStats.from_arrays`;
-    ``engine`` picks the loop (``"auto"``: numba when importable, else
-    NumPy; ``"numpy"`` forces the NumPy formulation; ``"numba"`` raises
-    ``RuntimeError`` when numba cannot be used).
+    ``engine`` picks the loop (``"auto"``: numba when it is importable and
+    either already loaded or ``y_prob`` has at least :data:`AUTO_ROWS`
+    entries, else NumPy; ``"numpy"`` forces the NumPy formulation;
+    ``"numba"`` raises ``RuntimeError`` when numba cannot be used).
 
     Returns
     -------
@@ -258,17 +287,12 @@ def binned_sums(
     from .binning import make_binning
     from .inputs import as_outcomes
 
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    kernels = None if engine == "numpy" else _compile()
-    if engine == "numba" and kernels is None:
-        raise RuntimeError(f"engine='numba' but numba cannot be used: {_NUMBA_ERROR}")
-
+    p = _try_array(y_prob)
+    kernels = _kernels(engine, 0 if p is None else p.size)
     quantile = isinstance(binning, str) and binning in ("quantile", "equal-mass")
     if kernels is not None and not quantile:
-        p = np.asarray(y_prob) if y_prob is not None else None
-        yt = np.asarray(y_true) if y_true is not None else None
-        yp = np.asarray(y_pred) if y_pred is not None else None
+        yt = _try_array(y_true)
+        yp = _try_array(y_pred)
         fast = (
             p is not None
             and p.ndim == 1
@@ -303,9 +327,7 @@ def outcome_sums(
     Raises ``ValueError`` (from :meth:`~bece.binning.Binning.raw_index`) for
     confidences outside explicit edges.
     """
-    kernels = None if engine == "numpy" else _compile()
-    if engine == "numba" and kernels is None:
-        raise RuntimeError(f"engine='numba' but numba cannot be used: {_NUMBA_ERROR}")
+    kernels = _kernels(engine, p.size)
     if kernels is None or p.dtype not in _PROB_DTYPES or z.dtype not in _LABEL_DTYPES:
         return numpy_cells(z, p, binning)
     out = _run(kernels["binary"], (p, z), binning)

@@ -143,20 +143,19 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
 
 
 def _report(args: argparse.Namespace) -> int:
-    from .io import example_path, read_predictions
-    from .posterior import bayesian_ece
+    from .io import example_path, read_statistics
+    from .posterior import posterior_ece
 
     path = args.file if args.file is not None else example_path()
-    pred = read_predictions(path)
-    result = bayesian_ece(
-        pred.y_true,
-        pred.y_prob,
-        y_pred=pred.y_pred,
+    # CSV and Parquet are read in chunks (bece.stream); a progress bar only
+    # for a person watching a terminal, never in --json output
+    pred = read_statistics(
+        path,
         n_bins=args.n_bins,
         binning=args.binning,
-        num_samples=args.samples,
-        seed=args.seed,
+        progress=not args.json and sys.stderr.isatty(),
     )
+    result = posterior_ece(pred.stats, num_samples=args.samples, seed=args.seed)
     if args.json:
         print(json.dumps(report_dict(result)))
     else:

@@ -5,6 +5,10 @@ Column conventions (DESIGN.md §4): ``y_true`` (integer labels) and either
 probabilities, K >= 2, numbered from 0 without gaps), optionally ``y_pred``
 (predicted labels: the seed's triples). Other columns are ignored. Values
 are passed on unchanged; :mod:`bece.inputs` checks them.
+
+:func:`read_predictions` loads a whole file; :func:`read_statistics` reduces
+it to :class:`~bece.stats.CalibrationStats`, reading CSV and Parquet in
+chunks (:mod:`bece.stream`) so that memory does not grow with the file.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Predictions", "read_predictions", "example_path", "select_columns"]
+__all__ = ["Predictions", "read_predictions", "read_statistics", "example_path", "select_columns"]
 
 _PROB_COL = re.compile(r"^p_(\d+)$")
 
@@ -147,3 +151,53 @@ def read_predictions(path: str | Path) -> Predictions:
             raise ValueError(f"{source}: {exc}") from None
 
     return _assemble(get, names, source)
+
+
+def read_statistics(
+    path: str | Path,
+    *,
+    n_bins: int | None = None,
+    binning: Any = "uniform",
+    batch_size: int | None = None,
+    progress: bool = False,
+) -> Any:
+    """Statistics of the predictions in a file, without loading it whole.
+
+    CSV and Parquet are read in batches by
+    :func:`bece.stream.file_statistics`; NPZ is read whole
+    (:func:`read_predictions`; ``np.load`` has no chunked reader). The
+    result is the same as :meth:`~bece.CalibrationStats.from_arrays` on the
+    whole file: counts exactly, sums to float64 rounding.
+
+    Parameters
+    ----------
+    path : str or Path
+    n_bins : int, default 15
+    binning : {"uniform", "quantile"} or array_like of edges, default "uniform"
+    batch_size : int, optional
+        Rows per batch (default :data:`bece.stream.DEFAULT_BATCH_SIZE`).
+    progress : bool, default False
+        A progress bar on stderr while reading CSV or Parquet.
+
+    Returns
+    -------
+    bece.stream.FileStatistics
+        ``.stats``, ``.kind`` (``"binary"``, ``"top-label"`` or
+        ``"triples"``) and ``.source``.
+    """
+    from . import stream
+    from .stats import CalibrationStats
+
+    path = Path(path)
+    if path.suffix.lower() == ".npz" or not path.is_file():
+        pred = read_predictions(path)
+        stats = CalibrationStats.from_arrays(
+            pred.y_true, pred.y_prob, y_pred=pred.y_pred, n_bins=n_bins, binning=binning
+        )
+        return stream.FileStatistics(stats, pred.kind, pred.source)
+    if path.suffix.lower() not in (".csv", ".parquet", ".pq"):
+        read_predictions(path)  # raises the unknown-type message
+    size = stream.DEFAULT_BATCH_SIZE if batch_size is None else batch_size
+    return stream.file_statistics(
+        path, n_bins=n_bins, binning=binning, batch_size=size, progress=progress
+    )
