@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["as_outcomes", "check_probabilities", "check_labels"]
+__all__ = ["as_outcomes", "check_probabilities", "check_labels", "check_top_label"]
 
 
 def _as_array(x: Any, name: str) -> np.ndarray:
@@ -37,29 +37,38 @@ def _as_array(x: Any, name: str) -> np.ndarray:
 
 def _describe_bad(values: np.ndarray, bad: np.ndarray, limit: int = 3) -> str:
     idx = np.flatnonzero(bad)
-    shown = ", ".join(f"index {i}: {values.flat[i]!r}" for i in idx[:limit])
+    shown = ", ".join(f"index {i}: {values.flat[i].item()!r}" for i in idx[:limit])
     more = f" and {idx.size - limit} more" if idx.size > limit else ""
     return f"{idx.size} value(s) ({shown}{more})"
 
 
-def check_probabilities(y_prob: Any, name: str = "y_prob") -> np.ndarray:
-    """Return ``y_prob`` as float64, checking shape, finiteness and range.
+_BLOCK = 1 << 18  # elements per row block of a 2-D scan (1 MiB of float32)
 
-    Parameters
-    ----------
-    y_prob : array_like of shape (n,) or (n, K)
-        Probabilities in [0, 1]. Rows of a 2-D array must sum to 1 within
-        ``max(1e-6, 8 K eps)`` where ``eps`` is the machine epsilon of the
-        input's float type (a float32 softmax over 1,000 classes passes,
-        a row off by 1e-3 does not).
 
-    Raises
-    ------
-    ValueError
-        If the array is empty, not 1-D or 2-D, not numeric, contains NaN or
-        infinity, has values outside [0, 1], has K < 2 columns, or has rows
-        that do not sum to one.
-    """
+def _range_error(p: np.ndarray, name: str) -> ValueError:
+    """The ValueError for a block with NaN, infinity or values outside [0, 1]."""
+    nan = np.isnan(p)
+    if nan.any():
+        return ValueError(f"{name} contains NaN: {_describe_bad(p, nan)}")
+    inf = np.isinf(p)
+    if inf.any():
+        return ValueError(f"{name} contains infinity: {_describe_bad(p, inf)}")
+    out = (p < 0.0) | (p > 1.0)
+    return ValueError(f"{name} must lie in [0, 1]; {_describe_bad(p, out)} are outside")
+
+
+def _shift(err: ValueError, offset: int, k: int) -> ValueError:
+    """Re-express 'index i' of a block as the (row, column) of the whole array."""
+    import re
+
+    def sub(m: "re.Match[str]") -> str:
+        i = int(m.group(1))
+        return f"row {offset + i // k}, column {i % k}"
+
+    return ValueError(re.sub(r"index (\d+)", sub, str(err)))
+
+
+def _checked_array(y_prob: Any, name: str) -> np.ndarray:
     arr = _as_array(y_prob, name)
     if arr.dtype.kind not in "fiu":
         raise ValueError(
@@ -71,40 +80,113 @@ def check_probabilities(y_prob: Any, name: str = "y_prob") -> np.ndarray:
         )
     if arr.shape[0] == 0:
         raise ValueError(f"{name} is empty: at least one prediction is needed")
-    in_dtype = arr.dtype
-    p = np.asarray(arr, dtype=np.float64)
-    lo, hi = p.min(), p.max()  # NaN propagates through min/max
-    if not (lo >= 0.0 and hi <= 1.0):
-        nan = np.isnan(p)
-        if nan.any():
-            raise ValueError(f"{name} contains NaN: {_describe_bad(p, nan)}")
-        inf = np.isinf(p)
-        if inf.any():
-            raise ValueError(f"{name} contains infinity: {_describe_bad(p, inf)}")
-        out = (p < 0.0) | (p > 1.0)
+    if arr.ndim == 2 and arr.shape[1] < 2:
         raise ValueError(
-            f"{name} must lie in [0, 1]; {_describe_bad(p, out)} are outside"
+            f"{name} of shape (n, K) needs K >= 2 classes, got K = {arr.shape[1]}; "
+            "for a binary classifier pass P(y=1) as a 1-D array"
         )
-    if p.ndim == 2:
-        k = p.shape[1]
-        if k < 2:
-            raise ValueError(
-                f"{name} of shape (n, K) needs K >= 2 classes, got K = {k}; "
-                "for a binary classifier pass P(y=1) as a 1-D array"
-            )
-        eps = np.finfo(in_dtype).eps if in_dtype.kind == "f" else 0.0
-        tol = max(1e-6, 8.0 * k * eps)
-        dev = np.abs(p.sum(axis=1) - 1.0)
+    return arr
+
+
+def _scan_rows(arr: np.ndarray, name: str, top: bool, visit: Any = None):
+    """Check a 2-D array block by block; optionally reduce it to the top label.
+
+    Each block of rows is read once while it is in cache: min and max (exact
+    in the input's dtype), row sums, with ``top`` the
+    argmax and its value, and ``visit(start, block)`` for any further
+    reduction a caller wants fused into the same pass. The matrix is never
+    converted as a whole.
+    """
+    n, k = arr.shape
+    eps = np.finfo(arr.dtype).eps if arr.dtype.kind == "f" else 0.0
+    tol = max(1e-6, 8.0 * k * eps)
+    rows = max(1, _BLOCK // k)
+    ones = np.ones(k, dtype=arr.dtype)
+    pred = np.empty(n, dtype=np.int64) if top else None
+    conf = np.empty(n, dtype=np.float64) if top else None
+    for start in range(0, n, rows):
+        block = arr[start:start + rows]
+        if not (block.min() >= 0 and block.max() <= 1):  # NaN fails both
+            raise _shift(_range_error(np.asarray(block, dtype=np.float64), name), start, k)
+        # row sums by BLAS in the input's dtype: the rounding error of a sum
+        # of K terms in [0, 1] is below (K - 1) eps, inside the tolerance
+        dev = np.abs(block @ ones - 1.0)
         if not dev.max() <= tol:
-            bad = dev > tol
-            rows = np.flatnonzero(bad)
+            bad = start + int(np.argmax(dev > tol))
+            total = int((np.abs(np.sum(arr, axis=1, dtype=np.float64) - 1.0) > tol).sum())
             raise ValueError(
                 f"{name} rows must sum to 1 (tolerance {tol:.1e}); "
-                f"{rows.size} row(s) do not, e.g. row {rows[0]} sums to "
-                f"{p[rows[0]].sum():.10g}. Normalise the rows (e.g. softmax) "
-                "before calling"
+                f"{total} row(s) do not, e.g. row {bad} sums to "
+                f"{np.sum(arr[bad], dtype=np.float64):.10g}. Normalise the rows "
+                "(e.g. softmax) before calling"
             )
+        if top:
+            j = block.argmax(axis=1)
+            pred[start:start + rows] = j
+            conf[start:start + rows] = np.take_along_axis(block, j[:, None], axis=1)[:, 0]
+        if visit is not None:
+            visit(start, block)
+    return pred, conf
+
+
+def check_probabilities(y_prob: Any, name: str = "y_prob") -> np.ndarray:
+    """Check ``y_prob``'s shape, finiteness and range; return it as an array.
+
+    Parameters
+    ----------
+    y_prob : array_like of shape (n,) or (n, K)
+        Probabilities in [0, 1]. Rows of a 2-D array must sum to 1 within
+        ``max(1e-6, 8 K eps)`` where ``eps`` is the machine epsilon of the
+        input's float type (a float32 softmax over 1,000 classes passes,
+        a row off by 1e-3 does not).
+
+    Returns
+    -------
+    ndarray
+        1-D: float64. 2-D: the input's own float dtype (a float32 matrix is
+        checked block by block and not copied; integer input becomes
+        float64), so that n x K matrices are never converted as a whole.
+
+    Raises
+    ------
+    ValueError
+        If the array is empty, not 1-D or 2-D, not numeric, contains NaN or
+        infinity, has values outside [0, 1], has K < 2 columns, or has rows
+        that do not sum to one.
+    """
+    arr = _checked_array(y_prob, name)
+    if arr.ndim == 2:
+        if arr.dtype.kind != "f":
+            arr = arr.astype(np.float64)
+        _scan_rows(arr, name, top=False)
+        return arr
+    p = np.asarray(arr, dtype=np.float64)
+    if not (p.min() >= 0.0 and p.max() <= 1.0):  # NaN propagates through min/max
+        raise _range_error(p, name)
     return p
+
+
+def check_top_label(y_prob: Any, name: str = "y_prob") -> tuple[np.ndarray, np.ndarray, int]:
+    """Check a (n, K) probability matrix and reduce it to its top label in one pass.
+
+    Returns
+    -------
+    pred : ndarray of shape (n,), int64
+        ``argmax`` of each row (the first maximum on ties, as numpy).
+    conf : ndarray of shape (n,), float64
+        The row maximum.
+    k : int
+        The number of classes K.
+    """
+    arr = _checked_array(y_prob, name)
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{name} must have shape (n, K) with class probabilities, got shape {arr.shape}"
+        )
+    if arr.dtype.kind != "f":
+        arr = arr.astype(np.float64)
+    pred, conf = _scan_rows(arr, name, top=True)
+    return pred, conf, arr.shape[1]
 
 
 def check_labels(y: Any, name: str, n: int, n_classes: int | None = None) -> np.ndarray:
@@ -174,6 +256,10 @@ def as_outcomes(
     p : ndarray of shape (n,), float64
         The confidence attached to that prediction.
     """
+    y_prob = _as_array(y_prob, "y_prob")
+    if y_pred is None and y_prob.ndim == 2:
+        yp, conf, k = check_top_label(y_prob)
+        return check_labels(y_true, "y_true", conf.shape[0], n_classes=k) == yp, conf
     p = check_probabilities(y_prob)
     n = p.shape[0]
     if p.ndim == 1:
@@ -185,10 +271,5 @@ def as_outcomes(
         return y == yp, p
     k = p.shape[1]
     y = check_labels(y_true, "y_true", n, n_classes=k)
-    if y_pred is None:
-        yp = np.argmax(p, axis=1)
-        conf = p[np.arange(n), yp]
-    else:
-        yp = check_labels(y_pred, "y_pred", n, n_classes=k)
-        conf = p[np.arange(n), yp]
-    return y == yp, conf
+    yp = check_labels(y_pred, "y_pred", n, n_classes=k)
+    return y == yp, p[np.arange(n), yp].astype(np.float64)

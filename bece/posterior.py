@@ -69,6 +69,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "PRESETS",
     "ConjugatePosterior",
+    "closed_form",
     "conjugate_posterior",
     "ece_of_draws",
     "sample_dirichlet",
@@ -156,7 +157,6 @@ def conjugate_posterior(
     edges = stats.edges
     lower, upper = edges[:-1].copy(), edges[1:].copy()
     width = upper - lower
-    center = 0.5 * (lower + upper)
     if preset is not None:
         if preset not in PRESETS:
             raise ValueError(f"preset must be one of {PRESETS} or None, got {preset!r}")
@@ -178,23 +178,44 @@ def conjugate_posterior(
         tau_a = default_scale.copy() if tau is None else _positive(tau, "tau", (m,))
         weighting = "bin"
 
-    n_m = stats.bin_counts.astype(np.float64)
+    return closed_form(stats.counts, stats.sum_p, lower, upper, alpha_a, sigma_a, tau_a, weighting)
+
+
+def closed_form(
+    counts: np.ndarray,
+    sum_p: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    alpha: np.ndarray,
+    sigma: np.ndarray,
+    tau: np.ndarray,
+    weighting: str = "bin",
+) -> ConjugatePosterior:
+    """The conjugate update for B bins given as arrays (checked prior).
+
+    ``counts`` and ``alpha`` have shape (2, B), the others (B,). The bins
+    need not be contiguous: the top-label posterior passes its (label, bin)
+    cells flattened, B = L M, with each label's intervals repeated.
+    """
+    width = upper - lower
+    center = 0.5 * (lower + upper)
+    n_m = counts.sum(axis=0).astype(np.float64)
     point = width == 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        prec = 1.0 / tau_a**2 + n_m / sigma_a**2
+        prec = 1.0 / tau**2 + n_m / sigma**2
         var = 1.0 / prec
-        loc = var * (center / tau_a**2 + stats.sum_p / sigma_a**2)
+        loc = var * (center / tau**2 + sum_p / sigma**2)
     loc = np.where(point, lower, np.clip(loc, lower, upper))
     scale = np.where(point, 0.0, np.sqrt(var))
     return ConjugatePosterior(
-        concentration=alpha_a + stats.counts,
+        concentration=alpha + counts,
         loc=loc,
         scale=scale,
         lower=lower,
         upper=upper,
-        alpha=alpha_a,
-        sigma=sigma_a,
-        tau=tau_a,
+        alpha=alpha,
+        sigma=sigma,
+        tau=tau,
         center=center,
         weighting=weighting,
     )

@@ -18,7 +18,7 @@ import numpy as np
 
 from .stats import CalibrationStats
 
-__all__ = ["BayesianECE"]
+__all__ = ["BayesianECE", "BayesianTopLabelECE"]
 
 
 def _arviz():
@@ -194,4 +194,88 @@ class BayesianECE:
             f"BayesianECE(mean={self.mean:.4f}, interval90=[{lo:.4f}, {hi:.4f}], "
             f"plugin={self.plugin:.4f}, n={self.stats.n}, n_bins={self.stats.n_bins}, "
             f"num_samples={self.num_samples}, model={self.model!r}, method={self.method!r})"
+        )
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class BayesianTopLabelECE(BayesianECE):
+    """Posterior draws of the top-label ECE (:func:`bece.bayesian_top_label_ece`).
+
+    A :class:`BayesianECE` whose ``draws`` are the top-label ECE (averaged
+    as ``average`` says) and whose per-bin ``accuracy``, ``confidence`` and
+    ``weight`` pool the labels bin by bin; ``stats`` pools the labels'
+    statistics and ``plugin`` is :func:`bece.top_label_ece` on the same bins.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (L,)
+        The predicted labels, in the order of the label axis.
+    average : {"label", "sample"}
+    label_draws : ndarray of shape (S, L)
+        Each label's ECE, conditional on predicting that label.
+    label_plugin : ndarray of shape (L,)
+        Each label's plug-in ECE.
+    label_stats : tuple of L CalibrationStats
+    label_accuracy, label_confidence, label_weight : ndarray of shape (S, L, M) or None
+        Per (label, bin) draws; None when not kept (large ``S * L * M``).
+    """
+
+    labels: np.ndarray = None  # type: ignore[assignment]
+    average: str = "label"
+    label_draws: np.ndarray = None  # type: ignore[assignment]
+    label_plugin: np.ndarray = None  # type: ignore[assignment]
+    label_stats: tuple = ()
+    label_accuracy: np.ndarray | None = None
+    label_confidence: np.ndarray | None = None
+    label_weight: np.ndarray | None = None
+
+    @property
+    def n_labels(self) -> int:
+        return int(self.labels.shape[0])
+
+    def label_interval(self, prob: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
+        """Equal-tailed credible interval of each label's ECE: two arrays of shape (L,)."""
+        prob = _check_prob(prob)
+        lo, hi = np.quantile(self.label_draws, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
+        return lo, hi
+
+    def to_inference_data(self):
+        """As :meth:`BayesianECE.to_inference_data`, plus a ``label`` coordinate.
+
+        ``posterior`` adds ``label_ece`` (chain, draw, label) and, when kept,
+        ``label_accuracy``, ``label_confidence``, ``label_weight`` (chain,
+        draw, label, bin); ``constant_data`` adds ``label_count_incorrect``,
+        ``label_count_correct`` and ``label_sum_p`` (label, bin).
+        """
+        idata = super().to_inference_data()
+        import xarray as xr
+
+        coords = {"label": self.labels, "bin": np.arange(self.stats.n_bins)}
+        post = {"label_ece": (("chain", "draw", "label"), self.label_draws[None])}
+        for name in ("label_accuracy", "label_confidence", "label_weight"):
+            value = getattr(self, name)
+            if value is not None:
+                post[name] = (("chain", "draw", "label", "bin"), value[None])
+        idata.posterior = idata.posterior.assign_coords(label=self.labels).assign(
+            {k: xr.Variable(*v) for k, v in post.items()}
+        )
+        counts = np.stack([s.counts for s in self.label_stats])
+        const = {
+            "label_count_incorrect": counts[:, 0],
+            "label_count_correct": counts[:, 1],
+            "label_sum_p": np.stack([s.sum_p for s in self.label_stats]),
+        }
+        idata.constant_data = idata.constant_data.assign_coords(coords).assign(
+            {k: (("label", "bin"), v) for k, v in const.items()}
+        )
+        idata.posterior.attrs.update({"average": self.average, "n_labels": self.n_labels})
+        return idata
+
+    def __repr__(self) -> str:
+        lo, hi = self.interval(0.9)
+        return (
+            f"BayesianTopLabelECE(mean={self.mean:.4f}, interval90=[{lo:.4f}, {hi:.4f}], "
+            f"plugin={self.plugin:.4f}, average={self.average!r}, n={self.stats.n}, "
+            f"n_labels={self.n_labels}, n_bins={self.stats.n_bins}, "
+            f"num_samples={self.num_samples}, method={self.method!r})"
         )

@@ -13,6 +13,7 @@ from .binned import (
     truncnorm_mean,
 )
 from .reparam import DirichletGammaReparam
+from .toplabel import top_label_collapsed, top_label_model
 
 __all__ = [
     "DirichletGammaReparam",
@@ -20,6 +21,8 @@ __all__ = [
     "conjugate_model",
     "literal_collapsed",
     "literal_model",
+    "top_label_collapsed",
+    "top_label_model",
     "truncnorm_log_normalizer",
     "truncnorm_mean",
 ]

@@ -175,34 +175,44 @@ def conjugate_model(edges, alpha, sigma, tau, *, n=None, z=None, b=None, p=None)
     _per_observation(edges, alpha, sigma, tau, n, z, b, p, literal=False)
 
 
+def collapsed_factors(q, mu, low, high, sigma, counts, mean_p, literal):
+    """Add the collapsed log likelihood of the statistics as ``numpyro.factor`` sites.
+
+    ``q`` and ``counts`` have shape (2, B), the others (B,) for B bins (the
+    top-label model passes its (label, bin) cells flattened). See the module
+    docstring for the terms and the constants subtracted.
+    """
+    counts = jnp.asarray(counts).astype(q.dtype)  # int counts have no gradient type
+    n_m = counts.sum(axis=0)
+    # sum c log(q / c_hat), c_hat = c / n: the multinomial log likelihood
+    # less its value at the maximum, so that it stays O(M) near the mode
+    # and float32 keeps its precision at n = 10^7 (sum c log q alone is
+    # ~10^7 there, with a rounding error of ~1 in float32). The double
+    # `where` keeps the gradient finite where q underflows to 0 in a cell
+    # without data.
+    seen = counts > 0
+    safe_c = jnp.where(seen, counts, 1.0)
+    log_ratio = jnp.log(jnp.where(seen, q, 1.0)) - jnp.log(safe_c / counts.sum())
+    numpyro.factor("cells", jnp.sum(jnp.where(seen, counts * log_ratio, 0.0)))
+    mean_p = jnp.asarray(mean_p)
+    # the Normal likelihood in mu, less the terms that do not depend on
+    # it (-n_m log(sqrt(2 pi) sigma) - SS_m / (2 sigma^2))
+    loglik = -n_m * (mean_p - mu) ** 2 / (2 * sigma**2)
+    if literal:
+        # -n_m log Z(mu), less its value at the bin's mean confidence
+        anchor = jnp.clip(mean_p, low, high)
+        loglik = loglik - n_m * (
+            truncnorm_log_normalizer(mu, sigma, low, high)
+            - truncnorm_log_normalizer(anchor, sigma, low, high)
+        )
+    numpyro.factor("confidences", jnp.sum(loglik))
+
+
 def _collapsed(edges, alpha, sigma, tau, counts, mean_p, ss_p, literal):
     q, mu, low, high = _parameters(edges, alpha, tau)
     sigma = jnp.asarray(sigma)
     if counts is not None:
-        counts = jnp.asarray(counts).astype(q.dtype)  # int counts have no gradient type
-        n_m = counts.sum(axis=0)
-        # sum c log(q / c_hat), c_hat = c / n: the multinomial log likelihood
-        # less its value at the maximum, so that it stays O(M) near the mode
-        # and float32 keeps its precision at n = 10^7 (sum c log q alone is
-        # ~10^7 there, with a rounding error of ~1 in float32). The double
-        # `where` keeps the gradient finite where q underflows to 0 in a cell
-        # without data.
-        seen = counts > 0
-        safe_c = jnp.where(seen, counts, 1.0)
-        log_ratio = jnp.log(jnp.where(seen, q, 1.0)) - jnp.log(safe_c / counts.sum())
-        numpyro.factor("cells", jnp.sum(jnp.where(seen, counts * log_ratio, 0.0)))
-        mean_p = jnp.asarray(mean_p)
-        # the Normal likelihood in mu, less the terms that do not depend on
-        # it (-n_m log(sqrt(2 pi) sigma) - SS_m / (2 sigma^2))
-        loglik = -n_m * (mean_p - mu) ** 2 / (2 * sigma**2)
-        if literal:
-            # -n_m log Z(mu), less its value at the bin's mean confidence
-            anchor = jnp.clip(mean_p, low, high)
-            loglik = loglik - n_m * (
-                truncnorm_log_normalizer(mu, sigma, low, high)
-                - truncnorm_log_normalizer(anchor, sigma, low, high)
-            )
-        numpyro.factor("confidences", jnp.sum(loglik))
+        collapsed_factors(q, mu, low, high, sigma, counts, mean_p, literal)
     confidence = truncnorm_mean(mu, sigma, low, high) if literal else mu
     _record(q, confidence)
 
