@@ -298,8 +298,14 @@ def pit(
         return special.ndtr((yy - mu) / sd)
     if form == "dist":
         d = _check_dist(dist)
-        with np.errstate(invalid="ignore"):
-            u = np.asarray(d.cdf(yy), dtype=np.float64)
+        try:
+            with np.errstate(invalid="ignore"):
+                u = np.asarray(d.cdf(yy), dtype=np.float64)
+        except ValueError as exc:
+            raise ValueError(
+                f"dist.cdf(y) failed ({exc}); the distribution's batch shape must broadcast "
+                f"to y's shape ({n},)"
+            ) from None
         if u.shape != (n,):
             raise ValueError(
                 f"dist.cdf(y) has shape {u.shape}; the distribution's batch shape must "

@@ -15,6 +15,7 @@ The recalibrated forecast has CDF :math:`R \\circ F_t`; its quantile at level
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -134,9 +135,9 @@ class Recalibrator:
         i = np.searchsorted(r, qq, side="left")  # first i with r_i >= q
         i = np.minimum(i, r.size - 1)
         prev = np.maximum(i - 1, 0)
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore"):  # i == 0 is 0/0, replaced by x[0]
             frac = (qq - r[prev]) / (r[i] - r[prev])
-        out = np.where(i == 0, x[0], x[prev] + frac * (x[i] - x[prev]))
+            out = np.where(i == 0, x[0], x[prev] + frac * (x[i] - x[prev]))
         return float(out) if out.ndim == 0 else out
 
     # ------------------------------------------------------------ forecasts
@@ -168,9 +169,10 @@ class Recalibrator:
         Notes
         -----
         A sample forecast cannot be moved beyond its samples: where
-        :math:`R^{-1}(q) \\le 1/S` the quantile is the smallest sample (and the
+        :math:`R^{-1}(q) < 1/S` the quantile is the smallest sample (and the
         largest where :math:`R^{-1}(q) > 1 - 1/S`), so an interval that needs
-        more spread than the samples have will under-cover. A quantile
+        more spread than the samples have will under-cover; a
+        ``RuntimeWarning`` says so and how many samples would be needed. A quantile
         forecast raises ``ValueError`` where :math:`R^{-1}(q)` falls outside its
         levels.
         """
@@ -178,8 +180,28 @@ class Recalibrator:
         bad = ~((qq > 0) & (qq < 1))
         if bad.any():
             raise ValueError(f"q must lie in (0, 1), got {qq[bad].ravel()[:3]}")
+        tau = self.quantile_level(qq)
+        if samples is not None:
+            size = np.shape(samples)[1] if np.ndim(samples) == 2 else 1
+            t = np.atleast_1d(tau)
+            far = (t < 1.0 / size) | (t > 1.0 - 1.0 / size)
+            if far.any():
+                edge = float(np.min(np.minimum(t, 1.0 - t)))
+                need = (
+                    f"draw more than {int(np.ceil(1.0 / edge))} samples"
+                    if edge > 0
+                    else "the calibration set has PIT values of exactly 0 or 1 (targets beyond "
+                    "every sample): fit on randomised PITs or widen the forecast"
+                )
+                warnings.warn(
+                    f"recalibrated level(s) {t[far][:3]} lie beyond the resolution 1/S = "
+                    f"{1.0 / size:.3g} of the {size} samples: the quantiles there are the "
+                    f"smallest or largest sample and intervals from them under-cover; {need}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
         return forecast_quantiles(
-            self.quantile_level(qq),
+            tau,
             mean=mean,
             std=std,
             dist=dist,
