@@ -98,7 +98,16 @@ class CalibrationStats:
         n_bins : int, default 15
             Number of bins M.
         binning : {"uniform", "quantile"} or array_like of edges, default "uniform"
-            See :mod:`bece.binning`.
+            See :mod:`bece.binning`. ``"quantile"`` is refused for Dask and
+            JAX arrays (pass explicit edges).
+
+        Notes
+        -----
+        NumPy input: one fused pass checks, bins and sums
+        (:mod:`bece._fused`). A ``jax.Array`` ``y_prob`` is reduced on its
+        device and only the (2, M) results come back
+        (:mod:`bece._device`). Dask arrays are reduced block by block up a
+        tree on the current Dask scheduler (:mod:`bece.distributed`).
 
         Examples
         --------
@@ -108,7 +117,67 @@ class CalibrationStats:
         >>> s.counts.tolist(), s.sum_p.tolist()
         ([[1, 0], [0, 2]], [0.1, 1.7000000000000002])
         """
+        from ._device import device_sums, is_jax_array
+        from .distributed import array_statistics, is_dask
+
+        if is_jax_array(y_prob):
+            return cls(*device_sums(y_true, y_prob, y_pred, n_bins, binning))
+        if any(is_dask(a) for a in (y_true, y_prob, y_pred)):
+            return array_statistics(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning)
         return cls(*binned_sums(y_true, y_prob, y_pred, n_bins, binning))
+
+    @classmethod
+    def from_dataframe(
+        cls,
+        df: Any,
+        *,
+        y_true: str = "y_true",
+        y_prob: str | list[str] | None = None,
+        y_pred: str | None = None,
+        n_bins: int | None = None,
+        binning: Any = "uniform",
+    ) -> "CalibrationStats":
+        """Statistics of the predictions in a pandas or Dask DataFrame.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame or dask.dataframe.DataFrame
+            One row per prediction.
+        y_true : str, default "y_true"
+            Column of true labels.
+        y_prob : str or list of str, optional
+            Column of :math:`P(y=1)` or of confidences, or the K columns of
+            class probabilities. Default: the conventions of :mod:`bece.io`
+            (``y_prob``, or ``p_0 ... p_{K-1}``, and ``y_pred`` if present).
+        y_pred : str, optional
+            Column of predicted labels (default: ``"y_pred"`` if present and
+            ``y_prob`` is not given).
+        n_bins : int, default 15
+        binning : {"uniform"} or array_like of edges, default "uniform"
+            ``"quantile"`` works for pandas only (global quantiles cannot be
+            reduced from partitions exactly).
+
+        Notes
+        -----
+        A Dask DataFrame is reduced partition by partition on the current
+        Dask scheduler (a ``dask.distributed.Client`` if one is open) and
+        the partitions' statistics are added up a tree
+        (:mod:`bece.distributed`); the result equals one pass over the whole
+        frame (counts exactly, sums to float64 rounding).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from bece import CalibrationStats
+        >>> df = pd.DataFrame({"y_true": [0, 1, 1], "y_prob": [0.1, 0.8, 0.9]})
+        >>> CalibrationStats.from_dataframe(df, n_bins=2).counts.tolist()
+        [[1, 0], [0, 2]]
+        """
+        from .distributed import dataframe_statistics
+
+        return dataframe_statistics(
+            df, y_true=y_true, y_prob=y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning
+        )
 
     # ------------------------------------------------------------------ merge
     def __add__(self, other: Any) -> "CalibrationStats":
