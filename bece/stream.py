@@ -170,10 +170,17 @@ def iter_chunks(
                     cols[name] = col.to_numpy(zero_copy_only=False)
                 yield start, cols
                 start += part.num_rows
-    except (ValueError, FileNotFoundError):
-        raise
-    except Exception as exc:  # pyarrow's ArrowInvalid and friends
-        raise ValueError(f"{source}: cannot read: {exc}".splitlines()[0]) from None
+    except Exception as exc:
+        raise _reading_error(exc, source) from None
+
+
+def _reading_error(exc: Exception, source: str) -> Exception:
+    """Our own errors as they are; pyarrow's (ArrowInvalid is a ValueError) named."""
+    if isinstance(exc, FileNotFoundError) or (
+        type(exc) is ValueError and str(exc).startswith(source)
+    ):
+        return exc
+    return ValueError(f"{source}: cannot read: {exc}".splitlines()[0])
 
 
 _INDEX = re.compile(r"\b(?:index|row) (\d+)")
@@ -261,12 +268,15 @@ def file_statistics(
     if not path.is_file():
         raise FileNotFoundError(f"{source}: no such file")
     fmt = _suffix(path)
-    total, compiled = _rows_hint(path, fmt)
+    try:
+        total, compiled = _rows_hint(path, fmt)
+        names, _ = _open_batches(path, fmt, 1)
+    except Exception as exc:
+        raise _reading_error(exc, source) from None
+    _, probs, yp = select_columns(names, source)
     engine = "auto"
     if compiled and _fused.available_engine() == "numba":
         engine = "numba"
-    names, _ = _open_batches(path, fmt, 1)
-    _, probs, yp = select_columns(names, source)
 
     quantile = isinstance(binning, str) and binning in ("quantile", "equal-mass")
     if quantile:

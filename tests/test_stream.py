@@ -1,0 +1,175 @@
+"""Chunked reading (bece.stream): same statistics as the in-memory path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bece import CalibrationStats
+from bece.io import example_path, read_predictions, read_statistics
+from bece.stream import file_statistics, iter_chunks
+
+
+def _assert_same(got: CalibrationStats, ref: CalibrationStats) -> None:
+    assert got.binning == ref.binning
+    assert np.array_equal(got.counts, ref.counts)
+    # the same n terms added in another order: within 2 (n - 1) u sum|x|
+    # of each other (Higham 2002, eq. 4.4)
+    eps = np.finfo(np.float64).eps
+    n = ref.n
+    np.testing.assert_allclose(got.sum_p, ref.sum_p, rtol=0, atol=2 * n * eps * ref.sum_p.sum())
+    np.testing.assert_allclose(got.sum_p2, ref.sum_p2, rtol=0, atol=2 * n * eps * ref.sum_p2.sum())
+
+
+def _write(frame: pd.DataFrame, path) -> None:
+    if path.suffix == ".csv":
+        frame.to_csv(path, index=False, float_format="%.17g")
+    else:
+        frame.to_parquet(path, row_group_size=97)  # row groups that batches straddle
+
+
+def _in_memory(path, **kw) -> CalibrationStats:
+    pred = read_predictions(path)
+    return CalibrationStats.from_arrays(pred.y_true, pred.y_prob, y_pred=pred.y_pred, **kw)
+
+
+@pytest.fixture
+def frames(rng):
+    n, k = 401, 4
+    p = rng.beta(5, 1, size=n)
+    p[:3] = [0.0, 1.0, 0.2]
+    prob = rng.dirichlet(np.ones(k) * 0.3, size=n)
+    return {
+        "binary": pd.DataFrame({"y_true": (rng.uniform(size=n) < p).astype(int), "y_prob": p}),
+        "top-label": pd.DataFrame(
+            {"y_true": rng.integers(0, k, n), **{f"p_{j}": prob[:, j] for j in range(k)}}
+        ),
+        "triples": pd.DataFrame(
+            {"y_true": rng.integers(0, 3, n), "y_pred": rng.integers(0, 3, n), "y_prob": p}
+        ),
+    }
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+@pytest.mark.parametrize("kind", ["binary", "top-label", "triples"])
+@pytest.mark.parametrize("batch_size", [1, 2, 7, 96, 97, 98, 400, 401, 402, 10**6])
+def test_chunked_equals_in_memory(tmp_path, frames, suffix, kind, batch_size):
+    path = tmp_path / f"pred{suffix}"
+    _write(frames[kind], path)
+    fs = file_statistics(path, n_bins=10, batch_size=batch_size)
+    assert fs.kind == kind == read_predictions(path).kind
+    _assert_same(fs.stats, _in_memory(path, n_bins=10))
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+@pytest.mark.parametrize("batch_size", [1, 50, 10**6])
+def test_quantile_bins_take_a_first_pass(tmp_path, frames, suffix, batch_size):
+    """Quantile edges from the first pass equal make_binning's on the whole column."""
+    path = tmp_path / f"pred{suffix}"
+    _write(frames["top-label"], path)
+    fs = file_statistics(path, n_bins=7, binning="quantile", batch_size=batch_size)
+    ref = _in_memory(path, n_bins=7, binning="quantile")
+    assert np.array_equal(fs.stats.edges, ref.edges)
+    _assert_same(fs.stats, ref)
+
+
+def test_explicit_edges_and_read_statistics_dispatch(tmp_path, frames):
+    edges = [0.0, 0.5, 0.8, 0.9, 1.0]
+    for suffix in (".csv", ".parquet"):
+        path = tmp_path / f"pred{suffix}"
+        _write(frames["binary"], path)
+        _assert_same(read_statistics(path, binning=edges, batch_size=33).stats,
+                     _in_memory(path, binning=edges))
+    npz = tmp_path / "pred.npz"
+    np.savez(npz, **{c: frames["binary"][c].to_numpy() for c in frames["binary"]})
+    fs = read_statistics(npz, n_bins=10)  # NPZ: read whole
+    assert fs.kind == "binary"
+    _assert_same(fs.stats, _in_memory(npz, n_bins=10))
+
+
+def test_example_file(tmp_path):
+    fs = file_statistics(example_path(), batch_size=64)
+    assert fs.kind == "top-label" and fs.stats.n == 899
+    _assert_same(fs.stats, _in_memory(example_path()))
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+@pytest.mark.parametrize(
+    "column,row,value,message",
+    [
+        ("y_prob", 250, 1.5, r"y_prob must lie in \[0, 1\]; 1 value\(s\) \(row 250: 1.5\)"),
+        ("y_prob", 399, -0.25, r"\(row 399: -0.25\) are outside"),
+        ("y_true", 123, 2, r"y_true must hold labels in 0\.\.1; 1 value\(s\) \(row 123: 2\)"),
+        ("y_prob", 77, np.nan, r"column 'y_prob' has 1 missing or NaN value\(s\) in rows 64\.\.95, the first at row 77"),
+    ],
+)
+def test_errors_name_the_file_and_row(tmp_path, frames, suffix, column, row, value, message):
+    frame = frames["binary"].copy()
+    frame[column] = frame[column].astype(float)
+    frame.loc[row, column] = value
+    path = tmp_path / f"bad{suffix}"
+    _write(frame, path)
+    with pytest.raises(ValueError, match=message) as err:
+        file_statistics(path, batch_size=32)
+    assert str(err.value).startswith(str(path))
+
+
+def test_top_label_errors_give_row_and_column(tmp_path, frames):
+    frame = frames["top-label"].copy()
+    frame.loc[300, "p_2"] = 1.25
+    path = tmp_path / "bad.parquet"
+    _write(frame, path)
+    with pytest.raises(ValueError, match=r"row 300, column 2: 1.25"):
+        file_statistics(path, batch_size=64)
+    frame = frames["top-label"].copy()
+    frame.loc[130, "p_0"] += 0.01
+    _write(frame, path)
+    with pytest.raises(ValueError, match=r"e.g. row 130 sums to"):
+        file_statistics(path, batch_size=64)
+
+
+def test_bad_files(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        file_statistics(tmp_path / "none.csv")
+    other = tmp_path / "x.txt"
+    other.write_text("y_true,y_prob\n1,0.5\n")
+    with pytest.raises(ValueError, match="not '.txt'"):
+        file_statistics(other)
+    with pytest.raises(ValueError, match="unknown file type"):
+        read_statistics(other)
+    empty = tmp_path / "empty.csv"
+    empty.write_text("y_true,y_prob\n")
+    with pytest.raises(ValueError, match=r"no predictions \(0 rows\)"):
+        file_statistics(empty)
+    cols = tmp_path / "cols.csv"
+    cols.write_text("y_true,score\n1,0.5\n")
+    with pytest.raises(ValueError, match="no probability columns"):
+        file_statistics(cols)
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"PAR1 not really")
+    with pytest.raises(ValueError, match="cannot read"):
+        file_statistics(broken)
+    with pytest.raises(ValueError, match="batch_size must be a positive integer"):
+        list(iter_chunks(example_path(), batch_size=0))
+
+
+def test_iter_chunks_covers_every_row_once(tmp_path, frames):
+    path = tmp_path / "pred.parquet"
+    _write(frames["triples"], path)
+    starts, rows = [], []
+    for start, cols in iter_chunks(path, batch_size=40):
+        assert set(cols) == {"y_true", "y_pred", "y_prob"}
+        starts.append(start)
+        rows.append(cols["y_true"].size)
+    assert starts == list(np.cumsum([0] + rows[:-1]))
+    assert sum(rows) == 401 and max(rows) <= 40
+
+
+def test_progress_bar_goes_to_stderr(tmp_path, frames, capsys):
+    path = tmp_path / "pred.parquet"
+    _write(frames["binary"], path)
+    fs = file_statistics(path, batch_size=100, progress=True)
+    out, err = capsys.readouterr()
+    assert out == "" and "rows" in err
+    assert fs.stats.n == 401
