@@ -11,15 +11,36 @@
 * :func:`plot_calibration_curve` -- the regression calibration curve
   (observed :math:`P(\\mathrm{PIT} \\le p_j)` against :math:`p_j`) with its band.
 
-What the band of a bin is: the :math:`(1-\\mathrm{prob})/2` and
-:math:`(1+\\mathrm{prob})/2` quantiles of the posterior draws of the bin's
-accuracy :math:`q_{1,m}/(q_{0,m}+q_{1,m})`, drawn across the bin's interval
-:math:`[l_m, u_m)`. Bootstrap bands collapse to zero width on a bin holding
-one label (every resample of it has the same accuracy); the posterior band
-does not: one correct prediction in a bin gives a band of about
-[0.8, 1] under the default prior, and an empty bin gives the prior's band,
-about [0, 1], drawn hatched and labelled "empty bin: prior only" so it is
-not mistaken for evidence.
+What the band of a bin is, and why. Bootstrap bands collapse to zero width
+on a bin holding one label (every resample has the same accuracy). The
+model's own per-bin posterior does nearly the same on sparse bins: its
+Dirichlet prior spreads a total weight of one observation over all cells
+(:math:`\\alpha = 1/(2M)` per cell, :math:`1/(2LM)` for top-label), so a
+priori each bin's accuracy is :math:`\\mathrm{Beta}(\\alpha, \\alpha)`, piled
+up at 0 and 1, and one correct label gives a 90% band of [0.80, 1] with 15
+bins and [1.00, 1] with 10 labels x 15 bins. That prior is harmless for the
+ECE (sparse bins weigh little) but misleading in a picture of per-bin
+accuracies. By default (``band_prior=0.5``) the band of bin m is therefore
+the equal-tailed ``prob`` interval of
+
+.. math::
+
+    \\mathrm{Beta}(\\tfrac12 + c_{1,m},\\ \\tfrac12 + c_{0,m}),
+
+the Jeffreys interval for a binomial proportion, with its lower end set to 0
+when :math:`c_{1,m} = 0` and its upper end to 1 when :math:`c_{0,m} = 0`
+(Brown, Cai & DasGupta 2001, whose coverage is close to nominal for any
+number of labels): one correct label gives [0.23, 1], an empty bin
+[0.006, 0.994], drawn hatched and labelled "empty bin: no data" so it is
+not mistaken for evidence. Where bins hold many labels this band and the
+model's coincide. ``band_prior=None`` draws the model's own band instead:
+the quantiles of the posterior draws ``result.accuracy`` of
+:math:`q_{1,m}/(q_{0,m}+q_{1,m})`.
+
+References
+----------
+Brown, Cai & DasGupta (2001), "Interval estimation for a binomial
+proportion", Statistical Science 16(2).
 
 Every function returns the matplotlib object it drew on (an ``Axes``, or a
 ``Figure`` for multi-panel pictures); pass ``ax=`` to draw into your own
@@ -67,6 +88,31 @@ def _quantiles(draws: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray, 
     return med, lo, hi
 
 
+def _beta_band(stats: Any, prob: float, a: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Median and modified equal-tailed interval of Beta(a + c1, a + c0) per bin."""
+    from scipy import stats as sps
+
+    c0 = np.asarray(stats.counts[0], dtype=np.float64)
+    c1 = np.asarray(stats.counts[1], dtype=np.float64)
+    dist = sps.beta(a + c1, a + c0)
+    lo = dist.ppf((1 - prob) / 2)
+    hi = dist.ppf((1 + prob) / 2)
+    nonempty = (c0 + c1) > 0
+    lo = np.where(nonempty & (c1 == 0), 0.0, lo)
+    hi = np.where(nonempty & (c0 == 0), 1.0, hi)
+    return dist.median(), lo, hi
+
+
+def _check_band_prior(band_prior: Any) -> float | None:
+    if band_prior is None:
+        return None
+    if (isinstance(band_prior, (bool, np.bool_)) or not isinstance(band_prior, (int, float, np.floating,
+                                                                                np.integer))
+            or not (math.isfinite(band_prior) and band_prior > 0)):
+        raise ValueError(f"band_prior must be a positive number or None, got {band_prior!r}")
+    return float(band_prior)
+
+
 def _fmt_interval(draws: np.ndarray, prob: float) -> str:
     lo, hi = np.quantile(draws, [(1 - prob) / 2, (1 + prob) / 2])
     return f"{np.mean(draws):.3f} [{lo:.3f}, {hi:.3f}]"
@@ -79,6 +125,7 @@ def _draw_reliability(
     stats: Any,
     *,
     prob: float,
+    band_prior: float | None,
     show_plugin: bool,
     show_counts: bool,
     legend: bool,
@@ -88,9 +135,17 @@ def _draw_reliability(
     lower, upper = edges[:-1], edges[1:]
     counts = np.asarray(stats.bin_counts)
     empty = counts == 0
-    acc_med, acc_lo, acc_hi = _quantiles(np.asarray(accuracy, dtype=np.float64), prob)
-    conf_med = _quantiles(np.asarray(confidence, dtype=np.float64), prob)[0]
-    band_label = f"{prob:.0%} credible band (posterior)"
+    if band_prior is None:
+        acc_med, acc_lo, acc_hi = _quantiles(np.asarray(accuracy, dtype=np.float64), prob)
+        band_label = f"{prob:.0%} credible band (model posterior)"
+    else:
+        acc_med, acc_lo, acc_hi = _beta_band(stats, prob, band_prior)
+        what = "Jeffreys" if band_prior == 0.5 else f"Beta({band_prior:g}, {band_prior:g}) prior"
+        band_label = f"{prob:.0%} credible band ({what})"
+    if confidence is None:  # per-bin draws not kept: place the dot at the plug-in confidence
+        conf_med = np.asarray(stats.confidence, dtype=np.float64)
+    else:
+        conf_med = _quantiles(np.asarray(confidence, dtype=np.float64), prob)[0]
 
     ax.plot([0, 1], [0, 1], ls="--", color="0.4", lw=1, label="perfect calibration", zorder=1)
     first_band, first_empty = True, True
@@ -99,7 +154,7 @@ def _draw_reliability(
         hi_m = 1.0 if np.isnan(acc_hi[m]) else acc_hi[m]
         if empty[m]:
             kw = dict(facecolor="none", edgecolor=_EMPTY, hatch="///", lw=0.0, zorder=0)
-            label = "empty bin: prior only" if first_empty else "_nolegend_"
+            label = "empty bin: no data" if first_empty else "_nolegend_"
             first_empty = False
         else:
             kw = dict(color=_BAND, alpha=0.3, lw=0.0, zorder=2)
@@ -118,11 +173,11 @@ def _draw_reliability(
     ax.set_xlim(min(0.0, edges[0]), max(1.0, edges[-1]))
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel("accuracy")
-    if legend:
-        ax.legend(loc="best", fontsize="small", framealpha=0.9)
 
     if not show_counts:
         ax.set_xlabel("confidence")
+        if legend:
+            _legend_below(ax, ax)
         return None
     from mpl_toolkits.axes_grid1 import make_axes_locatable
 
@@ -142,7 +197,16 @@ def _draw_reliability(
     cax.set_ylabel("count", fontsize="small")
     cax.set_xlabel("confidence")
     ax.tick_params(labelbottom=False)
+    if legend:
+        _legend_below(ax, cax)
     return cax
+
+
+def _legend_below(ax: Any, bottom: Any) -> None:
+    """The legend of ``ax`` under the Axes ``bottom`` (below its x label),
+    outside the data so that it never hides a band."""
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=bottom.transAxes,
+              borderaxespad=4.0, ncols=2, fontsize="small", frameon=False)
 
 
 def _title(prefix: str, draws: np.ndarray, plugin: float, prob: float) -> str:
@@ -154,6 +218,7 @@ def reliability_diagram(
     *,
     ax: Any = None,
     prob: float = 0.9,
+    band_prior: float | None = 0.5,
     show_plugin: bool = True,
     show_counts: bool = True,
     per_label: bool = False,
@@ -171,6 +236,13 @@ def reliability_diagram(
         out of the bottom of ``ax``.
     prob : float, default 0.9
         Mass of the equal-tailed credible band.
+    band_prior : float or None, default 0.5
+        Per-bin :math:`\\mathrm{Beta}(a, a)` prior of the band, ``a =
+        band_prior``: 0.5 gives the Jeffreys band, honest on sparse and empty
+        bins; ``None`` the model's own per-bin posterior (``result.accuracy``
+        draws), which under the default Dirichlet prior is nearly as narrow
+        as a bootstrap band on bins with one or two labels (module
+        docstring).
     show_plugin : bool, default True
         Mark each non-empty bin's observed (accuracy, mean confidence).
     show_counts : bool, default True
@@ -186,13 +258,16 @@ def reliability_diagram(
 
     Notes
     -----
-    For bin m with draws :math:`a^{(s)}_m = q^{(s)}_{1,m}/(q^{(s)}_{0,m} +
-    q^{(s)}_{1,m})` and :math:`\\mu^{(s)}_m`: the band spans
-    :math:`[l_m, u_m)` between the :math:`(1\\mp\\mathrm{prob})/2` quantiles
-    of :math:`a_m`; the dot is at (median :math:`\\mu_m`, median :math:`a_m`)
-    for non-empty bins; the cross at the plug-in
-    :math:`(S_m/n_m, c_{1,m}/n_m)`; the strip shows :math:`n_m`. Empty bins
-    are hatched: their band is the prior's.
+    For bin m the band spans :math:`[l_m, u_m)` between the
+    :math:`(1\\mp\\mathrm{prob})/2` quantiles of the bin's accuracy
+    :math:`a_m`, distributed as :math:`\\mathrm{Beta}(a + c_{1,m}, a +
+    c_{0,m})` (ends set to 0 / 1 when :math:`c_{1,m} = 0` / :math:`c_{0,m} =
+    0`), or with ``band_prior=None`` as the model's draws
+    :math:`q^{(s)}_{1,m}/(q^{(s)}_{0,m} + q^{(s)}_{1,m})`; the dot is at
+    (posterior median of :math:`\\mu_m`, median of :math:`a_m`) for non-empty
+    bins; the cross at the plug-in :math:`(S_m/n_m, c_{1,m}/n_m)`; the strip
+    shows :math:`n_m`. Empty bins are hatched. The title gives the model's
+    ECE posterior (mean, ``prob`` interval) and the plug-in ECE.
 
     Examples
     --------
@@ -206,6 +281,7 @@ def reliability_diagram(
     >>> import matplotlib.pyplot as plt; plt.close("all")
     """
     prob = _check_prob(prob)
+    band_prior = _check_band_prior(band_prior)
     for name, value in (("show_plugin", show_plugin), ("show_counts", show_counts),
                         ("per_label", per_label)):
         if not isinstance(value, (bool, np.bool_)):
@@ -217,23 +293,31 @@ def reliability_diagram(
                 f"{type(result).__name__} has no '{name}'"
             )
     if per_label:
-        return _per_label(result, ax=ax, prob=prob, show_plugin=show_plugin,
-                          show_counts=show_counts)
+        return _per_label(result, ax=ax, prob=prob, band_prior=band_prior,
+                          show_plugin=show_plugin, show_counts=show_counts)
     if ax is None:
         _, ax = _pyplot().subplots(figsize=(5.5, 6.2))
     _draw_reliability(ax, result.accuracy, result.confidence, result.stats, prob=prob,
-                      show_plugin=show_plugin, show_counts=show_counts, legend=True)
+                      band_prior=band_prior, show_plugin=show_plugin, show_counts=show_counts,
+                      legend=True)
     ax.set_title(_title("", result.draws, result.plugin, prob), fontsize="medium")
     return ax
 
 
-def _per_label(result: Any, *, ax: Any, prob: float, show_plugin: bool, show_counts: bool):
+def _per_label(result: Any, *, ax: Any, prob: float, band_prior: float | None, show_plugin: bool,
+               show_counts: bool):
     need = ("labels", "label_accuracy", "label_confidence", "label_stats", "label_draws")
     missing = [k for k in need if not hasattr(result, k)]
     if missing:
         raise ValueError(
             "per_label=True needs a top-label result (bece.bayesian_top_label_ece); "
             f"{type(result).__name__} has no {', '.join(missing)}"
+        )
+    if band_prior is None and result.label_accuracy is None:
+        raise ValueError(
+            "per_label=True with band_prior=None needs the per-(label, bin) draws, which this "
+            "result did not keep (label_accuracy is None); rerun bayesian_top_label_ece with "
+            "keep_bins=True or use the default band_prior"
         )
     if ax is not None:
         raise ValueError("ax cannot be given with per_label=True: the figure gets one panel per label")
@@ -250,16 +334,32 @@ def _per_label(result: Any, *, ax: Any, prob: float, show_plugin: bool, show_cou
         if i >= n_labels:
             panel.set_visible(False)
             continue
-        _draw_reliability(panel, np.asarray(result.label_accuracy)[:, i],
-                          np.asarray(result.label_confidence)[:, i], result.label_stats[i],
-                          prob=prob, show_plugin=show_plugin, show_counts=show_counts,
-                          legend=(i == 0))
-        plugin = _label_plugin(result.label_stats[i])
+        acc = None if result.label_accuracy is None else np.asarray(result.label_accuracy)[:, i]
+        conf = (None if result.label_confidence is None
+                else np.asarray(result.label_confidence)[:, i])
+        _draw_reliability(panel, acc, conf, result.label_stats[i],
+                          prob=prob, band_prior=band_prior, show_plugin=show_plugin,
+                          show_counts=show_counts, legend=False)
+        plugin = (float(np.asarray(result.label_plugin)[i]) if getattr(result, "label_plugin", None)
+                  is not None else _label_plugin(result.label_stats[i]))
         panel.set_title(_title(f"label {labels[i]}: ", label_draws[:, i], plugin, prob),
                         fontsize="small")
     fig.suptitle(_title("top-label ", result.draws, result.plugin, prob))
-    fig.tight_layout()
+    handles, names = _legend_entries(axes.flat)
+    fig.legend(handles, names, loc="lower center", ncols=min(len(names), 5), fontsize="small",
+               frameon=False)
+    fig.tight_layout(rect=(0, 0.6 / fig.get_figheight(), 1, 1))
     return fig
+
+
+def _legend_entries(axes: Any) -> tuple[list[Any], list[str]]:
+    """One legend entry per label over several panels (an empty bin may show
+    up only in a later panel)."""
+    seen: dict[str, Any] = {}
+    for panel in axes:
+        for h, name in zip(*panel.get_legend_handles_labels()):
+            seen.setdefault(name, h)
+    return list(seen.values()), list(seen.keys())
 
 
 def _label_plugin(stats: Any) -> float:
@@ -501,7 +601,9 @@ def plot_calibration_curve(result: Any, *, ax: Any = None, prob: float = 0.9):
     title = "calibration curve"
     draws = getattr(result, "draws", None)
     if draws is not None and np.ndim(draws) == 1 and np.size(draws) > 1:
-        title = "calibration error " + _fmt_interval(np.asarray(draws, dtype=np.float64), prob)
+        d = np.asarray(draws, dtype=np.float64)
+        lo_d, hi_d = np.quantile(d, [(1 - prob) / 2, (1 + prob) / 2])
+        title = f"calibration error {d.mean():.3g} [{lo_d:.3g}, {hi_d:.3g}] ({prob:.0%})"
         plugin = getattr(result, "plugin", None)
         if plugin is not None:
             title += f", plug-in {float(plugin):.3g}"

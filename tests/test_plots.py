@@ -1,0 +1,376 @@
+"""bece.plots: each figure's artists (bands, lines, counts, labels) checked
+against independent computations (scipy's Beta quantiles, scikit-learn's
+calibration_curve, numpy's histogram); every figure is also written as PNG."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
+from scipy import stats  # noqa: E402
+
+import bece  # noqa: E402
+from bece.compare import compare  # noqa: E402
+from bece.plots import (  # noqa: E402
+    COUNTS_LABEL,
+    plot_calibration_curve,
+    plot_comparison,
+    plot_ece_posterior,
+    reliability_diagram,
+)
+
+from .conftest import simulate_multiclass  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _bands(ax):
+    """The fill_between bands of a reliability diagram, in bin order:
+    (x_lo, x_hi, y_lo, y_hi, hatched)."""
+    out = []
+    for coll in ax.collections:
+        if isinstance(coll, PolyCollection) and coll.get_paths():
+            v = coll.get_paths()[0].vertices
+            out.append((v[:, 0].min(), v[:, 0].max(), v[:, 1].min(), v[:, 1].max(), bool(coll.get_hatch())))
+    return sorted(out)
+
+
+def _line(ax, label):
+    (line,) = [ln for ln in ax.get_lines() if ln.get_label() == label]
+    return line
+
+
+def _counts_axes(fig):
+    return [a for a in fig.axes if a.get_label() == COUNTS_LABEL]
+
+
+def _jeffreys(c1, c0, prob=0.9):
+    """Brown, Cai & DasGupta's modified Jeffreys interval, from scipy."""
+    lo = stats.beta.ppf((1 - prob) / 2, c1 + 0.5, c0 + 0.5)
+    hi = stats.beta.ppf((1 + prob) / 2, c1 + 0.5, c0 + 0.5)
+    if c1 + c0 > 0 and c1 == 0:
+        lo = 0.0
+    if c1 + c0 > 0 and c0 == 0:
+        hi = 1.0
+    return lo, hi
+
+
+def test_importing_bece_plots_does_not_import_matplotlib():
+    code = "import sys, bece.plots, bece.compare; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# ---------------------------------------------------------- reliability diagram
+def test_reliability_diagram_artists(tmp_path):
+    from sklearn.calibration import calibration_curve
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.05, 0.95, size=400) ** 1.5
+    y = (rng.uniform(size=400) < p**0.8).astype(int)
+    r = bece.bayesian_ece(y, p, n_bins=10, num_samples=2000, seed=1)
+    ax = reliability_diagram(r)
+    fig = ax.figure
+    fig.savefig(tmp_path / "reliability.png")
+    assert (tmp_path / "reliability.png").stat().st_size > 10_000
+
+    diag = _line(ax, "perfect calibration")
+    np.testing.assert_array_equal(diag.get_xdata(), [0, 1])
+    np.testing.assert_array_equal(diag.get_ydata(), [0, 1])
+
+    # bands: one per bin, spanning the bin, Jeffreys intervals from scipy
+    counts = r.stats.counts
+    bands = _bands(ax)
+    assert len(bands) == 10
+    edges = np.linspace(0, 1, 11)
+    for m, (x0, x1, y0, y1, hatched) in enumerate(bands):
+        assert x0 == pytest.approx(edges[m]) and x1 == pytest.approx(edges[m + 1])
+        lo, hi = _jeffreys(counts[1, m], counts[0, m])
+        assert (y0, y1) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+        assert hatched == (counts[:, m].sum() == 0)
+        assert y1 - y0 > 0.01  # never a zero-width band
+
+    # plug-in points equal scikit-learn's calibration_curve (continuous data:
+    # no confidence on an edge, where sklearn closes bins on the other side)
+    prob_true, prob_pred = calibration_curve(y, p, n_bins=10)
+    plug = _line(ax, "plug-in (observed)")
+    np.testing.assert_allclose(plug.get_xdata(), prob_pred, atol=1e-12)
+    np.testing.assert_allclose(plug.get_ydata(), prob_true, atol=1e-12)
+
+    # medians: Beta medians at the posterior median bin confidence
+    med = _line(ax, "posterior median accuracy")
+    full = r.stats.bin_counts > 0
+    np.testing.assert_allclose(med.get_ydata(), stats.beta.median(counts[1] + 0.5, counts[0] + 0.5)[full])
+    np.testing.assert_allclose(med.get_xdata(), np.median(r.confidence, axis=0)[full])
+
+    # the count strip: bars equal numpy's histogram, with the numbers written on
+    (cax,) = _counts_axes(fig)
+    heights = [patch.get_height() for patch in cax.patches]
+    np.testing.assert_array_equal(heights, np.histogram(p, bins=edges)[0])
+    assert [t.get_text() for t in cax.texts] == [f"{c:,}" for c in np.histogram(p, bins=edges)[0]]
+    assert cax.get_xlabel() == "confidence" and ax.get_ylabel() == "accuracy"
+
+    # legend and title
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert texts[:1] == ["perfect calibration"] and "90% credible band (Jeffreys)" in texts
+    assert f"{r.mean:.3f}" in ax.get_title() and f"plug-in {r.plugin:.3f}" in ax.get_title()
+
+
+def test_sparse_and_empty_bins_keep_honest_bands(tmp_path):
+    # bins (M = 15): one correct label in bin 14, one wrong in bin 0, bins 1-13 empty
+    y = np.array([1, 0])
+    p = np.array([0.97, 0.03])
+    s = 4000
+    r = bece.bayesian_ece(y, p, n_bins=15, num_samples=s, seed=0)
+    ax = reliability_diagram(r)
+    ax.figure.savefig(tmp_path / "sparse.png")
+    bands = _bands(ax)
+    # one correct label: [F^-1(0.05; 1.5, 0.5), 1] = [0.229..., 1]
+    assert bands[14][2:4] == (pytest.approx(stats.beta.ppf(0.05, 1.5, 0.5)), 1.0)
+    assert bands[14][2] == pytest.approx(0.2285, abs=1e-4)
+    assert bands[0][2:4] == (0.0, pytest.approx(stats.beta.ppf(0.95, 0.5, 1.5)))
+    for m in range(1, 14):  # empty: the Jeffreys prior's own band, hatched
+        assert bands[m][4]
+        assert bands[m][2:4] == (pytest.approx(stats.beta.ppf(0.05, 0.5, 0.5)),
+                                 pytest.approx(stats.beta.ppf(0.95, 0.5, 0.5)))
+    assert "empty bin: no data" in [t.get_text() for t in ax.get_legend().get_texts()]
+    # the model's own band (band_prior=None) on the one-label bin: the
+    # posterior of the accuracy there is Beta(1 + a, a) with a = 1/(2M) = 1/30;
+    # its 5% quantile (0.795) is estimated from the draws with standard error
+    # sqrt(q (1 - q) / S) / pdf(quantile); checked within 3.29 of them
+    # (false-alarm rate 0.1%)
+    ax2 = reliability_diagram(r, band_prior=None)
+    model = _bands(ax2)[14]
+    exact = stats.beta(1 + 1 / 30, 1 / 30)
+    se = np.sqrt(0.05 * 0.95 / s) / exact.pdf(exact.ppf(0.05))
+    assert model[2] == pytest.approx(exact.ppf(0.05), abs=3.29 * se)
+    assert model[2] > bands[14][2] + 0.5  # the weak Dirichlet prior's band is far narrower
+    texts = [t.get_text() for t in ax2.get_legend().get_texts()]
+    assert "90% credible band (model posterior)" in texts
+
+
+def test_model_band_is_the_quantiles_of_the_accuracy_draws():
+    rng = np.random.default_rng(3)
+    p = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    r = bece.bayesian_ece(y, p, n_bins=6, num_samples=1000, seed=2)
+    bands = _bands(reliability_diagram(r, band_prior=None, prob=0.8))
+    lo, hi = np.quantile(r.accuracy, [0.1, 0.9], axis=0)
+    np.testing.assert_allclose([b[2] for b in bands], lo, atol=1e-12)
+    np.testing.assert_allclose([b[3] for b in bands], hi, atol=1e-12)
+
+
+def test_options_and_own_axes():
+    rng = np.random.default_rng(4)
+    p = rng.uniform(size=200)
+    y = (rng.uniform(size=200) < p).astype(int)
+    r = bece.bayesian_ece(y, p, n_bins=5, num_samples=500)
+    fig, (a1, a2) = plt.subplots(1, 2)
+    out = reliability_diagram(r, ax=a1, show_plugin=False, show_counts=False)
+    assert out is a1 and not _counts_axes(fig)
+    assert "plug-in (observed)" not in [ln.get_label() for ln in a1.get_lines()]
+    assert a1.get_xlabel() == "confidence"
+    reliability_diagram(r, ax=a2, band_prior=1.0)
+    assert len(_counts_axes(fig)) == 1
+    assert "Beta(1, 1) prior" in " ".join(t.get_text() for t in a2.get_legend().get_texts())
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (dict(prob=1.2), "prob must be a number in"),
+        (dict(band_prior=0), "band_prior must be a positive number"),
+        (dict(band_prior="jeffreys"), "band_prior must be a positive number"),
+        (dict(show_counts="yes"), "show_counts must be True or False"),
+        (dict(per_label=True), "per_label=True needs a top-label result"),
+    ],
+)
+def test_reliability_diagram_bad_options(kwargs, message):
+    r = bece.bayesian_ece([0, 1, 1], [0.2, 0.7, 0.9], n_bins=3, num_samples=50)
+    with pytest.raises(ValueError, match=message):
+        reliability_diagram(r, **kwargs)
+
+
+def test_reliability_diagram_rejects_other_objects():
+    with pytest.raises(ValueError, match="result must be a BayesianECE"):
+        reliability_diagram(np.zeros(3))
+
+
+# ---------------------------------------------------------- per-label panels
+def test_per_label_panels_of_a_top_label_result(tmp_path):
+    rng = np.random.default_rng(5)
+    y, prob = simulate_multiclass(600, 3, rng, temperature=1.5)
+    r = bece.bayesian_top_label_ece(y, prob, n_bins=8, num_samples=1000, seed=0)
+    fig = reliability_diagram(r, per_label=True)
+    fig.savefig(tmp_path / "per_label.png")
+    panels = [a for a in fig.axes if a.get_visible() and a.get_label() != COUNTS_LABEL]
+    strips = _counts_axes(fig)
+    assert len(panels) == len(r.labels) == 3 and len(strips) == 3
+    pred = prob.argmax(1)
+    edges = np.linspace(0, 1, 9)
+    for i, (ax, cax) in enumerate(zip(panels, strips)):
+        assert ax.get_title().startswith(f"label {r.labels[i]}: ECE")
+        sel = pred == r.labels[i]
+        hist = np.histogram(prob[sel].max(1), bins=edges)[0]
+        np.testing.assert_array_equal([pt.get_height() for pt in cax.patches], hist)
+        correct = np.histogram(prob[sel].max(1)[y[sel] == r.labels[i]], bins=edges)[0]
+        for m, band in enumerate(_bands(ax)):
+            lo, hi = _jeffreys(correct[m], hist[m] - correct[m])
+            assert band[2:4] == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+    assert fig.legends and "top-label ECE" in fig._suptitle.get_text()
+    with pytest.raises(ValueError, match="ax cannot be given with per_label=True"):
+        reliability_diagram(r, per_label=True, ax=panels[0])
+
+
+def test_per_label_with_a_hand_built_result_without_kept_bins():
+    # the interface of issue 4 as documented: label_accuracy None when the
+    # per-(label, bin) draws were not kept
+    s1 = bece.CalibrationStats.from_arrays([1, 1, 0], [0.9, 0.8, 0.6], n_bins=4)
+    s2 = bece.CalibrationStats.from_arrays([1, 0], [0.55, 0.7], n_bins=4)
+    base = bece.bayesian_ece([1, 1, 0, 1, 0], [0.9, 0.8, 0.6, 0.55, 0.7], n_bins=4, num_samples=100)
+    fake = SimpleNamespace(
+        draws=base.draws, accuracy=base.accuracy, confidence=base.confidence, stats=base.stats,
+        plugin=base.plugin, labels=np.array([3, 7]), label_draws=np.column_stack([base.draws] * 2),
+        label_stats=(s1, s2), label_accuracy=None, label_confidence=None, label_weight=None,
+    )
+    fig = reliability_diagram(fake, per_label=True)
+    panels = [a for a in fig.axes if a.get_visible() and a.get_label() != COUNTS_LABEL]
+    assert [a.get_title().split(":")[0] for a in panels] == ["label 3", "label 7"]
+    # dots at the plug-in confidence when no per-bin confidence draws were kept
+    med = _line(panels[0], "posterior median accuracy")
+    np.testing.assert_allclose(med.get_xdata(), s1.confidence[s1.bin_counts > 0])
+    with pytest.raises(ValueError, match="keep_bins=True"):
+        reliability_diagram(fake, per_label=True, band_prior=None)
+
+
+# ---------------------------------------------------------- ECE posteriors
+def test_forest_plot(tmp_path):
+    rng = np.random.default_rng(6)
+    p = rng.uniform(size=500)
+    y = (rng.uniform(size=500) < p).astype(int)
+    r1 = bece.bayesian_ece(y, p, num_samples=1000, seed=1)
+    c = compare(y, p**0.7, p**1.5, num_samples=1000, seed=2)
+    ax = plot_ece_posterior(r1, c, labels=["p", "p^0.7", "p^1.5"])
+    ax.figure.savefig(tmp_path / "forest.png")
+    ticks = {t.get_position()[1]: t.get_text() for t in ax.get_yticklabels()}
+    assert ticks == {2: "p", 1: "p^0.7", 0: "p^1.5"}  # top to bottom in argument order
+    for res, name in ((r1, "p"), (c.a, "p^0.7"), (c.b, "p^1.5")):
+        (thin,) = [co for co in ax.collections if co.get_label() == f"{name}: 90% interval"]
+        (seg,) = thin.get_segments()
+        np.testing.assert_allclose(seg[:, 0], np.quantile(res.draws, [0.05, 0.95]))
+        (thick,) = [co for co in ax.collections if co.get_label() == f"{name}: 50% interval"]
+        np.testing.assert_allclose(thick.get_segments()[0][:, 0], np.quantile(res.draws, [0.25, 0.75]))
+        assert _line(ax, f"{name}: median").get_xdata()[0] == pytest.approx(np.median(res.draws))
+        assert _line(ax, f"{name}: plug-in ECE").get_xdata()[0] == res.plugin
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "90% interval", "50% interval", "median", "plug-in ECE"]
+
+
+def test_density_plot(tmp_path):
+    rng = np.random.default_rng(7)
+    p = rng.uniform(size=500)
+    y = (rng.uniform(size=500) < p).astype(int)
+    rs = [bece.bayesian_ece(y, p**k, num_samples=2000, seed=k) for k in (1, 2)]
+    ax = plot_ece_posterior(*rs, kind="density")
+    ax.figure.savefig(tmp_path / "density.png")
+    curves = [ln for ln in ax.get_lines() if "mean" in ln.get_label()]
+    assert [ln.get_label().split(":")[0] for ln in curves] == ["model 1", "model 2"]
+    for ln, r in zip(curves, rs):
+        x, dens = ln.get_xdata(), ln.get_ydata()
+        assert np.trapezoid(dens, x) == pytest.approx(1.0, abs=0.02)  # a density
+        assert x[np.argmax(dens)] == pytest.approx(np.median(r.draws), abs=3 * r.std)
+    vlines = [ln for ln in ax.get_lines() if "plug-in" in ln.get_label()]
+    assert [ln.get_xdata()[0] for ln in vlines] == [r.plugin for r in rs]
+    assert len([co for co in ax.collections if isinstance(co, PolyCollection)]) == 2
+
+
+@pytest.mark.parametrize(
+    "args,kwargs,message",
+    [
+        ((), {}, "at least one result"),
+        (("x",), {}, "results must be BayesianECE or Comparison"),
+        ((None,), {"kind": "violin"}, "kind must be 'forest' or 'density'"),
+        ((None,), {"labels": ["a", "b"]}, "labels has 2 entries but there are 1"),
+    ],
+)
+def test_plot_ece_posterior_bad_input(args, kwargs, message):
+    r = bece.bayesian_ece([0, 1, 1], [0.2, 0.7, 0.9], n_bins=3, num_samples=50)
+    args = tuple(r if a is None else a for a in args)
+    with pytest.raises(ValueError, match=message):
+        plot_ece_posterior(*args, **kwargs)
+
+
+# ---------------------------------------------------------- comparison figure
+def test_comparison_figure(tmp_path):
+    from matplotlib.figure import Figure
+
+    rng = np.random.default_rng(8)
+    t = rng.uniform(size=800)
+    y = (rng.uniform(size=800) < t).astype(int)
+    c = compare(y, t, t**0.6, n_bins=10, num_samples=2000, seed=3)
+    fig = plot_comparison(c, labels=("calibrated", "sqrt-ish"), fig=Figure(figsize=(15, 5.6)))
+    fig.savefig(tmp_path / "compare.png")
+    main = [a for a in fig.axes if a.get_label() != COUNTS_LABEL]
+    assert len(main) == 3 and len(_counts_axes(fig)) == 2
+    assert main[0].get_title().startswith("calibrated\n") and main[1].get_title().startswith("sqrt-ish\n")
+    diff = main[2]
+    assert f"= {c.prob_a_better:.3f}" in diff.get_title()
+    assert _line(diff, "no difference").get_xdata()[0] == 0.0
+    lo, hi = c.interval(0.9)
+    (band,) = [co for co in diff.collections if co.get_label().startswith("90% interval")]
+    xs = band.get_paths()[0].vertices[:, 0]
+    assert lo - 1e-9 <= xs.min() and xs.max() <= hi + 1e-9
+    assert diff.get_xlabel() == "ECE(calibrated) - ECE(sqrt-ish)"
+    with pytest.raises(ValueError, match="comparison must be a Comparison"):
+        plot_comparison(c.a)
+    with pytest.raises(ValueError, match="labels must name the two models"):
+        plot_comparison(c, labels=("a",))
+
+
+# ---------------------------------------------------------- regression curve
+def test_calibration_curve_of_a_regression_result(tmp_path):
+    from bece.regression import bayesian_calibration_error
+
+    rng = np.random.default_rng(9)
+    u = stats.norm.cdf(rng.normal(size=400) / 0.8)  # PIT of a too-narrow forecaster
+    levels = np.linspace(0.1, 0.9, 9)
+    r = bayesian_calibration_error(u, levels, num_samples=2000, seed=1)
+    ax = plot_calibration_curve(r)
+    ax.figure.savefig(tmp_path / "regression.png")
+    observed = _line(ax, "observed (empirical)")
+    np.testing.assert_array_equal(observed.get_xdata(), levels)
+    np.testing.assert_allclose(observed.get_ydata(), [(u <= p).mean() for p in levels])
+    np.testing.assert_allclose(_line(ax, "posterior median").get_ydata(), np.median(r.curve, axis=0))
+    (band,) = [co for co in ax.collections if isinstance(co, PolyCollection)]
+    v = band.get_paths()[0].vertices
+    lo, hi = np.quantile(r.curve, [0.05, 0.95], axis=0)
+    for j, p in enumerate(levels):
+        ys = v[np.isclose(v[:, 0], p), 1]
+        assert ys.min() == pytest.approx(lo[j]) and ys.max() == pytest.approx(hi[j])
+    assert "calibration error" in ax.get_title()
+
+
+def test_calibration_curve_with_a_hand_built_result():
+    curve = np.array([[0.2, 0.5, 0.8], [0.3, 0.6, 0.7], [0.25, 0.55, 0.75]])
+    fake = SimpleNamespace(levels=np.array([0.25, 0.5, 0.75]), curve=curve,
+                           observed=np.array([0.25, 0.55, 0.75]))
+    ax = plot_calibration_curve(fake, prob=0.5)
+    assert ax.get_title() == "calibration curve"
+    np.testing.assert_allclose(_line(ax, "posterior median").get_ydata(), [0.25, 0.55, 0.75])
+    with pytest.raises(ValueError, match="expected \\(J,\\), \\(S, J\\) and \\(J,\\)"):
+        plot_calibration_curve(SimpleNamespace(levels=np.zeros(2), curve=curve, observed=np.zeros(3)))
+    with pytest.raises(ValueError, match="has no 'levels'"):
+        plot_calibration_curve(object())
