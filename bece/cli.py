@@ -3,7 +3,14 @@
 ``bece report [FILE] [--n-bins 15] [--binning uniform] [--samples 10000]
 [--seed 0] [--json]`` prints the Bayesian ECE of the predictions in FILE
 (CSV, Parquet or NPZ; columns as in :mod:`bece.io`), or of the example
-shipped with bece when FILE is omitted.
+shipped with bece when FILE is omitted; ``--plot PATH`` also writes its
+reliability diagram (:func:`bece.plots.reliability_diagram`).
+
+``bece compare A B [--n-bins 15] [--binning uniform] [--samples 10000]
+[--seed 0] [--json] [--plot PATH]`` prints the paired posterior of two
+models' ECEs (:func:`bece.compare`) from two prediction files of the same
+test set (same ``y_true``, row for row); ``--plot`` writes both reliability
+diagrams and the posterior of the difference.
 
 Exit codes: 0 on success, 2 on bad usage or bad input (one line on stderr,
 no traceback).
@@ -19,7 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["main", "report_dict", "format_report"]
+__all__ = ["main", "report_dict", "format_report", "compare_dict", "format_compare"]
 
 PROB = 0.9
 
@@ -62,6 +69,35 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     rep.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     rep.add_argument("--json", action="store_true", help="print one JSON object")
+    rep.add_argument(
+        "--plot", metavar="PATH", help="also write the reliability diagram (.png, .pdf, .svg, ...)"
+    )
+    cmp_ = sub.add_parser(
+        "compare",
+        help="paired comparison of two models' ECE on the same test set",
+        description="Paired posterior of the ECEs of two models A and B from two prediction "
+        "files of the same test set (same 'y_true' column, row for row; columns as for "
+        "'bece report'). One Dirichlet over the joint (correct_A, bin_A, correct_B, bin_B) "
+        "cells keeps the pairing of examples. Prints both ECEs, their difference "
+        "ECE_A - ECE_B with a credible interval and P(ECE_A < ECE_B).",
+    )
+    cmp_.add_argument("file_a", metavar="A", help="predictions of model A (CSV, Parquet or NPZ)")
+    cmp_.add_argument("file_b", metavar="B", help="predictions of model B, same test set")
+    cmp_.add_argument("--n-bins", type=int, default=15, help="number of bins (default 15)")
+    cmp_.add_argument(
+        "--binning",
+        default="uniform",
+        choices=["uniform", "quantile"],
+        help="equal-width or equal-mass bins (default uniform)",
+    )
+    cmp_.add_argument(
+        "--samples", type=int, default=10_000, help="joint posterior draws (default 10000)"
+    )
+    cmp_.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    cmp_.add_argument("--json", action="store_true", help="print one JSON object")
+    cmp_.add_argument(
+        "--plot", metavar="PATH", help="also write the comparison figure (.png, .pdf, .svg, ...)"
+    )
     return parser
 
 
@@ -146,6 +182,8 @@ def _report(args: argparse.Namespace) -> int:
     from .io import example_path, read_statistics
     from .posterior import posterior_ece
 
+    if args.plot is not None:
+        _check_plot_path(args.plot)
     path = args.file if args.file is not None else example_path()
     # CSV and Parquet are read in chunks (bece.stream); a progress bar only
     # for a person watching a terminal, never in --json output
@@ -161,6 +199,162 @@ def _report(args: argparse.Namespace) -> int:
     else:
         source = str(path) if args.file is not None else f"{path.name} (example shipped with bece)"
         print(format_report(result, source, pred.kind, args.binning))
+    if args.plot is not None:
+        from .plots import reliability_diagram
+
+        fig = _figure((5.5, 6.2))
+        reliability_diagram(result, ax=fig.add_subplot())
+        _save(fig, args.plot, args.json)
+    return 0
+
+
+# --------------------------------------------------------------- figures
+def _check_plot_path(path: str) -> None:
+    """Fail before any work if --plot PATH cannot be written."""
+    from pathlib import Path
+
+    from matplotlib.figure import Figure
+
+    target = Path(path)
+    fmt = target.suffix.lower().lstrip(".")
+    supported = Figure().canvas.get_supported_filetypes()
+    if fmt not in supported:
+        raise ValueError(
+            f"--plot {path}: unknown image type '{target.suffix or '(none)'}'; use one of "
+            + ", ".join(f".{k}" for k in sorted(supported))
+        )
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(f"--plot {path}: directory '{parent}' does not exist")
+
+
+def _figure(size: tuple[float, float]) -> Any:
+    # a Figure without pyplot: no GUI backend, nothing global touched
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=size)
+
+
+def _save(fig: Any, path: str, quiet: bool) -> None:
+    fig.savefig(path, dpi=150, bbox_inches="tight")
+    if not quiet:
+        print(f"\n  figure written to {path}")
+
+
+# --------------------------------------------------------------- compare
+def compare_dict(comparison: Any, sources: Sequence[str], prob: float = PROB) -> dict[str, Any]:
+    """The JSON object of ``bece compare``.
+
+    ``{"n", "n_bins", "a": {"source", "plugin_ece", "ece": {...}}, "b": {...},
+    "diff": {"mean", "std", "prob", "interval"}, "prob_a_better"}`` where
+    ``ece`` is as in :func:`report_dict` and ``diff`` describes
+    ECE_A - ECE_B.
+    """
+
+    def one(result: Any, source: str) -> dict[str, Any]:
+        lo, hi = result.interval(prob)
+        return {
+            "source": source,
+            "plugin_ece": result.plugin,
+            "ece": {"mean": result.mean, "std": result.std, "prob": prob, "interval": [lo, hi]},
+        }
+
+    lo, hi = comparison.interval(prob)
+    return {
+        "n": comparison.a.stats.n,
+        "n_bins": comparison.a.stats.n_bins,
+        "a": one(comparison.a, sources[0]),
+        "b": one(comparison.b, sources[1]),
+        "diff": {"mean": comparison.mean, "std": comparison.std, "prob": prob, "interval": [lo, hi]},
+        "prob_a_better": comparison.prob_a_better,
+    }
+
+
+def format_compare(
+    comparison: Any, sources: Sequence[str], kind: str, binning: str, prob: float = PROB
+) -> str:
+    """Human-readable paired comparison: both ECEs, the difference, P(A better)."""
+    d = compare_dict(comparison, sources, prob)
+    pct = f"{prob:.0%}"
+    head = f"{pct} interval"
+    lines = [
+        "bece compare: paired posterior of two models' ECE on the same test set",
+        f"  A             {sources[0]}",
+        f"  B             {sources[1]}",
+        f"  predictions   {d['n']:,} ({_KINDS.get(kind, kind)})",
+        f"  bins          {d['n_bins']} {binning}",
+        "",
+        f"  {'':<8} {'Bayesian ECE':>12}  {head:<20}  {'plug-in ECE':>11}",
+    ]
+    for tag in ("a", "b"):
+        e = d[tag]["ece"]
+        lo, hi = e["interval"]
+        lines.append(
+            f"  {tag.upper():<8} {e['mean']:>12.4f}  {f'[{lo:.4f}, {hi:.4f}]':<20}  "
+            f"{d[tag]['plugin_ece']:>11.4f}"
+        )
+    lo, hi = d["diff"]["interval"]
+    plug = d["a"]["plugin_ece"] - d["b"]["plugin_ece"]
+    lines += [
+        f"  {'A - B':<8} {d['diff']['mean']:>+12.4f}  {f'[{lo:+.4f}, {hi:+.4f}]':<20}  {plug:>+11.4f}",
+        "",
+        f"  P(ECE_A < ECE_B) = {d['prob_a_better']:.3f}   "
+        f"({comparison.num_samples:,} joint draws; paired: one Dirichlet over the",
+        "  joint (correct_A, bin_A, correct_B, bin_B) cells of the same examples)",
+    ]
+    return "\n".join(lines)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .compare import compare
+    from .io import read_predictions
+
+    if args.plot is not None:
+        _check_plot_path(args.plot)
+    a, b = read_predictions(args.file_a), read_predictions(args.file_b)
+    if a.kind != b.kind:
+        raise ValueError(
+            f"{a.source} holds {a.kind} predictions but {b.source} holds {b.kind}; "
+            "compare needs both of the same kind"
+        )
+    if a.y_true.shape != b.y_true.shape:
+        raise ValueError(
+            f"{a.source} has {a.y_true.shape[0]} rows but {b.source} has {b.y_true.shape[0]}; "
+            "compare needs both models' predictions on the same test set, row for row"
+        )
+    differ = np.flatnonzero(np.asarray(a.y_true) != np.asarray(b.y_true))
+    if differ.size:
+        raise ValueError(
+            f"{a.source} and {b.source} are not the same test set: y_true differs in "
+            f"{differ.size} of {a.y_true.shape[0]} rows (first at row {differ[0]})"
+        )
+    comparison = compare(
+        a.y_true,
+        a.y_prob,
+        b.y_prob,
+        y_pred_a=a.y_pred,
+        y_pred_b=b.y_pred,
+        n_bins=args.n_bins,
+        binning=args.binning,
+        num_samples=args.samples,
+        seed=args.seed,
+        progress=not args.json and sys.stderr.isatty(),
+    )
+    sources = (str(args.file_a), str(args.file_b))
+    if args.json:
+        print(json.dumps(compare_dict(comparison, sources)))
+    else:
+        print(format_compare(comparison, sources, a.kind, args.binning))
+    if args.plot is not None:
+        from .plots import plot_comparison
+
+        names = (Path(args.file_a).stem, Path(args.file_b).stem)
+        labels = [f"A ({names[0]})", f"B ({names[1]})"]
+        fig = _figure((15, 5.6))
+        plot_comparison(comparison, labels=labels, fig=fig)
+        _save(fig, args.plot, args.json)
     return 0
 
 
@@ -172,6 +366,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help(sys.stderr)
             return 2
+        if args.command == "compare":
+            return _compare(args)
         return _report(args)
     except _UsageError as exc:
         print(str(exc), file=sys.stderr)
