@@ -96,3 +96,115 @@ def test_npz_with_numpy_arrays(tmp_path, capsys, rng):
     assert code == 0 and json.loads(out)["plugin_ece"] == pytest.approx(
         bece.expected_calibration_error(y, prob), abs=1e-15
     )
+
+
+# ------------------------------------------------------------------ --plot, compare
+def _two_models(tmp_path, rng, n=400):
+    t = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < t).astype(int)
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    for path, p in ((a, t), (b, t**0.6)):
+        path.write_text("y_true,y_prob\n" + "\n".join(f"{u},{float(v)!r}" for u, v in zip(y, p)))
+    return y, t, t**0.6, a, b
+
+
+def test_report_plot_writes_the_diagram(tmp_path, capsys):
+    png = tmp_path / "diagram.png"
+    code, out, err = run(capsys, "report", "--samples", "500", "--plot", str(png))
+    assert code == 0 and err == ""
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"figure written to {png}" in out
+    svg = tmp_path / "diagram.svg"
+    code, out, _ = run(capsys, "report", "--json", "--samples", "500", "--plot", str(svg))
+    assert code == 0 and json.loads(out)["n"] == 899  # stdout stays one JSON object
+    assert "<svg" in svg.read_text()
+
+
+@pytest.mark.parametrize(
+    "target,message",
+    [("out.xyz", "unknown image type '.xyz'"), ("out", "unknown image type '(none)'"),
+     ("missing/out.png", "does not exist")],
+)
+def test_plot_path_checked_before_any_work(tmp_path, capsys, target, message):
+    for command in (["report"], ["compare", "a.csv", "b.csv"]):
+        code, out, err = run(capsys, *command, "--plot", str(tmp_path / target))
+        assert code == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+def test_compare_text_and_json_match_the_library(tmp_path, capsys, rng):
+    y, pa, pb, a, b = _two_models(tmp_path, rng)
+    from bece.compare import compare
+
+    lib = compare(y, pa, pb, n_bins=10, num_samples=2000, seed=4)
+    code, out, err = run(capsys, "compare", str(a), str(b), "--n-bins", "10", "--samples", "2000",
+                         "--seed", "4", "--json")
+    assert code == 0 and err == ""
+    d = json.loads(out)
+    assert set(d) == {"n", "n_bins", "a", "b", "diff", "prob_a_better"}
+    assert d["n"] == 400 and d["n_bins"] == 10
+    assert d["a"]["source"] == str(a) and d["b"]["source"] == str(b)
+    assert d["a"]["plugin_ece"] == pytest.approx(bece.expected_calibration_error(y, pa, n_bins=10), abs=1e-15)
+    assert d["a"]["ece"]["mean"] == lib.a.mean and d["b"]["ece"]["interval"] == list(lib.b.interval(0.9))
+    assert d["diff"]["mean"] == lib.mean and d["diff"]["interval"] == list(lib.interval(0.9))
+    assert d["prob_a_better"] == lib.prob_a_better
+    code, out, err = run(capsys, "compare", str(a), str(b), "--n-bins", "10", "--samples", "2000",
+                         "--seed", "4")
+    assert code == 0 and err == ""
+    lo, hi = lib.interval(0.9)
+    assert f"[{lo:+.4f}, {hi:+.4f}]" in out and f"P(ECE_A < ECE_B) = {lib.prob_a_better:.3f}" in out
+    assert f"{lib.a.mean:.4f}" in out and f"{lib.b.plugin:.4f}" in out and str(a) in out
+
+
+def test_compare_plot(tmp_path, capsys, rng):
+    *_, a, b = _two_models(tmp_path, rng)
+    png = tmp_path / "cmp.png"
+    code, out, _ = run(capsys, "compare", str(a), str(b), "--samples", "500", "--plot", str(png))
+    assert code == 0 and png.stat().st_size > 20_000 and "figure written" in out
+
+
+def test_compare_progress_bar_only_on_a_terminal(tmp_path, capsys, rng, monkeypatch):
+    import importlib
+
+    module = importlib.import_module("bece.compare")
+    *_, a, b = _two_models(tmp_path, rng, n=50)
+    seen = []
+    real = module.compare
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["progress"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "compare", spy)
+    run(capsys, "compare", str(a), str(b), "--samples", "100")  # stderr is not a tty under pytest
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    run(capsys, "compare", str(a), str(b), "--samples", "100")
+    run(capsys, "compare", str(a), str(b), "--samples", "100", "--json")
+    assert seen == [False, True, False]
+
+
+def test_compare_top_label_files(tmp_path, capsys, rng):
+    prob_a = rng.dirichlet(np.ones(3), size=200)
+    prob_b = rng.dirichlet(np.ones(3), size=200)
+    y = rng.integers(0, 3, 200)
+    for name, prob in (("a.npz", prob_a), ("b.npz", prob_b)):
+        np.savez(tmp_path / name, y_true=y, **{f"p_{k}": prob[:, k] for k in range(3)})
+    code, out, _ = run(capsys, "compare", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--json")
+    assert code == 0
+    assert json.loads(out)["b"]["plugin_ece"] == pytest.approx(bece.expected_calibration_error(y, prob_b), abs=1e-15)
+
+
+@pytest.mark.parametrize(
+    "content_b,message",
+    [
+        ("y_true,y_prob\n1,0.5\n0,0.5\n1,0.5\n", "not the same test set: y_true differs in 2 of 3 rows (first at row 1)"),
+        ("y_true,y_prob\n1,0.5\n", "has 3 rows but"),
+        ("y_true,p_0,p_1\n1,0.5,0.5\n1,0.5,0.5\n0,0.5,0.5\n", "holds binary predictions but"),
+        ("y_true,y_prob\n1,0.5\n1,nan\n0,0.5\n", "missing or NaN"),
+    ],
+)
+def test_compare_bad_input_exits_2_with_one_line(tmp_path, capsys, content_b, message):
+    (tmp_path / "a.csv").write_text("y_true,y_prob\n1,0.2\n1,0.7\n0,0.4\n")
+    (tmp_path / "b.csv").write_text(content_b)
+    code, out, err = run(capsys, "compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"))
+    assert code == 2 and out == ""
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
