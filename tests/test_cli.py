@@ -208,3 +208,65 @@ def test_compare_bad_input_exits_2_with_one_line(tmp_path, capsys, content_b, me
     code, out, err = run(capsys, "compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"))
     assert code == 2 and out == ""
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+# ------------------------------------------------------ streaming `bece report`
+def test_report_streams_parquet_and_csv_like_the_library(tmp_path, capsys, rng):
+    """`bece report` reads files in chunks; its statistics and posterior equal
+    bayesian_ece on the whole arrays (same seed, same statistics)."""
+    import pandas as pd
+
+    import bece.stream
+
+    n = 3000
+    p = rng.beta(3, 1, size=n)
+    y = (rng.uniform(size=n) < p).astype(int)
+    frame = pd.DataFrame({"y_true": y, "y_prob": p})
+    frame.to_parquet(tmp_path / "pred.parquet", row_group_size=700)
+    frame.to_csv(tmp_path / "pred.csv", index=False, float_format="%.17g")
+    ref = bece.bayesian_ece(y, p, n_bins=10, num_samples=2000, seed=3)
+    for name in ("pred.parquet", "pred.csv"):
+        code, out, _ = run(capsys, "report", str(tmp_path / name), "--n-bins", "10",
+                           "--samples", "2000", "--seed", "3", "--json")
+        d = json.loads(out)
+        assert code == 0 and d["n"] == n
+        assert [b["count"] for b in d["bins"]] == ref.stats.bin_counts.tolist()
+        assert d["plugin_ece"] == pytest.approx(ref.plugin, rel=1e-12)
+        assert d["ece"]["mean"] == pytest.approx(ref.mean, rel=1e-9)
+    # and it went through the chunked reader
+    calls = []
+    real = bece.stream.file_statistics
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return real(*args, **kwargs)
+
+    import unittest.mock
+
+    with unittest.mock.patch.object(bece.stream, "file_statistics", spy):
+        run(capsys, "report", str(tmp_path / "pred.parquet"), "--samples", "100", "--json")
+    assert len(calls) == 1 and calls[0]["progress"] is False
+
+
+def test_report_progress_bar_only_on_a_terminal(tmp_path, capsys, rng, monkeypatch):
+    import pandas as pd
+
+    n = 500
+    p = rng.uniform(size=n)
+    pd.DataFrame({"y_true": (rng.uniform(size=n) < p).astype(int), "y_prob": p}).to_parquet(
+        tmp_path / "p.parquet"
+    )
+    code, _, err = run(capsys, "report", str(tmp_path / "p.parquet"), "--samples", "100")
+    assert code == 0 and "rows" not in err  # stderr is not a terminal under pytest
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    code, _, err = run(capsys, "report", str(tmp_path / "p.parquet"), "--samples", "100")
+    assert code == 0 and "rows" in err  # the tqdm bar
+    code, out, err = run(capsys, "report", str(tmp_path / "p.parquet"), "--samples", "100", "--json")
+    assert code == 0 and err == "" and json.loads(out)["n"] == n
+
+
+def test_report_bad_row_is_named(tmp_path, capsys):
+    (tmp_path / "bad.csv").write_text("y_true,y_prob\n" + "1,0.5\n" * 10 + "1,1.5\n")
+    code, out, err = run(capsys, "report", str(tmp_path / "bad.csv"))
+    assert code == 2 and out == ""
+    assert "row 10: 1.5" in err and err.count("\n") == 1
