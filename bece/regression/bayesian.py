@@ -231,6 +231,17 @@ def bayesian_calibration_error(
     -------
     BayesianCalibrationError
 
+    Notes
+    -----
+    Every draw's curve deviates from the diagonal by about its posterior
+    spread :math:`\\sqrt{p_j(1-p_j)/T}`, so even for a calibrated forecaster
+    the draws of cal sit above 0 (their mean is about
+    :math:`\\sum_j w_j p_j(1-p_j)/T` plus the squared gaps) and an interval
+    that excludes 0 is no evidence of miscalibration. To judge calibration
+    look at the curve band (:meth:`BayesianCalibrationError.curve_interval`)
+    against the diagonal, or compare two forecasters' posteriors on the same
+    levels.
+
     Examples
     --------
     >>> import numpy as np
