@@ -171,7 +171,7 @@ CELLS = [
     new_code_cell(
         "cover = table['coverage of central 90%']\n"
         "print(f\"coverage of central 90% intervals: {cover['base forecast']:.2f} -> {cover['recalibrated']:.2f}; \"\n"
-        "      f\"cal score {before.plugin:.3f} -> {after.plugin:.3f}\")"
+        '      f"cal score {before.plugin:.3f} -> {after.plugin:.3f}")'
     ),
     new_markdown_cell(
         "The fixed noise scale makes the base intervals cover far fewer than 90% of the test "

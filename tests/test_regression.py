@@ -78,7 +78,9 @@ def test_gaussian_pit_hand_and_scipy(rng):
     mu, sd, y = hetero(rng, 500)
     np.testing.assert_allclose(pit(y, mean=mu, std=sd), sps.norm.cdf(y, mu, sd), rtol=1e-14, atol=1e-300)
     # scalars broadcast
-    np.testing.assert_array_equal(pit(y, mean=0.0, std=2.0), pit(y, mean=np.zeros(500), std=np.full(500, 2.0)))
+    np.testing.assert_array_equal(
+        pit(y, mean=0.0, std=2.0), pit(y, mean=np.zeros(500), std=np.full(500, 2.0))
+    )
 
 
 def test_dist_pit_is_the_cdf(rng):
@@ -154,7 +156,9 @@ def test_inputs_from_jax_float32_give_the_float64_answer(rng):
     jnp = pytest.importorskip("jax.numpy")
     y = rng.normal(size=50).astype(np.float32)
     s = rng.normal(size=(50, 20)).astype(np.float32)
-    np.testing.assert_array_equal(pit(jnp.asarray(y), samples=jnp.asarray(s)), pit(y.astype(float), samples=s.astype(float)))
+    np.testing.assert_array_equal(
+        pit(jnp.asarray(y), samples=jnp.asarray(s)), pit(y.astype(float), samples=s.astype(float))
+    )
     got = pit(jnp.asarray(y), mean=jnp.zeros(50), std=jnp.ones(50))
     assert got.dtype == np.float64
     np.testing.assert_array_equal(got, ndtr(y.astype(np.float64)))
@@ -399,7 +403,9 @@ def test_count_weights_and_rmsce_relations(rng):
     assert calibration_error(u, weights="count") == pytest.approx(
         calibration_error(u, weights=obs / obs.sum()), rel=1e-14
     )
-    assert calibration_error(u) == pytest.approx(99 * root_mean_squared_calibration_error(u, DEFAULT_LEVELS) ** 2, rel=1e-12)
+    assert calibration_error(u) == pytest.approx(
+        99 * root_mean_squared_calibration_error(u, DEFAULT_LEVELS) ** 2, rel=1e-12
+    )
     assert calibration_error(u) == pytest.approx(np.sum((p - obs) ** 2), rel=1e-14)
 
 
@@ -514,7 +520,9 @@ def test_sharpness(rng):
 def test_recalibrator_hand_computed():
     rec = Recalibrator().fit([0.2, 0.4, 0.4, 0.8])
     # points (0, 0), (0.2, 1/4), (0.4, 3/4), (0.8, 1), clipped at the ends
-    np.testing.assert_allclose(rec.transform([0.0, 0.1, 0.3, 0.6, 0.9, 1.0]), [0, 0.125, 0.5, 0.875, 1, 1], rtol=1e-15)
+    np.testing.assert_allclose(
+        rec.transform([0.0, 0.1, 0.3, 0.6, 0.9, 1.0]), [0, 0.125, 0.5, 0.875, 1, 1], rtol=1e-15
+    )
     np.testing.assert_allclose(rec.quantile_level([0.125, 0.5, 0.9, 1.0]), [0.1, 0.3, 0.64, 0.8], rtol=1e-14)
     assert rec.quantile_level(0.0) == 0.0
     assert rec.n_ == 4 and "n_=4" in repr(rec)
@@ -556,7 +564,8 @@ def test_gaussian_recalibrated_quantiles_solve_R_of_F_equals_q(rng):
 
 def test_forecast_quantiles_hand_and_against_numpy(rng):
     np.testing.assert_allclose(
-        forecast_quantiles([0.1, 0.3, 0.7], quantiles=[[1.0, 2.0, 4.0]], levels=[0.1, 0.5, 0.9]), [[1.0, 1.5, 3.0]]
+        forecast_quantiles([0.1, 0.3, 0.7], quantiles=[[1.0, 2.0, 4.0]], levels=[0.1, 0.5, 0.9]),
+        [[1.0, 1.5, 3.0]],
     )
     s = rng.normal(size=(20, 33))
     lv = np.array([0.0, 0.02, 0.5, 0.97, 1.0])
@@ -564,8 +573,10 @@ def test_forecast_quantiles_hand_and_against_numpy(rng):
     np.testing.assert_array_equal(forecast_quantiles(lv, samples=s), naive)
     np.testing.assert_allclose(forecast_quantiles(lv[1:-1], mean=[1.0], std=[2.0]), [1 + 2 * ndtri(lv[1:-1])])
     assert np.all(np.isinf(forecast_quantiles([0.0, 1.0], mean=[0.0], std=[1.0])))
-    np.testing.assert_allclose(forecast_quantiles([0.1, 0.9], dist=sps.gamma(2.0, scale=[1.0, 3.0])),
-                               [sps.gamma.ppf([0.1, 0.9], 2.0, scale=1.0), sps.gamma.ppf([0.1, 0.9], 2.0, scale=3.0)])
+    np.testing.assert_allclose(
+        forecast_quantiles([0.1, 0.9], dist=sps.gamma(2.0, scale=[1.0, 3.0])),
+        [sps.gamma.ppf([0.1, 0.9], 2.0, scale=1.0), sps.gamma.ppf([0.1, 0.9], 2.0, scale=3.0)],
+    )
 
 
 def test_recalibrating_an_over_confident_forecaster_lowers_test_cal(rng):
@@ -615,8 +626,11 @@ def test_recalibrated_central_90_intervals_cover_90_percent(rng, form):
             u = pit(y, randomize=form == "samples_randomized", seed=0, **fc)
             rec = Recalibrator().fit(u[cal])
             lo, hi = rec.interval(0.9, **part(test))
-    base_lo, base_hi = (forecast_quantiles([0.05, 0.95], **part(test)).T if form != "dist" else
-                        forecast_quantiles([0.05, 0.95], dist=sps.laplace(loc=mu[test], scale=0.4 * sd[test])).T)
+    base_lo, base_hi = (
+        forecast_quantiles([0.05, 0.95], **part(test)).T
+        if form != "dist"
+        else forecast_quantiles([0.05, 0.95], dist=sps.laplace(loc=mu[test], scale=0.4 * sd[test])).T
+    )
     yt = y[test]
     cover = np.mean((lo < yt) & (yt <= hi))
     base = np.mean((base_lo < yt) & (yt <= base_hi))
@@ -716,8 +730,8 @@ def _coverage(num_sets, seed0):
         b = bayesian_calibration_error(u, lv, num_samples=2000, seed=g)
         lo, hi = b.interval(0.9)
         hit.append(lo <= pop <= hi)
-        l, h = b.curve_interval(0.9)
-        band.append(np.mean((l <= truth_c) & (truth_c <= h)))
+        band_lo, band_hi = b.curve_interval(0.9)
+        band.append(np.mean((band_lo <= truth_c) & (truth_c <= band_hi)))
     return np.mean(hit), np.mean(band)
 
 
@@ -767,11 +781,15 @@ def test_bayesian_result_api(rng):
     assert list(table.index[:2]) == ["cal", "curve[0.1]"]
     assert "BayesianCalibrationError(mean=" in repr(r)
     # same seed, same draws; a Generator is accepted
-    np.testing.assert_array_equal(bayesian_calibration_error(u, lv, num_samples=50, seed=3).draws,
-                                  bayesian_calibration_error(u, lv, num_samples=50, seed=3).draws)
+    np.testing.assert_array_equal(
+        bayesian_calibration_error(u, lv, num_samples=50, seed=3).draws,
+        bayesian_calibration_error(u, lv, num_samples=50, seed=3).draws,
+    )
     g = np.random.default_rng(3)
-    np.testing.assert_array_equal(bayesian_calibration_error(u, lv, num_samples=50, seed=g).draws,
-                                  bayesian_calibration_error(u, lv, num_samples=50, seed=3).draws)
+    np.testing.assert_array_equal(
+        bayesian_calibration_error(u, lv, num_samples=50, seed=g).draws,
+        bayesian_calibration_error(u, lv, num_samples=50, seed=3).draws,
+    )
 
 
 def test_posterior_concentrates_on_the_plugin_for_large_t(rng):

@@ -93,9 +93,7 @@ def _same_length(arr: np.ndarray, name: str, n: int) -> None:
         hint = ""
         if arr.ndim == 2 and arr.shape[1] == n:
             hint = f" ({name} looks like (S, n) = {arr.shape}: pass its transpose, {name}.T)"
-        raise ValueError(
-            f"{name} has {arr.shape[0]} rows but y has {n} entries; they must match{hint}"
-        )
+        raise ValueError(f"{name} has {arr.shape[0]} rows but y has {n} entries; they must match{hint}")
 
 
 def _check_quantile_forecast(quantiles: Any, levels: Any, n: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -257,7 +255,8 @@ def pit(
         continuous forecasts (``mean/std``, ``dist``), whose PIT is already
         U(0, 1) under a correct forecaster.
     seed : int or numpy.random.Generator, optional
-        Randomness of ``randomize=True``; required then (explicit randomness).
+        Randomness of ``randomize=True``; required then for sample and
+        quantile forecasts (explicit randomness), unused otherwise.
 
     Returns
     -------

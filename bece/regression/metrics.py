@@ -209,9 +209,7 @@ def mean_absolute_calibration_error(pit: Any, levels: Any = None, *, kind: str =
     return float(np.mean(np.abs(p - obs)))
 
 
-def root_mean_squared_calibration_error(
-    pit: Any, levels: Any = None, *, kind: str = "quantile"
-) -> float:
+def root_mean_squared_calibration_error(pit: Any, levels: Any = None, *, kind: str = "quantile") -> float:
     """Root mean squared calibration error :math:`\\sqrt{\\frac1J\\sum_j (p_j - \\hat p_j)^2}`.
 
     Parameters as :func:`mean_absolute_calibration_error`. With unit weights
