@@ -173,3 +173,23 @@ def test_progress_bar_goes_to_stderr(tmp_path, frames, capsys):
     out, err = capsys.readouterr()
     assert out == "" and "rows" in err
     assert fs.stats.n == 401
+
+
+def test_arrow_columns_to_numpy_without_pandas(rng):
+    """Column conversion by buffer views equals pyarrow's own, sliced or not."""
+    import pyarrow as pa
+
+    from bece.stream import _numpy
+
+    cols = [
+        pa.array(rng.uniform(size=101)),
+        pa.array(rng.uniform(size=101).astype(np.float32)),
+        pa.array(rng.integers(-5, 5, 101)),
+        pa.array(rng.integers(0, 5, 101).astype(np.uint8)),
+        pa.array(rng.integers(0, 2, 101).astype(bool)),
+    ]
+    for col in cols:
+        for part in (col, col.slice(3, 50), col.slice(9), col.slice(100, 1)):
+            got = _numpy(part)
+            ref = part.to_numpy(zero_copy_only=False)
+            assert got.dtype == ref.dtype and np.array_equal(got, ref)
