@@ -11,21 +11,25 @@ from .crosscheck import CrossCheck, cross_check
 from .metrics import expected_calibration_error, maximum_calibration_error
 from .multiclass import classwise_ece, top_label_ece
 from .posterior import bayesian_ece, posterior_ece
-from .result import BayesianECE
+from .result import BayesianECE, BayesianTopLabelECE
 from .stats import CalibrationStats
+from .toplabel import bayesian_top_label_ece, posterior_top_label_ece
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BayesianECE",
+    "BayesianTopLabelECE",
     "Binning",
     "CalibrationStats",
     "CrossCheck",
     "bayesian_ece",
+    "bayesian_top_label_ece",
     "classwise_ece",
     "cross_check",
     "expected_calibration_error",
     "maximum_calibration_error",
     "posterior_ece",
+    "posterior_top_label_ece",
     "top_label_ece",
 ]

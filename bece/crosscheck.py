@@ -50,7 +50,14 @@ from .posterior import conjugate_posterior, positive_int, posterior_ece
 from .result import BayesianECE, _arviz, _quiet_arviz
 from .stats import CalibrationStats
 
-__all__ = ["CrossCheck", "cross_check", "cross_check_stats", "collapsed_data", "nuts_model"]
+__all__ = [
+    "CrossCheck",
+    "cross_check",
+    "cross_check_stats",
+    "cross_check_top_label",
+    "collapsed_data",
+    "nuts_model",
+]
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 FLOAT32_RESOLUTION = 1e-6
@@ -294,24 +301,47 @@ def cross_check_stats(
         "accuracy": closed_form.accuracy,
         "confidence": closed_form.confidence,
     }
+    table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged = _compare(
+        az, {k: chains[k] for k in closed_draws}, closed_draws, num_chains, num_samples,
+        false_alarm,
+    )
+    gap = _gap_table(nuts_result, closed_form)
+    return CrossCheck(
+        model=model, agree=bool(converged and max_z <= z_threshold), converged=converged,
+        max_z=max_z, z_threshold=z_threshold, rhat_max=rhat, ess_bulk_min=ess_bulk,
+        ess_tail_min=ess_tail, divergences=divergences, table=table, gap=gap, nuts=nuts_result,
+        closed_form=closed_form, inference_data=idata,
+    )
+
+
+def _compare(az, chains: dict[str, np.ndarray], closed: dict[str, np.ndarray], num_chains: int,
+             num_samples: int, false_alarm: float):
+    """Quantile comparison table and diagnostics of NUTS ``chains`` against ``closed`` draws.
+
+    ``chains[v]`` has shape (chain, draw) or (chain, draw, ...) and
+    ``closed[v]`` (S,) or (S, ...) with the same trailing shape; the
+    trailing axes are flattened (column ``bin`` of the table is the flat
+    index, -1 for scalars). Returns (table, rhat_max, ess_bulk_min,
+    ess_tail_min, max_z, z_threshold, converged).
+    """
+    import pandas as pd
+
     rows = []
     with _quiet_arviz(), warnings.catch_warnings(), np.errstate(invalid="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
-        for var in ("ece", "accuracy", "confidence"):
-            a = chains[var].reshape(num_chains, num_samples, -1)
-            b = closed_draws[var].reshape(-1, a.shape[-1])
+        for var, draws in chains.items():
+            a = draws.reshape(num_chains, num_samples, -1)
+            b = closed[var].reshape(-1, a.shape[-1])
             for j in range(a.shape[-1]):
                 x, ref = a[..., j], b[:, j]
                 ref = ref[~np.isnan(ref)]
                 for prob in QUANTILES:
-                    rows.append((var, -1 if var == "ece" else j, prob,
+                    rows.append((var, -1 if draws.ndim == 2 else j, prob,
                                  *_compare_at_quantile(az, x, ref, prob)))
-        compared = {k: chains[k] for k in ("ece", "accuracy", "confidence")}
-        rhat = max(float(np.nanmax(az.rhat(v))) for v in _split_vars(compared))
-        ess_bulk = min(float(np.nanmin(az.ess(v, method="bulk"))) for v in _split_vars(compared))
-        ess_tail = min(float(np.nanmin(az.ess(v, method="tail"))) for v in _split_vars(compared))
-    import pandas as pd
-
+        flat = {k: v.reshape(num_chains, num_samples, -1) for k, v in chains.items()}
+        rhat = max(float(np.nanmax(az.rhat(v))) for v in _split_vars(flat))
+        ess_bulk = min(float(np.nanmin(az.ess(v, method="bulk"))) for v in _split_vars(flat))
+        ess_tail = min(float(np.nanmin(az.ess(v, method="tail"))) for v in _split_vars(flat))
     table = pd.DataFrame(
         rows, columns=["variable", "bin", "quantile", "closed_form", "nuts", "prob_nuts",
                        "ess_nuts", "z", "nan_nuts"]
@@ -320,13 +350,7 @@ def cross_check_stats(
     z_threshold = float(sps.norm.isf(false_alarm / (2 * k)))
     max_z = float(table["z"].max()) if k else 0.0
     converged = bool(rhat < 1.01 and min(ess_bulk, ess_tail) >= 400)
-    gap = _gap_table(nuts_result, closed_form)
-    return CrossCheck(
-        model=model, agree=bool(converged and max_z <= z_threshold), converged=converged,
-        max_z=max_z, z_threshold=z_threshold, rhat_max=rhat, ess_bulk_min=ess_bulk,
-        ess_tail_min=ess_tail, divergences=divergences, table=table, gap=gap, nuts=nuts_result,
-        closed_form=closed_form, inference_data=idata,
-    )
+    return table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged
 
 
 def _split_vars(chains: dict[str, np.ndarray]):
@@ -380,6 +404,8 @@ def cross_check(
     false_alarm: float = 1e-4,
     progress_bar: bool = False,
     target_accept_prob: float = 0.9,
+    top_label: bool = False,
+    average: str = "label",
 ) -> CrossCheck:
     """Cross-check the closed-form BECE posterior with NUTS on the same model.
 
@@ -415,11 +441,26 @@ def cross_check(
         NUTS step-size adaptation target. Higher than NumPyro's 0.8: cells
         without data have long tails (see :mod:`bece.models.reparam`) where
         0.8 occasionally diverges and then under-samples the tail.
+    top_label : bool, default False
+        Check :func:`bece.bayesian_top_label_ece` instead (``y_prob`` of
+        shape (n, K)); see :func:`cross_check_top_label`.
+    average : {"label", "sample"}, default "label"
+        The top-label average (only with ``top_label=True``).
 
     Returns
     -------
     CrossCheck
     """
+    if top_label:
+        if y_pred is not None:
+            raise ValueError("y_pred does not apply with top_label=True (the argmax is used)")
+        return cross_check_top_label(
+            y_true, y_prob, n_bins=n_bins, binning=binning, average=average, alpha=alpha,
+            sigma=sigma, tau=tau, model=model, num_chains=num_chains, num_warmup=num_warmup,
+            num_samples=num_samples, seed=seed, num_closed_form=num_closed_form,
+            closed_form=closed_form, false_alarm=false_alarm, progress_bar=progress_bar,
+            target_accept_prob=target_accept_prob,
+        )
     if model == "smooth":
         given = [k for k, v in (("alpha", alpha), ("sigma", sigma), ("tau", tau)) if v is not None]
         if given:
@@ -438,4 +479,119 @@ def cross_check(
         num_warmup=num_warmup, num_samples=num_samples, seed=seed,
         num_closed_form=num_closed_form, closed_form=closed_form, false_alarm=false_alarm,
         progress_bar=progress_bar, target_accept_prob=target_accept_prob,
+    )
+
+
+def cross_check_top_label(
+    y_true: Any,
+    y_prob: Any,
+    *,
+    n_bins: int | None = None,
+    binning: Any = "uniform",
+    average: str = "label",
+    alpha: Any = None,
+    sigma: Any = None,
+    tau: Any = None,
+    model: str = "conjugate",
+    num_chains: int = 4,
+    num_warmup: int = 1000,
+    num_samples: int = 1000,
+    seed: int = 0,
+    num_closed_form: int = 20_000,
+    closed_form: Any = None,
+    false_alarm: float = 1e-4,
+    progress_bar: bool = False,
+    target_accept_prob: float = 0.9,
+) -> CrossCheck:
+    """:func:`cross_check` of the Bayesian top-label ECE (``top_label=True``).
+
+    NUTS on :func:`bece.models.top_label_collapsed` (L·2·M Dirichlet cells,
+    L·M bin means; O(L M) per step) against
+    :func:`bece.posterior_top_label_ece`, compared on the top-label ECE,
+    each label's ECE and each (label, bin)'s accuracy and mean confidence;
+    the table's ``bin`` column is the flat index ``label * M + bin`` (label
+    index in ``nuts.labels``). Meant for a handful of labels: the cost grows
+    with L M. Arguments as :func:`cross_check`, plus ``average``.
+    """
+    import jax
+    from numpyro.handlers import reparam
+    from numpyro.infer import MCMC, NUTS
+
+    from .models import DirichletGammaReparam, top_label_collapsed
+    from .result import BayesianTopLabelECE
+    from .toplabel import posterior_top_label_ece, top_label_statistics
+
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS} with top_label=True, got {model!r}")
+    for name, value in (("num_chains", num_chains), ("num_warmup", num_warmup),
+                        ("num_samples", num_samples), ("num_closed_form", num_closed_form)):
+        positive_int(value, name)
+    if not 0 < false_alarm < 1:
+        raise ValueError(f"false_alarm must be in (0, 1), got {false_alarm!r}")
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    labels, stats = top_label_statistics(y_true, y_prob, n_bins=n_bins, binning=binning)
+    if closed_form is None:
+        closed_form = posterior_top_label_ece(
+            stats, labels, average=average, alpha=alpha, sigma=sigma, tau=tau,
+            num_samples=num_closed_form, seed=np.random.default_rng([seed, 1]), keep_bins=True,
+        )
+    elif not isinstance(closed_form, BayesianTopLabelECE) or closed_form.label_accuracy is None:
+        raise ValueError("closed_form must be a BayesianTopLabelECE with its per-bin draws kept")
+    post = closed_form.params
+    n_labels, m = len(stats), stats[0].n_bins
+    concentration = post.concentration.reshape(2, n_labels, m).transpose(1, 0, 2)  # (L, 2, M)
+    alpha_l = post.alpha.reshape(2, n_labels, m).transpose(1, 0, 2)
+    data = [collapsed_data(s) for s in stats]
+    pooled = sum(stats[1:], stats[0])
+    scale = max(1.0 / np.sqrt(max(pooled.n, 1)), 0.01)
+    base = functools.partial(top_label_collapsed, n_labels=n_labels, average=average,
+                             literal=model == "literal")
+    boost = (concentration < 1.0).reshape(-1)
+    kernel = NUTS(
+        reparam(base, config={"q": DirichletGammaReparam(boost=boost, log_total_scale=scale)}),
+        target_accept_prob=target_accept_prob,
+    )
+    mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                chain_method="vectorized" if num_chains > 1 else "sequential",
+                progress_bar=progress_bar)
+    mcmc.run(
+        jax.random.PRNGKey(seed), pooled.edges, alpha_l, post.sigma.reshape(n_labels, m),
+        post.tau.reshape(n_labels, m), extra_fields=("diverging",),
+        counts=np.stack([d["counts"] for d in data]),
+        mean_p=np.stack([d["mean_p"] for d in data]), ss_p=np.stack([d["ss_p"] for d in data]),
+    )
+    samples = mcmc.get_samples(group_by_chain=True)
+    az = _arviz()
+    dims = {k: ["label", "bin"] for k in ("accuracy", "confidence", "weight", "mu")}
+    dims["label_ece"] = ["label"]
+    with _quiet_arviz():
+        idata = az.from_numpyro(mcmc, log_likelihood=False,
+                                coords={"label": labels, "bin": np.arange(m)}, dims=dims)
+    divergences = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
+    chains = {k: np.asarray(samples[k], dtype=np.float64)
+              for k in ("ece", "label_ece", "accuracy", "confidence", "weight")}
+    flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in chains.items()}
+    w = flat["weight"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pooled_acc = (w * flat["accuracy"]).sum(axis=1) / w.sum(axis=1)
+        pooled_conf = (w * flat["confidence"]).sum(axis=1) / w.sum(axis=1)
+    nuts_result = BayesianTopLabelECE(
+        draws=flat["ece"], accuracy=pooled_acc, confidence=pooled_conf, weight=w.sum(axis=1),
+        plugin=closed_form.plugin, stats=pooled,
+        model="binned-top-label" if model == "conjugate" else "binned-top-label-literal",
+        method="nuts", params=post, labels=labels, average=average, label_draws=flat["label_ece"],
+        label_plugin=closed_form.label_plugin, label_stats=tuple(stats),
+        label_accuracy=flat["accuracy"], label_confidence=flat["confidence"], label_weight=w,
+    )
+    closed = {"ece": closed_form.draws, "label_ece": closed_form.label_draws,
+              "accuracy": closed_form.label_accuracy, "confidence": closed_form.label_confidence}
+    table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged = _compare(
+        az, {k: chains[k] for k in closed}, closed, num_chains, num_samples, false_alarm)
+    gap = _gap_table(nuts_result, closed_form)
+    return CrossCheck(
+        model=model, agree=bool(converged and max_z <= z_threshold), converged=converged,
+        max_z=max_z, z_threshold=z_threshold, rhat_max=rhat, ess_bulk_min=ess_bulk,
+        ess_tail_min=ess_tail, divergences=divergences, table=table, gap=gap, nuts=nuts_result,
+        closed_form=closed_form, inference_data=idata,
     )

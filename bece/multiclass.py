@@ -45,7 +45,7 @@ import numpy as np
 from .binning import make_binning
 from .inputs import _scan_rows, check_labels, check_probabilities, check_top_label
 
-__all__ = ["top_label_ece", "classwise_ece", "per_label_ece"]
+__all__ = ["top_label_ece", "classwise_ece", "per_label_ece", "top_label_inputs"]
 
 _AVERAGES = ("label", "sample")
 
@@ -85,8 +85,38 @@ def _grouped_gaps(group: np.ndarray, z: np.ndarray, p: np.ndarray, n_groups: int
     return np.abs(c1 - s).sum(axis=1), np.bincount(group, minlength=n_groups)
 
 
+def top_label_inputs(
+    y_true: Any, y_prob: Any, y_pred: Any = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Checked top-label data: predicted label, its confidence, true label and K.
+
+    ``y_prob`` of shape (n, K) gives the argmax and the row maximum (one
+    fused pass, :func:`bece.inputs.check_top_label`). With ``y_pred``,
+    ``y_prob`` of shape (n,) is the confidence of ``y_pred`` (e.g. the
+    output of :class:`bece.calibrate.TopLabelCalibrator`); labels are then
+    any non-negative integers and K is one more than the largest.
+    """
+    if y_pred is None:
+        pred, conf, k = check_top_label(y_prob)
+        y = check_labels(y_true, "y_true", conf.shape[0], n_classes=k)
+        return pred, conf, y, k
+    conf = check_probabilities(y_prob)
+    if conf.ndim != 1:
+        raise ValueError(
+            f"with y_pred, y_prob must be the (n,) confidences of y_pred, got shape {conf.shape}"
+        )
+    n = conf.shape[0]
+    pred = check_labels(y_pred, "y_pred", n)
+    y = check_labels(y_true, "y_true", n)
+    for name, lab in (("y_pred", pred), ("y_true", y)):
+        if lab.min() < 0:
+            raise ValueError(f"{name} must hold non-negative class labels, got {lab.min()}")
+    return pred, conf, y, int(max(pred.max(), y.max())) + 1
+
+
 def per_label_ece(
-    y_true: Any, y_prob: Any, *, n_bins: int | None = None, binning: Any = "uniform"
+    y_true: Any, y_prob: Any, *, y_pred: Any = None, n_bins: int | None = None,
+    binning: Any = "uniform",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top-label ECE of each label and how often it is predicted.
 
@@ -97,8 +127,7 @@ def per_label_ece(
     count : ndarray of shape (K,), int64
         :math:`n_l`, the number of points predicted :math:`l`.
     """
-    pred, conf, k = check_top_label(y_prob)
-    y = check_labels(y_true, "y_true", conf.shape[0], n_classes=k)
+    pred, conf, y, k = top_label_inputs(y_true, y_prob, y_pred)
     gaps, counts = _grouped_gaps(pred, (y == pred).astype(np.float64), conf, k, n_bins, binning)
     with np.errstate(invalid="ignore", divide="ignore"):
         ece = np.where(counts > 0, gaps / counts, np.nan)
@@ -109,6 +138,7 @@ def top_label_ece(
     y_true: Any,
     y_prob: Any,
     *,
+    y_pred: Any = None,
     n_bins: int | None = None,
     binning: Any = "uniform",
     average: str = "label",
@@ -119,8 +149,12 @@ def top_label_ece(
     ----------
     y_true : array_like of shape (n,)
         Labels in ``0 .. K-1``.
-    y_prob : array_like of shape (n, K)
-        Class probabilities (rows sum to 1).
+    y_prob : array_like of shape (n, K) or (n,)
+        Class probabilities (rows sum to 1); or, with ``y_pred``, the
+        confidence of each prediction.
+    y_pred : array_like of shape (n,), optional
+        Predicted labels, e.g. ``TopLabelCalibrator.predict`` with
+        ``predict_confidence`` as ``y_prob``.
     n_bins : int, default 15
     binning : {"uniform", "quantile"} or array_like, default "uniform"
         Quantile edges are computed per predicted label.
@@ -138,7 +172,7 @@ def top_label_ece(
     """
     if average not in _AVERAGES:
         raise ValueError(f"average must be one of {_AVERAGES}, got {average!r}")
-    ece, counts = per_label_ece(y_true, y_prob, n_bins=n_bins, binning=binning)
+    ece, counts = per_label_ece(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning)
     seen = counts > 0
     if average == "label":
         return float(ece[seen].mean())
@@ -234,7 +268,8 @@ def _classwise_sparse(p: np.ndarray, y: np.ndarray, spec) -> float:
     val = np.concatenate(parts_val)
     cell = cls * m + spec.index(val)
     count = np.bincount(cell, minlength=k * m).reshape(k, m)
-    total = np.bincount(cell, weights=val, minlength=k * m).reshape(k, m)
+    # astype: bincount of an empty index returns int64 even with weights
+    total = np.bincount(cell, weights=val, minlength=k * m).astype(np.float64).reshape(k, m)
     count[:, 0] = n - count[:, 1:].sum(axis=1)
     total[:, 0] = colsum - total[:, 1:].sum(axis=1)
     # correct predictions: the entry p[i, y_i] of each row, binned exactly

@@ -32,19 +32,29 @@ def _arviz():
 
 @contextmanager
 def _quiet_arviz():
-    """Silence ArviZ's note that one chain is too few for R-hat.
+    """Silence ArviZ's notes that one chain is too few for R-hat and that an
+    array holds NaN.
 
     Our draws are independent, stored as one chain; the note is about MCMC.
+    NaN is an empty bin's accuracy when both its cells underflow (handled by
+    the callers).
     """
-    logger = logging.getLogger("arviz")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
+    # arviz 0.2x logs through its own ``arviz._log`` (a Logger outside the
+    # logging registry) as well as the registered "arviz" logger
+    loggers = [logging.getLogger("arviz")]
+    own = getattr(_arviz(), "_log", None)
+    if isinstance(own, logging.Logger):
+        loggers.append(own)
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             yield
     finally:
-        logger.setLevel(level)
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
 
 
 def _check_prob(prob: Any) -> float:

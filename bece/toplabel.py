@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from .binning import make_binning
-from .inputs import check_labels, check_top_label
+from .multiclass import top_label_inputs
 from .posterior import (
     _positive,
     as_generator,
@@ -82,7 +82,8 @@ def _check_average(average: Any) -> str:
 
 
 def top_label_statistics(
-    y_true: Any, y_prob: Any, *, n_bins: int | None = None, binning: Any = "uniform"
+    y_true: Any, y_prob: Any, *, y_pred: Any = None, n_bins: int | None = None,
+    binning: Any = "uniform",
 ) -> tuple[np.ndarray, tuple[CalibrationStats, ...]]:
     """Per predicted label, the statistics of its top-label confidences.
 
@@ -93,8 +94,11 @@ def top_label_statistics(
     ----------
     y_true : array_like of shape (n,)
         Labels in ``0 .. K-1``.
-    y_prob : array_like of shape (n, K)
-        Class probabilities.
+    y_prob : array_like of shape (n, K) or (n,)
+        Class probabilities; or with ``y_pred`` the confidence of each
+        prediction.
+    y_pred : array_like of shape (n,), optional
+        Predicted labels (e.g. after :class:`bece.calibrate.TopLabelCalibrator`).
     n_bins : int, default 15
     binning : {"uniform"} or array_like of edges, default "uniform"
         Bins shared by all labels. Quantile bins are refused: each label
@@ -114,9 +118,7 @@ def top_label_statistics(
             "binning='quantile' is not supported for the Bayesian top-label ECE: "
             "the labels need common bins; use 'uniform' or explicit edges"
         )
-    pred, conf, k = check_top_label(y_prob)
-    n = conf.shape[0]
-    y = check_labels(y_true, "y_true", n, n_classes=k)
+    pred, conf, y, _ = top_label_inputs(y_true, y_prob, y_pred)
     spec = make_binning(conf, n_bins, binning)
     m = spec.n_bins
     labels, inverse = np.unique(pred, return_inverse=True)
@@ -289,6 +291,7 @@ def bayesian_top_label_ece(
     y_true: Any,
     y_prob: Any,
     *,
+    y_pred: Any = None,
     n_bins: int | None = None,
     binning: Any = "uniform",
     average: str = "label",
@@ -305,8 +308,11 @@ def bayesian_top_label_ece(
     ----------
     y_true : array_like of shape (n,)
         Labels in ``0 .. K-1``.
-    y_prob : array_like of shape (n, K)
-        Class probabilities (rows sum to 1); float32 is read as it is.
+    y_prob : array_like of shape (n, K) or (n,)
+        Class probabilities (rows sum to 1; float32 is read as it is), or
+        with ``y_pred`` the confidence of each prediction.
+    y_pred : array_like of shape (n,), optional
+        Predicted labels (e.g. after :class:`bece.calibrate.TopLabelCalibrator`).
     n_bins : int, default 15
     binning : {"uniform"} or array_like of edges, default "uniform"
     average : {"label", "sample"}, default "label"
@@ -341,7 +347,8 @@ def bayesian_top_label_ece(
     ((10000, 3), True)
     """
     average = _check_average(average)
-    labels, stats = top_label_statistics(y_true, y_prob, n_bins=n_bins, binning=binning)
+    labels, stats = top_label_statistics(y_true, y_prob, y_pred=y_pred, n_bins=n_bins,
+                                         binning=binning)
     return posterior_top_label_ece(
         stats, labels, average=average, alpha=alpha, sigma=sigma, tau=tau,
         num_samples=num_samples, seed=seed, keep_bins=keep_bins,

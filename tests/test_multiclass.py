@@ -69,9 +69,60 @@ def test_quantile_bins_per_label_equal_mapie(rng):
     assert abs(ours - ref) <= 6 / 2000 * 2
 
 
+def _classwise_naive(y, prob, edges):
+    """Loop over classes and bins, searchsorted-right bins, last bin closed."""
+    n, k = prob.shape
+    m = len(edges) - 1
+    total = 0.0
+    for c in range(k):
+        p = prob[:, c].astype(np.float64)
+        b = np.minimum(np.searchsorted(edges, p, side="right") - 1, m - 1)
+        for j in range(m):
+            sel = b == j
+            total += abs(np.sum(y[sel] == c) - p[sel].sum())
+    return total / (n * k)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_bins", [1, 2, 15])
+def test_classwise_sparse_pass_equals_naive_loop(rng, dtype, n_bins):
+    """The fused pass bins only entries >= the first bin's upper edge; values
+    sitting exactly on every edge and just below the first edge must land
+    where the naive loop puts them."""
+    y, prob = simulate_multiclass(700, 6, rng, temperature=0.7)
+    edges = np.linspace(0, 1, n_bins + 1)
+    if n_bins > 1:
+        # rows with entries exactly on edges, and just below the first edge
+        prob[:3] = 0.0
+        prob[0, :2] = [edges[1], 1 - edges[1]]
+        prob[1, :2] = [np.nextafter(edges[1], 0), 1 - np.nextafter(edges[1], 0)]
+        prob[2, 0] = 1.0
+    prob = prob.astype(dtype)
+    if dtype == np.float32:
+        prob /= prob.sum(axis=1, keepdims=True, dtype=np.float64).astype(np.float32)
+    ref = _classwise_naive(y, prob, edges)
+    assert classwise_ece(y, prob, n_bins=n_bins) == pytest.approx(ref, abs=1e-12)
+    # explicit edges (searchsorted rule) with first edge 0: the same fused pass
+    inner = np.array([0.0, 0.1, 0.35, 0.5, 1.0])
+    assert classwise_ece(y, prob, binning=inner) == pytest.approx(_classwise_naive(y, prob, inner),
+                                                                  abs=1e-12)
+
+
 def test_classwise_blocks_give_the_same_answer(rng):
+    """The per-class-block path (quantile bins) does not depend on the block size."""
     y, prob = simulate_multiclass(500, 9, rng)
-    assert classwise_ece(y, prob, block_size=500 * 2) == pytest.approx(classwise_ece(y, prob), abs=1e-14)
+    a = classwise_ece(y, prob, binning="quantile", block_size=500 * 2)
+    assert a == pytest.approx(classwise_ece(y, prob, binning="quantile"), abs=1e-14)
+
+
+def test_float32_top_label_is_not_copied_and_equals_float64(rng):
+    y, prob = simulate_multiclass(2000, 12, rng)
+    p32 = prob.astype(np.float32)
+    p32 /= p32.sum(axis=1, keepdims=True)
+    p64 = p32.astype(np.float64)
+    for average in ("label", "sample"):
+        assert top_label_ece(y, p32, average=average) == top_label_ece(y, p64, average=average)
+    assert classwise_ece(y, p32) == pytest.approx(classwise_ece(y, p64), abs=1e-13)
 
 
 @pytest.mark.parametrize(
