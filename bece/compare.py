@@ -313,11 +313,11 @@ def compare(
     Examples
     --------
     >>> import numpy as np
-    >>> import bece
+    >>> from bece.compare import compare       # also bece.compare
     >>> rng = np.random.default_rng(0)
     >>> t = rng.uniform(size=3000)                 # true P(y=1)
     >>> y = (rng.uniform(size=3000) < t).astype(int)
-    >>> c = bece.compare(y, t, t**0.7, n_bins=10, num_samples=2000, seed=1)
+    >>> c = compare(y, t, t**0.7, n_bins=10, num_samples=2000, seed=1)
     >>> c.prob_a_better > 0.99                     # t is calibrated, t**0.7 is not
     True
     >>> lo, hi = c.interval(0.9)
