@@ -6,6 +6,7 @@ numpy and scipy only: ArviZ, matplotlib and the NumPyro models
 (:mod:`bece.models`) are imported when first used.
 """
 
+from . import regression
 from .binning import Binning
 from .crosscheck import CrossCheck, cross_check
 from .metrics import expected_calibration_error, maximum_calibration_error
@@ -31,5 +32,6 @@ __all__ = [
     "maximum_calibration_error",
     "posterior_ece",
     "posterior_top_label_ece",
+    "regression",
     "top_label_ece",
 ]
