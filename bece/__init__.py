@@ -8,6 +8,7 @@ numpy and scipy only: ArviZ, matplotlib and the NumPyro models
 
 from . import regression
 from .binning import Binning
+from .compare import Comparison, compare
 from .crosscheck import CrossCheck, cross_check
 from .metrics import expected_calibration_error, maximum_calibration_error
 from .multiclass import classwise_ece, top_label_ece
@@ -23,10 +24,12 @@ __all__ = [
     "BayesianTopLabelECE",
     "Binning",
     "CalibrationStats",
+    "Comparison",
     "CrossCheck",
     "bayesian_ece",
     "bayesian_top_label_ece",
     "classwise_ece",
+    "compare",
     "cross_check",
     "expected_calibration_error",
     "maximum_calibration_error",
