@@ -45,10 +45,13 @@ import numpy as np
 
 from .binning import Binning, make_binning
 
-__all__ = ["is_jax_array", "device_sums"]
+__all__ = ["METHODS", "is_jax_array", "device_sums"]
 
 #: offending entries reported per problem, as bece.inputs does
 _SHOW = 3
+
+#: ways of reducing into the cells (module docstring)
+METHODS = ("scatter", "onehot", "rows")
 
 
 def is_jax_array(x: Any) -> bool:
@@ -65,19 +68,28 @@ def _fetch(tree: Any) -> Any:
 
 
 @lru_cache(maxsize=None)
-def _kernel(m: int, uniform: bool, kind: str, has_pred: bool, method: str):
+def _kernel(m: int, uniform: bool, kind: str, has_pred: bool, method: str, locate: bool):
     """The jitted reduction for M bins and one input form.
 
     ``kind``: ``"binary"`` (1-D y_prob, z = y_true), ``"pairs"`` (1-D
-    y_prob with y_pred) or ``"matrix"`` (2-D y_prob).
+    y_prob with y_pred) or ``"matrix"`` (2-D y_prob). Without ``locate`` the
+    checks are only counted (cheap sums that XLA fuses with the reduction)
+    and the result is ``{"bad": total, "stats": ...}``; with ``locate`` each
+    problem also gets its first offending indices and values (``nonzero``,
+    run only once something was found).
     """
     import jax
     import jax.numpy as jnp
 
     cells = 2 * (m + 1)
 
-    def first(mask: Any, values: Any) -> tuple[Any, Any, Any]:
+    found: list[Any] = []
+
+    def first(mask: Any, values: Any) -> tuple[Any, ...]:
         count = jnp.sum(mask, dtype=jnp.int64)
+        found.append(count)
+        if not locate:
+            return (count,)
         idx = jnp.nonzero(mask.ravel(), size=_SHOW, fill_value=-1)[0]
         vals = jnp.where(idx >= 0, values.ravel()[jnp.maximum(idx, 0)], 0)
         return count, idx, vals
@@ -98,6 +110,11 @@ def _kernel(m: int, uniform: bool, kind: str, has_pred: bool, method: str):
             cnt = jax.ops.segment_sum(jnp.ones_like(cell, dtype=jnp.int64), cell, cells)
             s = jax.ops.segment_sum(x, cell, cells)
             s2 = jax.ops.segment_sum(x * x, cell, cells)
+        elif method == "rows":
+            hit = jnp.arange(cells)[:, None] == cell[None, :]
+            cnt = jnp.sum(hit, axis=1, dtype=jnp.int64)
+            s = jnp.sum(jnp.where(hit, x[None, :], 0.0), axis=1)
+            s2 = jnp.sum(jnp.where(hit, (x * x)[None, :], 0.0), axis=1)
         else:
             hit = cell[:, None] == jnp.arange(cells)[None, :]
             cnt = jnp.sum(hit, axis=0, dtype=jnp.int64)
@@ -106,6 +123,7 @@ def _kernel(m: int, uniform: bool, kind: str, has_pred: bool, method: str):
         return cnt, s, s2
 
     def fn(p: Any, yt: Any, yp: Any, edges: Any, tol: Any) -> dict[str, Any]:
+        found.clear()  # counts of this trace only (a new shape retraces)
         pf = p.astype(jnp.float64)
         report: dict[str, Any] = {
             "nan": first(jnp.isnan(pf), pf),
@@ -120,7 +138,8 @@ def _kernel(m: int, uniform: bool, kind: str, has_pred: bool, method: str):
             dev = jnp.abs(jnp.sum(pf, axis=1) - 1.0)
             bad_rows = dev > tol
             row = jnp.argmax(bad_rows)
-            report["rows"] = (jnp.sum(bad_rows, dtype=jnp.int64), row, jnp.sum(pf[row]))
+            found.append(jnp.sum(bad_rows, dtype=jnp.int64))
+            report["rows"] = (found[-1], row, jnp.sum(pf[row]))
             if has_pred:
                 pred = yp.astype(jnp.int64)
                 safe = jnp.clip(pred, 0, p.shape[1] - 1)
@@ -141,8 +160,10 @@ def _kernel(m: int, uniform: bool, kind: str, has_pred: bool, method: str):
             b = jnp.searchsorted(edges, x, side="right").astype(jnp.int64) - 1
             report["edges"] = first((x < edges[0]) | (x > edges[-1]), x)
         cell = jnp.clip(2 * b + z.astype(jnp.int64), 0, cells - 1)
-        cnt, s, s2 = reduce(cell, x)
-        report["stats"] = (cnt, s, s2)
+        stats = reduce(cell, x)
+        if not locate:
+            return {"bad": sum(found), "stats": stats}
+        report["stats"] = stats
         return report
 
     return jax.jit(fn)
@@ -263,43 +284,47 @@ def device_sums(
     kind = "matrix" if y_prob.ndim == 2 else ("pairs" if yp is not None else "binary")
     if method is None:
         method = "scatter" if _platform(y_prob) == "cpu" else "onehot"
-    if method not in ("scatter", "onehot"):
-        raise ValueError(f"method must be 'scatter' or 'onehot', got {method!r}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     in_dtype = np.dtype(y_prob.dtype)
     k = y_prob.shape[1] if y_prob.ndim == 2 else 0
     eps = np.finfo(in_dtype).eps if in_dtype.kind == "f" else 0.0
     tol = max(1e-6, 8.0 * k * eps)
-    fn = _kernel(m, bins.rule == "uniform", kind, yp is not None, method)
+    shape = (m, bins.rule == "uniform", kind, yp is not None, method)
     with jax.enable_x64(True):
         # labels given as NumPy are sent to y_prob's device (host to device only)
         yt_d = yt if is_jax_array(yt) else jax.device_put(yt, device)
         yp_d = None if yp is None else (yp if is_jax_array(yp) else jax.device_put(yp, device))
         edges = jax.device_put(np.asarray(bins.edges, dtype=np.float64), device)
-        rep = _fetch(fn(y_prob, yt_d, yp_d, edges, jnp.float64(tol)))
-
-    for key, what in (("nan", "contains NaN"), ("inf", "contains infinity")):
-        if rep[key][0]:
-            raise ValueError(f"y_prob {what}: {_describe(*rep[key], k or None)}")
-    if rep["out"][0]:
-        raise ValueError(f"y_prob must lie in [0, 1]; {_describe(*rep['out'], k or None)} are outside")
-    if kind == "matrix":
-        count, row, total = rep["rows"]
-        if count:
+        args = (y_prob, yt_d, yp_d, edges, jnp.float64(tol))
+        rep = _fetch(_kernel(*shape, locate=False)(*args))
+        if rep["bad"]:  # find the offending values (one more pass, errors only)
+            rep = _fetch(_kernel(*shape, locate=True)(*args))
+    if "nan" in rep:  # located: raise the first problem, as bece.inputs would
+        for key, what in (("nan", "contains NaN"), ("inf", "contains infinity")):
+            if rep[key][0]:
+                raise ValueError(f"y_prob {what}: {_describe(*rep[key], k or None)}")
+        if rep["out"][0]:
+            raise ValueError(f"y_prob must lie in [0, 1]; {_describe(*rep['out'], k or None)} are outside")
+        if kind == "matrix":
+            count, row, total = rep["rows"]
+            if count:
+                raise ValueError(
+                    f"y_prob rows must sum to 1 (tolerance {tol:.1e}); {int(count)} row(s) do not, "
+                    f"e.g. row {int(row)} sums to {float(total):.10g}. Normalise the rows "
+                    "(e.g. softmax) before calling"
+                )
+        n_classes = 2 if kind == "binary" else (k if kind == "matrix" else None)
+        _label_errors(rep["y_true"], "y_true", n_classes)
+        if yp is not None:
+            _label_errors(rep["y_pred"], "y_pred", n_classes)
+        if "edges" in rep and rep["edges"][0]:
+            count, idx, vals = rep["edges"]
             raise ValueError(
-                f"y_prob rows must sum to 1 (tolerance {tol:.1e}); {int(count)} row(s) do not, "
-                f"e.g. row {int(row)} sums to {float(total):.10g}. Normalise the rows "
-                "(e.g. softmax) before calling"
+                f"y_prob has {int(count)} confidence(s) outside the bin edges "
+                f"[{bins.edges[0]:g}, {bins.edges[-1]:g}] given in binning, e.g. {np.float64(vals[0])!r}"
             )
-    n_classes = 2 if kind == "binary" else (k if kind == "matrix" else None)
-    _label_errors(rep["y_true"], "y_true", n_classes)
-    if yp is not None:
-        _label_errors(rep["y_pred"], "y_pred", n_classes)
-    if "edges" in rep and rep["edges"][0]:
-        count, idx, vals = rep["edges"]
-        raise ValueError(
-            f"y_prob has {int(count)} confidence(s) outside the bin edges "
-            f"[{bins.edges[0]:g}, {bins.edges[-1]:g}] given in binning, e.g. {np.float64(vals[0])!r}"
-        )
+        raise AssertionError("a problem was counted on the device but not found")  # pragma: no cover
     cnt, s, s2 = (np.asarray(a) for a in rep["stats"])
     counts = cnt.reshape(m + 1, 2).T
     return (bins, *_fold(counts, s.reshape(m + 1, 2).sum(axis=1), s2.reshape(m + 1, 2).sum(axis=1), m))

@@ -113,7 +113,9 @@ def _open_batches(path: Path, fmt: str, batch_size: int) -> tuple[list[str], Any
         cols = [yt, *probs] + ([yp] if yp else [])
 
         def batches() -> Iterator[Any]:
-            pf = pq.ParquetFile(path)
+            # pre_buffer=False: pyarrow's read-ahead cache otherwise grows with
+            # the file (415 MiB peak at 3e7 rows, 213 MiB without)
+            pf = pq.ParquetFile(path, pre_buffer=False)
             yield from pf.iter_batches(batch_size=batch_size, columns=cols)
 
         return names, batches

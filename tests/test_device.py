@@ -77,6 +77,7 @@ def _check(arrays, method, binning, names):
         ("scatter", "uniform", ["binary", "pairs", "matrix"]),
         ("scatter", EDGES, ["binary-numpy-bool", "matrix-pred-numpy"]),
         ("onehot", EDGES, ["matrix-float-labels", "pairs"]),
+        ("rows", "uniform", ["binary-numpy-bool", "matrix"]),
     ],
 )
 def test_device_equals_host_on_the_same_values(arrays, method, binning, names):
@@ -84,7 +85,7 @@ def test_device_equals_host_on_the_same_values(arrays, method, binning, names):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["scatter", "onehot"])
+@pytest.mark.parametrize("method", list(_device.METHODS))
 @pytest.mark.parametrize("binning", ["uniform", EDGES])
 def test_device_equals_host_full_grid(arrays, method, binning):
     _check(arrays, method, binning, list(_cases(arrays)))
