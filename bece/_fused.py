@@ -56,11 +56,13 @@ slower).
 NumPy cannot fuse the index with three weighted reductions (each
 ``bincount`` is a pass of its own), and XLA's CPU scatter is slow; a numba
 loop is the only well-kept tool here that reaches the memory-bound regime.
-Threads (numba ``parallel=True`` or a thread pool over ``nogil`` chunks) did
-not help on 2 shared cores and cost 8 s of compilation, so the loop is
-sequential. Kernels are compiled on first use and cached on disk
-(``cache=True``): the first call in a new environment pays about 0.3 s per
-combination of input dtypes, later processes load the machine code.
+The data are cut into blocks of 2^20 predictions, each with its own
+accumulators, run on up to 8 threads (the kernels release the GIL; numba's
+own ``parallel=True`` cost 8 s of compilation) and added in block order, so
+the result does not depend on the number of threads. Kernels are compiled on
+first use and cached on disk (``cache=True``): the first call in a new
+environment pays about 0.3 s per combination of input dtypes, later
+processes load the machine code.
 
 numba is imported only when the first statistics are computed (``import
 bece`` stays light). Where numba is not installed or cannot be imported (a
@@ -85,6 +87,10 @@ ENGINES = ("auto", "numba", "numpy")
 
 #: Accumulator copies; element i adds into copy i % _LANES.
 _LANES = 4
+
+#: Elements per block of the loop; blocks run on up to _MAX_THREADS threads.
+_BLOCK = 1 << 20
+_MAX_THREADS = 8
 
 #: engine="auto" imports numba (about 0.4 s in a fresh process) only for
 #: inputs of at least this many predictions, or once it is loaded anyway;
@@ -250,20 +256,48 @@ def _label_like(a: np.ndarray, n: int) -> bool:
     return a.ndim == 1 and a.shape[0] == n and a.dtype in _LABEL_DTYPES
 
 
-def _run(kernel: Callable[..., Any], arrays: tuple[np.ndarray, ...], binning: Binning):
+def _threads(blocks: int) -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        cores = os.cpu_count() or 1
+    return max(1, min(blocks, cores, _MAX_THREADS))
+
+
+def _run(kernel: Callable[..., Any], arrays: tuple[np.ndarray, ...], binning: Binning, *extra: Any):
+    """Run ``kernel`` over blocks of :data:`_BLOCK` elements on up to
+    :data:`_MAX_THREADS` threads; None if it stopped on a bad value.
+
+    Each block has its own accumulators and the blocks are added in block
+    order, so the sums do not depend on the number of threads.
+    """
     m = binning.n_bins
-    w = 2 * (m + 1)
-    cnt = np.zeros(_LANES * w, dtype=np.int64)
-    sp = np.zeros(_LANES * w, dtype=np.float64)
-    sp2 = np.zeros(_LANES * w, dtype=np.float64)
+    w = _LANES * 2 * (m + 1)
+    n = arrays[0].shape[0]
+    blocks = max(1, -(-n // _BLOCK))
+    cnt = np.zeros((blocks, w), dtype=np.int64)
+    sp = np.zeros((blocks, w), dtype=np.float64)
+    sp2 = np.zeros((blocks, w), dtype=np.float64)
     uniform = binning.rule == "uniform"
     edges = np.ascontiguousarray(binning.edges, dtype=np.float64)
-    bad = kernel(*arrays, m, edges, uniform, cnt, sp, sp2)
-    if bad >= 0:
+
+    def one(j: int) -> int:
+        part = tuple(a[j * _BLOCK:(j + 1) * _BLOCK] for a in arrays)
+        return kernel(*part, *extra, m, edges, uniform, cnt[j], sp[j], sp2[j])
+
+    threads = _threads(blocks)
+    if threads == 1:
+        bad = [one(j) for j in range(blocks)]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(threads) as pool:  # the kernels release the GIL
+            bad = list(pool.map(one, range(blocks)))
+    if max(bad) >= 0:
         return None
-    cnt = cnt.reshape(_LANES, m + 1, 2).sum(axis=0).T
-    sp = sp.reshape(_LANES, m + 1, 2).sum(axis=(0, 2))
-    sp2 = sp2.reshape(_LANES, m + 1, 2).sum(axis=(0, 2))
+    cnt = cnt.sum(axis=0).reshape(_LANES, m + 1, 2).sum(axis=0).T
+    sp = sp.sum(axis=0).reshape(_LANES, m + 1, 2).sum(axis=(0, 2))
+    sp2 = sp2.sum(axis=0).reshape(_LANES, m + 1, 2).sum(axis=(0, 2))
     return _fold(cnt, sp, sp2, m)
 
 
@@ -336,7 +370,7 @@ def binned_sums(
                 out = _run(kernel, (p, yt), bins)
             else:
                 whole = yt.dtype.kind == "f" or yp.dtype.kind == "f"
-                out = _run(kernels["pairs"], (p, yt, yp, whole), bins)
+                out = _run(kernels["pairs"], (p, yt, yp), bins, whole)
             if out is not None:
                 return (bins, *out)
             # a bad value: let the NumPy checks below raise their message

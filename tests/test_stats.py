@@ -261,3 +261,30 @@ def test_statistics_do_not_touch_jax_config(rng):
     assert jax.config.jax_enable_x64 == before
     exp = _naive(y, p, np.linspace(0, 1, 5))
     _assert_sums_close(s.sum_p, exp[1], p.sum(), p.size)
+
+
+@pytest.mark.skipif(_fused.available_engine() != "numba", reason="numba is not installed")
+def test_blocks_and_threads_do_not_change_the_result(rng, monkeypatch):
+    """Blocks have their own accumulators and are added in block order: the
+    sums are bit-identical for any number of threads, and a bad value in the
+    last block is still found."""
+    monkeypatch.setattr(_fused, "_BLOCK", 1000)
+    n = 7_777
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p).astype(np.int64)
+    results = []
+    for threads in (1, 2, 3, 8):
+        monkeypatch.setattr(_fused, "_MAX_THREADS", threads)
+        results.append(_fused.binned_sums(y, p, None, 15, "uniform", engine="numba"))
+    for got in results[1:]:
+        assert np.array_equal(got[1], results[0][1])
+        assert np.array_equal(got[2], results[0][2]) and np.array_equal(got[3], results[0][3])
+    ref = _fused.binned_sums(y, p, None, 15, "uniform", engine="numpy")
+    assert np.array_equal(results[0][1], ref[1])
+    _assert_sums_close(results[0][2], ref[2], 2 * p.sum(), n)
+    bad = p.copy()
+    bad[-2] = np.nan
+    with pytest.raises(ValueError, match=r"index 7775: nan"):
+        _fused.binned_sums(y, bad, None, 15, "uniform", engine="numba")
+    with pytest.raises(ValueError, match=r"index 7775: 3"):
+        _fused.binned_sums(np.r_[y[:-2], 3, 1], p, None, 15, "uniform", engine="numba")
