@@ -123,7 +123,7 @@ def bench_statistics(table: Table, sizes: list[int], rng: np.random.Generator) -
         y, p = simulate(n, rng)
         bece.CalibrationStats.from_arrays(y[:1000], p[:1000])  # compile / load the loop
         bece.CalibrationStats.from_arrays(y, p)
-        repeat = 7 if n <= 10**7 else 3
+        repeat = 15 if n <= 10**7 else 5
         b, o = alternate(lambda: np.sum(p), lambda: bece.CalibrationStats.from_arrays(y, p), repeat)
         table.add(f"statistics, n = 10^{round(np.log10(n))}", "one `np.sum(p)`", b, o, "<= 5", o / b <= 5)
         del y, p
