@@ -9,12 +9,12 @@ curve is modelled smoothly across bins, which pools their information.
 Model (written out in NumPyro in :mod:`bece.models.smooth`). With
 :math:`x = \operatorname{logit} p` (confidences clipped to
 :math:`[10^{-6}, 1 - 10^{-6}]` *for the curve only*, so that a confidence of
-exactly 0 or 1 has a finite logit) and :math:`b(p)` the ECE bin of p,
+exactly 0 or 1 has a finite logit) and :math:`m(p)` the ECE bin of p,
 
 .. math::
 
     \operatorname{logit} P(z = 1 \mid p) = f(x) = x + a + b x + \lambda\,\phi(x)^\top u
-        + \tau\,v_{b(p)},
+        + \tau\,v_{m(p)},
 
     a \sim \mathcal N(0, s_a^2),\ b \sim \mathcal N(0, s_b^2),\
     u \sim \mathcal N(0, I),\ v \sim \mathcal N(0, I_M),\
@@ -227,7 +227,7 @@ def roughness_penalty(knots: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SmoothBasis:
-    """Design of the curve: :math:`[1, x, \\phi(x), e_{b(x)}]`.
+    """Design of the curve: :math:`[1, x, \\phi(x), e_{m(x)}]`.
 
     Attributes
     ----------
@@ -245,7 +245,7 @@ class SmoothBasis:
         them and :math:`\\lambda u` that NUTS diverged on.
     n_bins : int
         M when the curve has a deviation per ECE bin (one-hot columns
-        :math:`e_{b(x)}`), else 0.
+        :math:`e_{m(x)}`), else 0.
     """
 
     knots: np.ndarray
@@ -266,7 +266,7 @@ class SmoothBasis:
         return 2 + self.n_spline
 
     def logits(self, x: np.ndarray, bins: np.ndarray | None, beta: np.ndarray) -> np.ndarray:
-        """:math:`f(x) = x + [1, x, N(x)T, e_{b(x)}]\\beta` for each row of ``beta``.
+        """:math:`f(x) = x + [1, x, \\phi(x), e_{m(x)}]\\beta` for each row of ``beta``.
 
         ``x`` and ``bins`` have shape (n,), ``beta`` (S, P); returns (S, n).
         Same as ``x + beta @ design(x, bins).T`` without forming the one-hot
@@ -582,7 +582,7 @@ class SmoothPosterior:
         -------
         beta : ndarray of shape (S, P)
             :math:`(a, b, \\lambda u, \\tau v)`: the curve is
-            :math:`x + [1, x, \\phi(x), e_{b(x)}]\\beta`.
+            :math:`x + [1, x, \\phi(x), e_{m(x)}]\\beta`.
         lam, tau : ndarray of shape (S,)
             The hyper-parameters of each draw.
         log_ratio : ndarray of shape (S,)

@@ -6,7 +6,7 @@ smooth function of :math:`x = \operatorname{logit} p`:
 .. math::
 
     \operatorname{logit} P(z = 1 \mid p) = f(x) = x + a + b\,x + \lambda\,\phi(x)^\top u
-        + \tau\,v_{b(p)},
+        + \tau\,v_{m(p)},
 
     a \sim \mathcal N(0, s_a^2), \qquad b \sim \mathcal N(0, s_b^2), \qquad
     \lambda \sim \mathrm{Exponential}(\text{mean } s_\lambda), \qquad
@@ -38,7 +38,7 @@ The smoothness scale :math:`\lambda` is learned; its exponential prior is
 the penalised-complexity prior of Simpson et al. (2017), which shrinks
 towards the linear (temperature-scaling) curve.
 
-The optional deviations :math:`\tau v_m`, one per ECE bin m (:math:`b(p)`
+The optional deviations :math:`\tau v_m`, one per ECE bin m (:math:`m(p)`
 is the bin of p), take up what the smooth part cannot follow (a staircase,
 a kink): without them the posterior of the binned ECE would concentrate on
 a wrong value as n grows whenever the true curve is not in the spline's
@@ -110,7 +110,7 @@ def natural_cubic_basis(x, knots):
 
 
 def curve_logit(x, knots, transform, a, b, lam, u, bins=None, tau=None, v=None):
-    r""":math:`f(x) = x + a + b x + \lambda\,N(x) T u\ [+ \tau v_{b(x)}]` for one parameter set."""
+    r""":math:`f(x) = x + a + b x + \lambda\,N(x) T u\ [+ \tau v_{m(x)}]` for one parameter set."""
     x = jnp.asarray(x)
     f = x + a + b * x
     if jnp.shape(transform)[1]:
