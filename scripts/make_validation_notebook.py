@@ -152,6 +152,27 @@ CELLS = [
         "# the test on one example: the staircase data set of section 1\n"
         "calibration_test(y, p, seed=0)"
     ),
+    new_markdown_cell(
+        "## 4. What the full study found (80 replications, README table)\n\n"
+        "* **Goal met at n = 300 and 1000** on all five problems with true ECE >= 0.02: smooth "
+        "coverage 0.88–0.99 (binned 0–0.91, bootstrap 0–0.94) and posterior-mean bias well "
+        "under half the plug-in's (e.g. staircase at n = 300: +0.010 against +0.042; the binned "
+        "posterior +0.065).\n"
+        "* **n = 10^4**: coverage 0.88–0.93 except the staircase (0.75; binned 0.46, "
+        "bootstrap 0.45). The bias criterion fails there, for two reasons. On three problems "
+        "every bias is within one or two Monte Carlo standard errors (±0.0004) of 0, so the "
+        "ratio is noise. On the staircase and the under-confident curve it is real and shared by "
+        "all methods: bins whose true gap is 0 (the middle bin of each step; the bin where the "
+        "curve crosses the diagonal) add E|noise| > 0 to any estimate of an absolute value, and "
+        "the per-bin deviations, which make the smooth model consistent for any curve, also "
+        "let that noise through once n is large.\n"
+        "* **Small true ECE** (0.014, below the goal's range): the smooth posterior covers 0.54 "
+        "at n = 300 and 0.91 at 10^4 — better than binned and bootstrap (0 until 10^4) but still "
+        "pushed up by the absolute value.\n"
+        "* **Calibration test**: p-value false alarms 0.037–0.050 at level 0.05 (valid by "
+        "construction), Bayes-factor false alarms 0–0.05; power 0.76–1.0 at n = 1000 for "
+        "ECE >= 0.044, and low at n <= 300 for the smaller effects."
+    ),
 ]
 
 
