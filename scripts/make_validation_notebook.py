@@ -170,7 +170,7 @@ CELLS = [
         "at n = 300 and 0.91 at 10^4 — better than binned and bootstrap (0 until 10^4) but still "
         "pushed up by the absolute value.\n"
         "* **Calibration test**: p-value false alarms 0.037–0.050 at level 0.05 (valid by "
-        "construction), Bayes-factor false alarms 0–0.05; power 0.76–1.0 at n = 1000 for "
+        "construction), Bayes-factor false alarms 0–0.05; power 0.71–1.0 at n = 1000 for "
         "ECE >= 0.044, and low at n <= 300 for the smaller effects."
     ),
 ]
