@@ -20,10 +20,13 @@ same posterior that fraction is :math:`p` up to Monte Carlo error:
 with :math:`\mathrm{ESS}` the effective sample size of the indicator
 :math:`[x \le \hat Q_c]` over the NUTS chains (``arviz.ess``),
 :math:`N_c` the number of closed-form draws and :math:`\epsilon = 10^{-6}`
-the resolution of JAX's default float32 (values in [0, 1]). Working in
+a resolution below which values in [0, 1] are not told apart. Working in
 probability space keeps the test valid where a quantile is ill-determined:
 the accuracy of an empty bin is Beta(1/(2M), 1/(2M)), U-shaped with half its
-mass below 1e-6, and its median can sit anywhere in between. The check
+mass below 1e-6, and its median can sit anywhere in between. NUTS runs in
+float64 within the call (``jax.enable_x64`` as a scoped context; the global
+configuration is untouched), so results do not depend on ``jax_enable_x64``
+and the collapsed log density keeps its precision at n = 10^7. The check
 *agrees* when the chains converged (max R-hat < 1.01, bulk and tail ESS >=
 400) and every :math:`z` is below the Bonferroni threshold
 :math:`\Phi^{-1}(1 - a / (2k))` for :math:`k` comparisons and family-wise
@@ -44,7 +47,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 from .posterior import conjugate_posterior, positive_int, posterior_ece
 from .result import BayesianECE, _arviz, _quiet_arviz
@@ -88,7 +90,7 @@ class CrossCheck:
         draws below the closed form's quantile ``prob_nuts``, the ESS of
         that indicator ``ess_nuts``, the z-score ``z`` and ``nan_nuts``, the
         number of NUTS draws left out as NaN (an empty bin's accuracy when
-        both its cells underflow in float32).
+        both its cells underflow).
     gap : pandas.DataFrame
         Per bin and for the ECE: posterior means under NUTS and the closed
         form and their difference (NUTS minus closed form).
@@ -191,24 +193,29 @@ def _nuts(stats, post, model, num_chains, num_warmup, num_samples, seed, progres
         chain_method="vectorized" if num_chains > 1 else "sequential",
         progress_bar=progress_bar,
     )
-    mcmc.run(
-        jax.random.PRNGKey(seed),
-        stats.edges,
-        post.alpha,
-        post.sigma,
-        post.tau,
-        extra_fields=("diverging",),
-        **collapsed_data(stats),
-    )
+    # float64 inside this call only (jax.enable_x64 is a scoped context, the
+    # global configuration is untouched): the same draws whatever
+    # jax_enable_x64 says, and at n = 10^7 float32 rounding of the c log q
+    # terms (~c 1e-7) would make the Hamiltonian noisy at O(1)
+    with jax.enable_x64(True):
+        mcmc.run(
+            jax.random.PRNGKey(seed),
+            stats.edges,
+            post.alpha,
+            post.sigma,
+            post.tau,
+            extra_fields=("diverging",),
+            **collapsed_data(stats),
+        )
     return mcmc
 
 
 def _compare_at_quantile(az, x: np.ndarray, ref: np.ndarray, prob: float):
     """Compare NUTS draws ``x`` (chain, draw) with closed-form draws ``ref`` at ``prob``.
 
-    NUTS runs in JAX's default float32, where both cells of an empty bin can
-    underflow to 0 and make its accuracy 0/0; such draws (about 0.1% per
-    empty bin at the default prior) are left out of that comparison and
+    Both cells of an empty bin can underflow to 0 and make its accuracy
+    0/0 (in float32 about 0.1% of draws per empty bin at the default prior;
+    rarer in float64); such draws are left out of that comparison and
     counted in the returned ``nan`` column.
 
     Returns (closed-form quantile, NUTS quantile, fraction of NUTS draws
@@ -347,6 +354,8 @@ def _compare(az, chains: dict[str, np.ndarray], closed: dict[str, np.ndarray], n
                        "ess_nuts", "z", "nan_nuts"]
     )
     k = len(table)
+    from scipy import stats as sps  # here, not at import: scipy.stats costs ~1 s
+
     z_threshold = float(sps.norm.isf(false_alarm / (2 * k)))
     max_z = float(table["z"].max()) if k else 0.0
     converged = bool(rhat < 1.01 and min(ess_bulk, ess_tail) >= 400)
@@ -555,12 +564,14 @@ def cross_check_top_label(
     mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
                 chain_method="vectorized" if num_chains > 1 else "sequential",
                 progress_bar=progress_bar)
-    mcmc.run(
-        jax.random.PRNGKey(seed), pooled.edges, alpha_l, post.sigma.reshape(n_labels, m),
-        post.tau.reshape(n_labels, m), extra_fields=("diverging",),
-        counts=np.stack([d["counts"] for d in data]),
-        mean_p=np.stack([d["mean_p"] for d in data]), ss_p=np.stack([d["ss_p"] for d in data]),
-    )
+    with jax.enable_x64(True):  # as in _nuts: float64 in this call only
+        mcmc.run(
+            jax.random.PRNGKey(seed), pooled.edges, alpha_l, post.sigma.reshape(n_labels, m),
+            post.tau.reshape(n_labels, m), extra_fields=("diverging",),
+            counts=np.stack([d["counts"] for d in data]),
+            mean_p=np.stack([d["mean_p"] for d in data]),
+            ss_p=np.stack([d["ss_p"] for d in data]),
+        )
     samples = mcmc.get_samples(group_by_chain=True)
     az = _arviz()
     dims = {k: ["label", "bin"] for k in ("accuracy", "confidence", "weight", "mu")}

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
-from scipy import stats as sps
 
 from .binning import Binning, make_binning
 from .posterior import conjugate_posterior, positive_int, sample_posterior
@@ -89,6 +88,12 @@ class SBCResult:
             f"num_simulations={self.num_simulations}, num_draws={self.num_draws}, "
             f"uniform={self.uniform}, adjusted_pvalue={self.adjusted_pvalue:.3g} (worst: {worst}))"
         )
+
+
+def _chisquare(*args):
+    from scipy import stats  # here, not at import: scipy.stats costs ~1 s
+
+    return stats.chisquare(*args)
 
 
 def _hist(ranks: np.ndarray, num_draws: int, num_hist_bins: int) -> np.ndarray:
@@ -266,7 +271,7 @@ def sbc(
     pvalues = {}
     for k, name in enumerate(names):
         hist = _hist(ranks[:, k], num_draws, num_hist_bins)
-        pvalues[name] = float(sps.chisquare(hist, np.full(num_hist_bins, expected)).pvalue)
+        pvalues[name] = float(_chisquare(hist, np.full(num_hist_bins, expected)).pvalue)
     return SBCResult(
         ranks={name: ranks[:, k] for k, name in enumerate(names)},
         num_draws=num_draws,

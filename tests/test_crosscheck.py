@@ -101,7 +101,7 @@ def test_literal_model_reports_the_gap():
 @pytest.mark.parametrize(
     "kwargs,message",
     [
-        ({"model": "smooth"}, "model must be one of"),
+        ({"model": "bogus"}, "model must be one of"),
         ({"num_chains": 0}, "num_chains must be a positive integer"),
         ({"num_warmup": 0}, "num_warmup must be a positive integer"),
         ({"false_alarm": 1.5}, "false_alarm must be in"),
@@ -117,3 +117,26 @@ def test_zero_width_bins_are_refused():
     p = np.array([0.7] * 8 + [0.1, 0.9])
     with pytest.raises(ValueError, match="bins of positive width"):
         bece.cross_check(np.ones(10, int), p, n_bins=5, binning="quantile")
+
+
+def test_nuts_draws_do_not_depend_on_jax_enable_x64():
+    """NUTS runs in a scoped float64 context: a process with JAX_ENABLE_X64=1
+    gives the same draws as one without (short chains, tiny data)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, bece\n"
+        "y = np.array([0, 1, 1, 0, 1, 1, 1, 0, 1, 1]); p = np.linspace(0.35, 0.95, 10)\n"
+        "cc = bece.cross_check(y, p, n_bins=3, num_chains=1, num_warmup=30, num_samples=20,"
+        " num_closed_form=100)\n"
+        "print(repr(cc.nuts.draws.tolist()))\n"
+    )
+    out = []
+    for flag in ("0", "1"):
+        env = dict(os.environ, JAX_ENABLE_X64=flag, JAX_PLATFORMS="cpu")
+        res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                             check=True)
+        out.append(res.stdout.strip().splitlines()[-1])
+    assert out[0] == out[1]
