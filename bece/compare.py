@@ -72,7 +72,7 @@ from .posterior import (
     sample_dirichlet,
     sample_truncated_normal,
 )
-from .result import BayesianECE, _arviz, _check_prob, _quiet_arviz
+from .result import BayesianECE, DrawSummaries, _arviz, _quiet_arviz
 from .stats import CalibrationStats
 
 __all__ = ["Comparison", "compare", "joint_counts", "joint_concentration"]
@@ -82,7 +82,7 @@ _CHUNK_VALUES = 2**21
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class Comparison:
+class Comparison(DrawSummaries):
     """Joint posterior of the ECEs of two models on the same test set.
 
     Attributes
@@ -106,9 +106,8 @@ class Comparison:
     counts: np.ndarray
     concentration: np.ndarray
 
-    @property
-    def num_samples(self) -> int:
-        return int(self.diff_draws.shape[0])
+    # mean, std, median, interval(prob), hdi(prob) summarise the difference
+    _draws_attr = "diff_draws"
 
     @property
     def prob_a_better(self) -> float:
@@ -118,29 +117,6 @@ class Comparison:
         standard error is :math:`\\sqrt{P(1-P)/S}`.
         """
         return float(np.mean(self.diff_draws < 0))
-
-    @property
-    def mean(self) -> float:
-        """Posterior mean of :math:`\\mathrm{ECE}_a - \\mathrm{ECE}_b`."""
-        return float(np.mean(self.diff_draws))
-
-    @property
-    def std(self) -> float:
-        """Posterior standard deviation of :math:`\\mathrm{ECE}_a - \\mathrm{ECE}_b`."""
-        return float(np.std(self.diff_draws, ddof=1))
-
-    def interval(self, prob: float = 0.9) -> tuple[float, float]:
-        """Equal-tailed credible interval of :math:`\\mathrm{ECE}_a - \\mathrm{ECE}_b`:
-        the (1-prob)/2 and (1+prob)/2 quantiles of ``diff_draws``."""
-        prob = _check_prob(prob)
-        lo, hi = np.quantile(self.diff_draws, [(1 - prob) / 2, (1 + prob) / 2])
-        return float(lo), float(hi)
-
-    def hdi(self, prob: float = 0.9) -> tuple[float, float]:
-        """Highest-density interval of the difference (``arviz.hdi``)."""
-        prob = _check_prob(prob)
-        lo, hi = _arviz().hdi(self.diff_draws, hdi_prob=prob)
-        return float(lo), float(hi)
 
     def to_inference_data(self):
         """The joint draws as ``arviz.InferenceData``.

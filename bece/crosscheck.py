@@ -149,6 +149,17 @@ class CrossCheck:
         )
 
 
+def check_run_arguments(*, false_alarm: Any, seed: Any, **counts: Any) -> None:
+    """ValueError naming the argument unless every count is a positive int,
+    ``false_alarm`` is in (0, 1) and ``seed`` a non-negative int."""
+    for name, value in counts.items():
+        positive_int(value, name)
+    if not 0 < false_alarm < 1:
+        raise ValueError(f"false_alarm must be in (0, 1), got {false_alarm!r}")
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+
+
 def collapsed_data(stats: CalibrationStats) -> dict[str, np.ndarray]:
     """Keyword data of the collapsed models: counts, per-bin mean and centred SS.
 
@@ -258,13 +269,8 @@ def cross_check_stats(
     """:func:`cross_check` from statistics (e.g. merged chunks)."""
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
-    for name, value in (("num_chains", num_chains), ("num_warmup", num_warmup),
-                        ("num_samples", num_samples), ("num_closed_form", num_closed_form)):
-        positive_int(value, name)
-    if not 0 < false_alarm < 1:
-        raise ValueError(f"false_alarm must be in (0, 1), got {false_alarm!r}")
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    check_run_arguments(num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples,
+                        num_closed_form=num_closed_form, false_alarm=false_alarm, seed=seed)
     if not isinstance(stats, CalibrationStats):
         raise ValueError(f"stats must be a CalibrationStats, got {type(stats).__name__}")
     if np.any(np.diff(stats.edges) <= 0):
@@ -532,13 +538,8 @@ def cross_check_top_label(
 
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS} with top_label=True, got {model!r}")
-    for name, value in (("num_chains", num_chains), ("num_warmup", num_warmup),
-                        ("num_samples", num_samples), ("num_closed_form", num_closed_form)):
-        positive_int(value, name)
-    if not 0 < false_alarm < 1:
-        raise ValueError(f"false_alarm must be in (0, 1), got {false_alarm!r}")
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    check_run_arguments(num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples,
+                        num_closed_form=num_closed_form, false_alarm=false_alarm, seed=seed)
     labels, stats = top_label_statistics(y_true, y_prob, n_bins=n_bins, binning=binning)
     if closed_form is None:
         closed_form = posterior_top_label_ece(

@@ -18,7 +18,7 @@ import numpy as np
 
 from .stats import CalibrationStats
 
-__all__ = ["BayesianECE", "BayesianTopLabelECE"]
+__all__ = ["BayesianECE", "BayesianTopLabelECE", "DrawSummaries"]
 
 
 def _arviz():
@@ -63,8 +63,51 @@ def _check_prob(prob: Any) -> float:
     return float(prob)
 
 
+class DrawSummaries:
+    """Summaries of a 1-D array of posterior draws, for result objects.
+
+    A subclass names the array with ``_draws_attr`` (default ``"draws"``).
+    """
+
+    _draws_attr = "draws"
+
+    @property
+    def _summary_draws(self) -> np.ndarray:
+        return getattr(self, self._draws_attr)
+
+    @property
+    def num_samples(self) -> int:
+        return int(self._summary_draws.shape[0])
+
+    @property
+    def mean(self) -> float:
+        """Posterior mean."""
+        return float(np.mean(self._summary_draws))
+
+    @property
+    def std(self) -> float:
+        """Posterior standard deviation."""
+        return float(np.std(self._summary_draws, ddof=1))
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self._summary_draws))
+
+    def interval(self, prob: float = 0.9) -> tuple[float, float]:
+        """Equal-tailed credible interval: the (1-prob)/2 and (1+prob)/2 quantiles."""
+        prob = _check_prob(prob)
+        lo, hi = np.quantile(self._summary_draws, [(1 - prob) / 2, (1 + prob) / 2])
+        return float(lo), float(hi)
+
+    def hdi(self, prob: float = 0.9) -> tuple[float, float]:
+        """Highest-density interval of the draws (``arviz.hdi``)."""
+        prob = _check_prob(prob)
+        lo, hi = _arviz().hdi(self._summary_draws, hdi_prob=prob)
+        return float(lo), float(hi)
+
+
 @dataclass(frozen=True, repr=False, eq=False)
-class BayesianECE:
+class BayesianECE(DrawSummaries):
     """Posterior draws of the expected calibration error.
 
     Attributes
@@ -100,37 +143,6 @@ class BayesianECE:
     method: str = "conjugate"
     preset: str | None = None
     params: Any = field(default=None)
-
-    # ------------------------------------------------------------ summaries
-    @property
-    def num_samples(self) -> int:
-        return int(self.draws.shape[0])
-
-    @property
-    def mean(self) -> float:
-        """Posterior mean of the ECE."""
-        return float(np.mean(self.draws))
-
-    @property
-    def std(self) -> float:
-        """Posterior standard deviation of the ECE."""
-        return float(np.std(self.draws, ddof=1))
-
-    @property
-    def median(self) -> float:
-        return float(np.median(self.draws))
-
-    def interval(self, prob: float = 0.9) -> tuple[float, float]:
-        """Equal-tailed credible interval: the (1-prob)/2 and (1+prob)/2 quantiles."""
-        prob = _check_prob(prob)
-        lo, hi = np.quantile(self.draws, [(1 - prob) / 2, (1 + prob) / 2])
-        return float(lo), float(hi)
-
-    def hdi(self, prob: float = 0.9) -> tuple[float, float]:
-        """Highest-density interval of the ECE draws (``arviz.hdi``)."""
-        prob = _check_prob(prob)
-        lo, hi = _arviz().hdi(self.draws, hdi_prob=prob)
-        return float(lo), float(hi)
 
     # --------------------------------------------------------------- ArviZ
     def to_inference_data(self):

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..posterior import as_generator, positive_int, sample_dirichlet
-from ..result import _arviz, _check_prob, _quiet_arviz
+from ..result import DrawSummaries, _arviz, _check_prob, _quiet_arviz
 from .forecast import _real, check_levels, check_pit
 from .metrics import DEFAULT_LEVELS, _count_weights, _observed
 
@@ -45,7 +45,7 @@ __all__ = ["BayesianCalibrationError", "bayesian_calibration_error"]
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class BayesianCalibrationError:
+class BayesianCalibrationError(DrawSummaries):
     """Posterior draws of a regression forecaster's calibration curve and cal score.
 
     Attributes
@@ -81,36 +81,6 @@ class BayesianCalibrationError:
     counts: np.ndarray = field(default=None)  # type: ignore[assignment]
     alpha: np.ndarray = field(default=None)  # type: ignore[assignment]
     weights: Any = None
-
-    @property
-    def num_samples(self) -> int:
-        return int(self.draws.shape[0])
-
-    @property
-    def mean(self) -> float:
-        """Posterior mean of the cal score."""
-        return float(np.mean(self.draws))
-
-    @property
-    def std(self) -> float:
-        """Posterior standard deviation of the cal score."""
-        return float(np.std(self.draws, ddof=1))
-
-    @property
-    def median(self) -> float:
-        return float(np.median(self.draws))
-
-    def interval(self, prob: float = 0.9) -> tuple[float, float]:
-        """Equal-tailed credible interval of the cal score: the (1-prob)/2 and (1+prob)/2 quantiles."""
-        prob = _check_prob(prob)
-        lo, hi = np.quantile(self.draws, [(1 - prob) / 2, (1 + prob) / 2])
-        return float(lo), float(hi)
-
-    def hdi(self, prob: float = 0.9) -> tuple[float, float]:
-        """Highest-density interval of the cal score (``arviz.hdi``)."""
-        prob = _check_prob(prob)
-        lo, hi = _arviz().hdi(self.draws, hdi_prob=prob)
-        return float(lo), float(hi)
 
     def curve_interval(self, prob: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
         """Pointwise equal-tailed credible band of the curve :math:`C_j`.
