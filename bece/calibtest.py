@@ -20,7 +20,7 @@ which is valid in finite samples: under the null :math:`T, T^{*(1)}, \dots,
 T^{*(B)}` are exchangeable, so :math:`P(\text{p-value} \le \alpha) \le
 \alpha`. For top-label (multiclass) inputs, drawing the label from the
 predicted distribution and scoring ``argmax == label`` is the same as
-:math:`z^* \sim \mathrm{Bernoulli}(\max_k p_k)`. Above 5,000 predictions
+:math:`z^* \sim \mathrm{Bernoulli}(\max_k p_k)`. Above 2,000 predictions
 the resampling uses the fine grid of :mod:`bece.smooth` (128 sub-cells per
 bin): a sub-cell's correct count is drawn as
 :math:`\mathrm{Binomial}(t_g, \bar p_g)` instead of a sum of Bernoullis
@@ -227,7 +227,7 @@ def calibration_test(
     n_knots, intercept_scale, slope_scale, smoothness_scale, bin_scale
         The alternative (smooth) model; see :func:`bece.smooth.fit_smooth`.
     grid : "auto", None or int, default "auto"
-        Atoms as in :func:`bece.smooth.smooth_ece` (exact up to 5,000
+        Atoms as in :func:`bece.smooth.smooth_ece` (exact up to 2,000
         predictions).
     seed : int or numpy.random.Generator, default 0
 

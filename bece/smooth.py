@@ -156,7 +156,7 @@ __all__ = [
 ]
 
 LOGIT_CLIP = 1e-6
-EXACT_MAX_N = 5_000
+EXACT_MAX_N = 2_000
 DEFAULT_SUBCELLS = 128
 DEFAULT_N_KNOTS = 10
 N_LAMBDA = 16
@@ -936,7 +936,7 @@ def smooth_ece(
     grid : "auto", None or int, default "auto"
         None: one atom per prediction (exact); an int r: r sub-cells per bin
         (module docstring, with the error bound); "auto": exact up to
-        5,000 predictions, 128 sub-cells above.
+        2,000 predictions, 128 sub-cells above.
     num_samples : int, default 10_000
     seed : int or numpy.random.Generator, default 0
 

@@ -48,7 +48,7 @@ from scipy import integrate, special, stats
 import bece
 from bece.binning import make_binning
 from bece.calibtest import resampled_ece
-from bece.smooth import make_atoms, smooth_ece
+from bece.smooth import DEFAULT_SUBCELLS, EXACT_MAX_N, make_atoms, smooth_ece
 
 N_BINS = 15
 LEVEL = 0.9
@@ -140,7 +140,7 @@ def replicate(problem: Problem, n: int, rng: np.random.Generator, *, num_samples
     binned = bece.bayesian_ece(y, p, n_bins=N_BINS, num_samples=num_samples, seed=rng)
     smooth = smooth_ece(y, p, n_bins=N_BINS, num_samples=num_samples, seed=rng)
     boot = bootstrap_ece(y, p, num_boot, rng)
-    atoms = make_atoms(y, p, make_binning(p, N_BINS), None if n <= 5000 else 128)
+    atoms = make_atoms(y, p, make_binning(p, N_BINS), None if n <= EXACT_MAX_N else DEFAULT_SUBCELLS)
     stat, resampled = resampled_ece(atoms, num_resamples, rng)
     p_value = (1 + np.count_nonzero(resampled >= stat)) / (num_resamples + 1)
     log_bf = smooth.params.log_bayes_factor
