@@ -1009,7 +1009,8 @@ def cross_check_smooth(
     confidences (equally spaced quantiles of the data, ends excluded).
     Agreement: converged (R-hat < 1.01, bulk and tail ESS >= 400) and every
     z-score below the Bonferroni threshold for family-wise false-alarm
-    rate ``false_alarm``.
+    rate ``false_alarm``. NUTS runs in float64 within the call (a scoped
+    ``jax.enable_x64``), so its draws do not depend on ``jax_enable_x64``.
 
     Returns
     -------
@@ -1021,17 +1022,18 @@ def cross_check_smooth(
     from numpyro.infer import MCMC, NUTS
     from scipy import stats as sps
 
-    from .crosscheck import CrossCheck, _compare_at_quantile, _gap_table, _split_vars
+    from .crosscheck import (
+        CrossCheck,
+        _compare_at_quantile,
+        _gap_table,
+        _split_vars,
+        check_run_arguments,
+    )
     from .models.smooth import smooth_model
 
-    for name, value in (("num_chains", num_chains), ("num_warmup", num_warmup),
-                        ("num_samples", num_samples), ("num_closed_form", num_closed_form),
-                        ("curve_points", curve_points)):
-        positive_int(value, name)
-    if not 0 < false_alarm < 1:
-        raise ValueError(f"false_alarm must be in (0, 1), got {false_alarm!r}")
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    check_run_arguments(false_alarm=false_alarm, seed=seed, num_chains=num_chains,
+                        num_warmup=num_warmup, num_samples=num_samples,
+                        num_closed_form=num_closed_form, curve_points=curve_points)
     atoms, stats, grid_points = _prepare(y_true, y_prob, y_pred, n_bins, binning, grid)
     with single_threaded_blas():
         post = fit_smooth(atoms, n_knots=n_knots, intercept_scale=intercept_scale,
@@ -1055,9 +1057,13 @@ def cross_check_smooth(
         data["trials"] = atoms.trials
     if basis.n_bins:
         data.update(bins=atoms.bin, n_bins=basis.n_bins, bin_scale=post.bin_scale)
-    mcmc.run(jax.random.PRNGKey(seed), basis.knots, basis.transform,
-             intercept_scale=float(post.prior_scales[0]), slope_scale=float(post.prior_scales[1]),
-             smoothness_scale=post.smoothness_scale, extra_fields=("diverging",), **data)
+    # float64 inside this call only, as bece.cross_check does (jax.enable_x64 is
+    # a scoped context): the same draws whatever jax_enable_x64 says
+    with jax.enable_x64(True):
+        mcmc.run(jax.random.PRNGKey(seed), basis.knots, basis.transform,
+                 intercept_scale=float(post.prior_scales[0]),
+                 slope_scale=float(post.prior_scales[1]),
+                 smoothness_scale=post.smoothness_scale, extra_fields=("diverging",), **data)
     smp = {k: np.asarray(v, dtype=np.float64) for k, v in mcmc.get_samples(group_by_chain=True).items()}
     flat = {k: v.reshape((num_chains * num_samples,) + v.shape[2:]) for k, v in smp.items()}
     lam = flat["lam"]
