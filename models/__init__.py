@@ -13,6 +13,7 @@ from .binned import (
     truncnorm_mean,
 )
 from .reparam import DirichletGammaReparam
+from .smooth import curve_logit, natural_cubic_basis, smooth_model
 from .toplabel import top_label_collapsed, top_label_model
 
 __all__ = [
@@ -21,6 +22,9 @@ __all__ = [
     "conjugate_model",
     "literal_collapsed",
     "literal_model",
+    "curve_logit",
+    "natural_cubic_basis",
+    "smooth_model",
     "top_label_collapsed",
     "top_label_model",
     "truncnorm_log_normalizer",
