@@ -1023,11 +1023,13 @@ def cross_check_smooth(
     from scipy import stats as sps
 
     from .crosscheck import (
+        EXTRA_FIELDS,
         CrossCheck,
         _compare_at_quantile,
         _gap_table,
         _split_vars,
         check_run_arguments,
+        mcmc_inference_data,
     )
     from .models.smooth import smooth_model
 
@@ -1063,7 +1065,7 @@ def cross_check_smooth(
         mcmc.run(jax.random.PRNGKey(seed), basis.knots, basis.transform,
                  intercept_scale=float(post.prior_scales[0]),
                  slope_scale=float(post.prior_scales[1]),
-                 smoothness_scale=post.smoothness_scale, extra_fields=("diverging",), **data)
+                 smoothness_scale=post.smoothness_scale, extra_fields=EXTRA_FIELDS, **data)
     smp = {k: np.asarray(v, dtype=np.float64) for k, v in mcmc.get_samples(group_by_chain=True).items()}
     flat = {k: v.reshape((num_chains * num_samples,) + v.shape[2:]) for k, v in smp.items()}
     lam = flat["lam"]
@@ -1076,8 +1078,7 @@ def cross_check_smooth(
                                  np.random.default_rng([seed, 2]), "nuts", grid_points)
     divergences = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
     az = _arviz()
-    with _quiet_arviz():
-        idata = az.from_numpyro(mcmc, log_likelihood=False)
+    idata = mcmc_inference_data(mcmc)
     probe = np.quantile(atoms.p, np.linspace(0, 1, curve_points + 2)[1:-1])
     shape = (num_chains, num_samples)
     chains = {
