@@ -9,12 +9,8 @@ Run from the repository root:  python scripts/make_regression_notebook.py
 
 from __future__ import annotations
 
-from pathlib import Path
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-ROOT = Path(__file__).resolve().parents[1]
 
 CELLS = [
     new_markdown_cell(
@@ -189,13 +185,7 @@ CELLS = [
 ]
 
 
-def write(name: str, cells: list) -> None:
-    nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path = ROOT / "notebooks" / name
-    nbformat.write(nb, path)
-    print(f"wrote {path}")
-
-
 if __name__ == "__main__":
+    from make_notebooks import write  # the same writer (scripts/ is on sys.path when run)
+
     write("regression_calibration.ipynb", CELLS)
