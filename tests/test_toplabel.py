@@ -233,3 +233,17 @@ def test_cross_check_catches_a_wrong_top_label_closed_form(nuts_top_label):
               "accuracy": wrong.label_accuracy, "confidence": wrong.label_confidence}
     _, _, _, _, max_z, threshold, _ = _compare(_arviz(), chains, closed, 4, 1000, 1e-4)
     assert max_z > 2 * threshold
+
+
+def test_default_number_of_draws_shrinks_with_many_labels():
+    from bece.toplabel import default_num_samples
+
+    assert default_num_samples(10, 15) == 10_000
+    assert default_num_samples(1000, 15) == 2 * 10**7 // 15_000 == 1333
+    assert default_num_samples(10**5, 15) == 1000
+    rng = np.random.default_rng(8)
+    k = 1400  # L * M > 2e6 / ... : fewer than 10,000 draws by default
+    prob = rng.dirichlet(np.full(k, 0.05), size=6000)
+    y = rng.integers(0, k, size=6000)
+    r = bayesian_top_label_ece(y, prob)
+    assert r.num_samples == default_num_samples(r.n_labels, 15) < 10_000
