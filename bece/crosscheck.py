@@ -359,14 +359,15 @@ def cross_check_stats(
 
 
 def _compare(az, chains: dict[str, np.ndarray], closed: dict[str, np.ndarray], num_chains: int,
-             num_samples: int, false_alarm: float):
+             num_samples: int, false_alarm: float, diagnose: dict[str, np.ndarray] | None = None):
     """Quantile comparison table and diagnostics of NUTS ``chains`` against ``closed`` draws.
 
     ``chains[v]`` has shape (chain, draw) or (chain, draw, ...) and
     ``closed[v]`` (S,) or (S, ...) with the same trailing shape; the
     trailing axes are flattened (column ``bin`` of the table is the flat
-    index, -1 for scalars). Returns (table, rhat_max, ess_bulk_min,
-    ess_tail_min, max_z, z_threshold, converged).
+    index, -1 for scalars). ``diagnose`` adds chains (e.g. the model's
+    parameters) to the R-hat and ESS diagnostics only. Returns (table,
+    rhat_max, ess_bulk_min, ess_tail_min, max_z, z_threshold, converged).
     """
     import pandas as pd
 
@@ -382,7 +383,8 @@ def _compare(az, chains: dict[str, np.ndarray], closed: dict[str, np.ndarray], n
                 for prob in QUANTILES:
                     rows.append((var, -1 if draws.ndim == 2 else j, prob,
                                  *_compare_at_quantile(az, x, ref, prob)))
-        flat = {k: v.reshape(num_chains, num_samples, -1) for k, v in chains.items()}
+        flat = {k: v.reshape(num_chains, num_samples, -1)
+                for k, v in {**chains, **(diagnose or {})}.items()}
         rhat = max(float(np.nanmax(az.rhat(v))) for v in _split_vars(flat))
         ess_bulk = min(float(np.nanmin(az.ess(v, method="bulk"))) for v in _split_vars(flat))
         ess_tail = min(float(np.nanmin(az.ess(v, method="tail"))) for v in _split_vars(flat))

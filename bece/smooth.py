@@ -134,7 +134,7 @@ from scipy import linalg, special
 from .binning import Binning, make_binning
 from .inputs import as_outcomes
 from .posterior import as_generator, positive_int
-from .result import BayesianECE, _arviz, _quiet_arviz
+from .result import BayesianECE, _arviz
 from .stats import CalibrationStats
 
 __all__ = [
@@ -162,7 +162,6 @@ DEFAULT_N_KNOTS = 10
 N_LAMBDA = 16
 N_TAU = 12
 HYPER_RANGE = (1e-2, 10.0)
-QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 CURVE_POINTS = 101
 BOUND_DRAWS = 200
 PARETO_K_MAX = 0.7
@@ -1020,14 +1019,12 @@ def cross_check_smooth(
     """
     import jax
     from numpyro.infer import MCMC, NUTS
-    from scipy import stats as sps
 
     from .crosscheck import (
         EXTRA_FIELDS,
         CrossCheck,
-        _compare_at_quantile,
+        _compare,
         _gap_table,
-        _split_vars,
         check_run_arguments,
         mcmc_inference_data,
     )
@@ -1091,28 +1088,9 @@ def cross_check_smooth(
         "accuracy": closed_form.accuracy,
         "curve": _curve(basis, atoms.binning, probe, closed_form.coefficients),
     }
-    rows = []
-    with _quiet_arviz(), warnings.catch_warnings(), np.errstate(invalid="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        for var, a in chains.items():
-            a3 = a.reshape(num_chains, num_samples, -1)
-            for j in range(a3.shape[-1]):
-                for prob in QUANTILES:
-                    rows.append((var, -1 if var == "ece" else j, prob,
-                                 *_compare_at_quantile(az, a3[..., j], refs[var][:, j], prob)))
-        params = {k: smp[k] for k in ("a", "b", "lam", "u", "tau", "v") if k in smp}
-        compared = {**chains, **params}
-        rhat = max(float(np.nanmax(az.rhat(v))) for v in _split_vars(compared))
-        ess_bulk = min(float(np.nanmin(az.ess(v, method="bulk"))) for v in _split_vars(compared))
-        ess_tail = min(float(np.nanmin(az.ess(v, method="tail"))) for v in _split_vars(compared))
-    import pandas as pd
-
-    table = pd.DataFrame(rows, columns=["variable", "bin", "quantile", "closed_form", "nuts",
-                                        "prob_nuts", "ess_nuts", "z", "nan_nuts"])
-    k = len(table)
-    z_threshold = float(sps.norm.isf(false_alarm / (2 * k)))
-    max_z = float(table["z"].max())
-    converged = bool(rhat < 1.01 and min(ess_bulk, ess_tail) >= 400)
+    params = {k: smp[k] for k in ("a", "b", "lam", "u", "tau", "v") if k in smp}
+    table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged = _compare(
+        az, chains, refs, num_chains, num_samples, false_alarm, diagnose=params)
     return CrossCheck(
         model="smooth", agree=bool(converged and max_z <= z_threshold), converged=converged,
         max_z=max_z, z_threshold=z_threshold, rhat_max=rhat, ess_bulk_min=ess_bulk,
