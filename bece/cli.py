@@ -40,6 +40,23 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
 
+def _add_options(parser: argparse.ArgumentParser, draws: str, figure: str) -> None:
+    """The options ``report`` and ``compare`` share."""
+    parser.add_argument("--n-bins", type=int, default=15, help="number of bins (default 15)")
+    parser.add_argument(
+        "--binning",
+        default="uniform",
+        choices=["uniform", "quantile"],
+        help="equal-width or equal-mass bins (default uniform)",
+    )
+    parser.add_argument("--samples", type=int, default=10_000, help=f"{draws} (default 10000)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--plot", metavar="PATH", help=f"also write {figure} (.png, .pdf, .svg, ...)"
+    )
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="bece",
@@ -57,21 +74,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "scikit-learn's digits).",
     )
     rep.add_argument("file", nargs="?", metavar="FILE", help="CSV, Parquet or NPZ file")
-    rep.add_argument("--n-bins", type=int, default=15, help="number of bins (default 15)")
-    rep.add_argument(
-        "--binning",
-        default="uniform",
-        choices=["uniform", "quantile"],
-        help="equal-width or equal-mass bins (default uniform)",
-    )
-    rep.add_argument(
-        "--samples", type=int, default=10_000, help="posterior draws (default 10000)"
-    )
-    rep.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    rep.add_argument("--json", action="store_true", help="print one JSON object")
-    rep.add_argument(
-        "--plot", metavar="PATH", help="also write the reliability diagram (.png, .pdf, .svg, ...)"
-    )
+    _add_options(rep, "posterior draws", "the reliability diagram")
     cmp_ = sub.add_parser(
         "compare",
         help="paired comparison of two models' ECE on the same test set",
@@ -83,21 +86,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     cmp_.add_argument("file_a", metavar="A", help="predictions of model A (CSV, Parquet or NPZ)")
     cmp_.add_argument("file_b", metavar="B", help="predictions of model B, same test set")
-    cmp_.add_argument("--n-bins", type=int, default=15, help="number of bins (default 15)")
-    cmp_.add_argument(
-        "--binning",
-        default="uniform",
-        choices=["uniform", "quantile"],
-        help="equal-width or equal-mass bins (default uniform)",
-    )
-    cmp_.add_argument(
-        "--samples", type=int, default=10_000, help="joint posterior draws (default 10000)"
-    )
-    cmp_.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    cmp_.add_argument("--json", action="store_true", help="print one JSON object")
-    cmp_.add_argument(
-        "--plot", metavar="PATH", help="also write the comparison figure (.png, .pdf, .svg, ...)"
-    )
+    _add_options(cmp_, "joint posterior draws", "the comparison figure")
     return parser
 
 
