@@ -106,8 +106,10 @@ class Comparison(DrawSummaries):
     counts: np.ndarray
     concentration: np.ndarray
 
-    # mean, std, median, interval(prob), hdi(prob) summarise the difference
+    # mean, std, median, interval(prob), hdi(prob) summarise the difference;
+    # summary() shows the two ECEs and their difference
     _draws_attr = "diff_draws"
+    _summary_vars = ["ece_a", "ece_b", "ece_diff"]
 
     @property
     def prob_a_better(self) -> float:
@@ -149,15 +151,6 @@ class Comparison(DrawSummaries):
              "prob_a_better": self.prob_a_better, "method": "conjugate-paired"}
         )
         return idata
-
-    def summary(self, **kwargs: Any):
-        """ArviZ summary table of ``ece_a``, ``ece_b`` and ``ece_diff``
-        (``kwargs`` go to ``arviz.summary``; default ``hdi_prob=0.9``)."""
-        az = _arviz()
-        kwargs.setdefault("hdi_prob", 0.9)
-        kwargs.setdefault("var_names", ["ece_a", "ece_b", "ece_diff"])
-        with _quiet_arviz():
-            return az.summary(self.to_inference_data(), **kwargs)
 
     def __repr__(self) -> str:
         lo, hi = self.interval(0.9)

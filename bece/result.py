@@ -66,10 +66,13 @@ def _check_prob(prob: Any) -> float:
 class DrawSummaries:
     """Summaries of a 1-D array of posterior draws, for result objects.
 
-    A subclass names the array with ``_draws_attr`` (default ``"draws"``).
+    A subclass names the array with ``_draws_attr`` (default ``"draws"``),
+    provides ``to_inference_data()`` for :meth:`summary`, and may set
+    ``_summary_vars``, the variables :meth:`summary` shows by default.
     """
 
     _draws_attr = "draws"
+    _summary_vars: list[str] | None = None
 
     @property
     def _summary_draws(self) -> np.ndarray:
@@ -104,6 +107,24 @@ class DrawSummaries:
         prob = _check_prob(prob)
         lo, hi = _arviz().hdi(self._summary_draws, hdi_prob=prob)
         return float(lo), float(hi)
+
+    def summary(self, var_names: Any = None, **kwargs: Any):
+        """ArviZ summary table (``arviz.summary``) of :meth:`to_inference_data`.
+
+        Parameters
+        ----------
+        var_names : list of str, optional
+            Variables to include; default ``_summary_vars`` (None: all).
+        **kwargs
+            Passed to ``arviz.summary`` (default ``hdi_prob=0.9``; e.g.
+            ``kind="stats"``).
+        """
+        az = _arviz()
+        kwargs.setdefault("hdi_prob", 0.9)
+        if var_names is None:
+            var_names = self._summary_vars
+        with _quiet_arviz():
+            return az.summary(self.to_inference_data(), var_names=var_names, **kwargs)
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -193,22 +214,6 @@ class BayesianECE(DrawSummaries):
             }
         )
         return idata
-
-    def summary(self, var_names: Any = None, **kwargs: Any):
-        """ArviZ summary table (``arviz.summary``) of the posterior.
-
-        Parameters
-        ----------
-        var_names : list of str, optional
-            Variables to include; default all (``ece`` first, then the
-            per-bin ``accuracy``, ``confidence``, ``weight``).
-        **kwargs
-            Passed to ``arviz.summary`` (e.g. ``hdi_prob=0.9``, ``kind="stats"``).
-        """
-        az = _arviz()
-        kwargs.setdefault("hdi_prob", 0.9)
-        with _quiet_arviz():
-            return az.summary(self.to_inference_data(), var_names=var_names, **kwargs)
 
     def __repr__(self) -> str:
         lo, hi = self.interval(0.9)

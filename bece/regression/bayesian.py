@@ -131,13 +131,6 @@ class BayesianCalibrationError(DrawSummaries):
         )
         return idata
 
-    def summary(self, var_names: Any = None, **kwargs: Any):
-        """ArviZ summary table (``arviz.summary``); default ``hdi_prob=0.9``."""
-        az = _arviz()
-        kwargs.setdefault("hdi_prob", 0.9)
-        with _quiet_arviz():
-            return az.summary(self.to_inference_data(), var_names=var_names, **kwargs)
-
     def __repr__(self) -> str:
         lo, hi = self.interval(0.9)
         return (
