@@ -60,6 +60,7 @@ __all__ = [
     "collapsed_data",
     "mcmc_inference_data",
     "nuts_model",
+    "run_nuts",
 ]
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -224,35 +225,41 @@ def nuts_model(stats: CalibrationStats, post: Any, model: str):
     return reparam(base, config={"q": DirichletGammaReparam(boost=boost, log_total_scale=scale)})
 
 
-def _nuts(stats, post, model, num_chains, num_warmup, num_samples, seed, progress_bar,
-          target_accept_prob):
+def run_nuts(model: Any, *args: Any, num_chains: int, num_warmup: int, num_samples: int,
+             seed: int, progress_bar: bool, target_accept_prob: float, **kwargs: Any):
+    """NUTS on ``model(*args, **kwargs)``: seeded, chains vectorised on one
+    device, recording :data:`EXTRA_FIELDS`; returns the ``numpyro.infer.MCMC``.
+
+    Runs in float64 inside this call only (``jax.enable_x64`` is a scoped
+    context; the global configuration is untouched): the same draws whatever
+    ``jax_enable_x64`` says, and at n = 10^7 float32 rounding of the
+    collapsed models' c log q terms (~c 1e-7) would make the Hamiltonian
+    noisy at O(1).
+    """
     import jax
     from numpyro.infer import MCMC, NUTS
 
-    kernel = NUTS(nuts_model(stats, post, model), target_accept_prob=target_accept_prob)
     mcmc = MCMC(
-        kernel,
+        NUTS(model, target_accept_prob=target_accept_prob),
         num_warmup=num_warmup,
         num_samples=num_samples,
         num_chains=num_chains,
         chain_method="vectorized" if num_chains > 1 else "sequential",
         progress_bar=progress_bar,
     )
-    # float64 inside this call only (jax.enable_x64 is a scoped context, the
-    # global configuration is untouched): the same draws whatever
-    # jax_enable_x64 says, and at n = 10^7 float32 rounding of the c log q
-    # terms (~c 1e-7) would make the Hamiltonian noisy at O(1)
     with jax.enable_x64(True):
-        mcmc.run(
-            jax.random.PRNGKey(seed),
-            stats.edges,
-            post.alpha,
-            post.sigma,
-            post.tau,
-            extra_fields=EXTRA_FIELDS,
-            **collapsed_data(stats),
-        )
+        mcmc.run(jax.random.PRNGKey(seed), *args, extra_fields=EXTRA_FIELDS, **kwargs)
     return mcmc
+
+
+def _nuts(stats, post, model, num_chains, num_warmup, num_samples, seed, progress_bar,
+          target_accept_prob):
+    return run_nuts(
+        nuts_model(stats, post, model), stats.edges, post.alpha, post.sigma, post.tau,
+        num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, seed=seed,
+        progress_bar=progress_bar, target_accept_prob=target_accept_prob,
+        **collapsed_data(stats),
+    )
 
 
 def _compare_at_quantile(az, x: np.ndarray, ref: np.ndarray, prob: float):
@@ -561,9 +568,7 @@ def cross_check_top_label(
     index in ``nuts.labels``). Meant for a handful of labels: the cost grows
     with L M. Arguments as :func:`cross_check`, plus ``average``.
     """
-    import jax
     from numpyro.handlers import reparam
-    from numpyro.infer import MCMC, NUTS
 
     from .models import DirichletGammaReparam, top_label_collapsed
     from .result import BayesianTopLabelECE
@@ -591,21 +596,15 @@ def cross_check_top_label(
     base = functools.partial(top_label_collapsed, n_labels=n_labels, average=average,
                              literal=model == "literal")
     boost = (concentration < 1.0).reshape(-1)
-    kernel = NUTS(
+    mcmc = run_nuts(
         reparam(base, config={"q": DirichletGammaReparam(boost=boost, log_total_scale=scale)}),
-        target_accept_prob=target_accept_prob,
+        pooled.edges, alpha_l, post.sigma.reshape(n_labels, m), post.tau.reshape(n_labels, m),
+        num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, seed=seed,
+        progress_bar=progress_bar, target_accept_prob=target_accept_prob,
+        counts=np.stack([d["counts"] for d in data]),
+        mean_p=np.stack([d["mean_p"] for d in data]),
+        ss_p=np.stack([d["ss_p"] for d in data]),
     )
-    mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                chain_method="vectorized" if num_chains > 1 else "sequential",
-                progress_bar=progress_bar)
-    with jax.enable_x64(True):  # as in _nuts: float64 in this call only
-        mcmc.run(
-            jax.random.PRNGKey(seed), pooled.edges, alpha_l, post.sigma.reshape(n_labels, m),
-            post.tau.reshape(n_labels, m), extra_fields=EXTRA_FIELDS,
-            counts=np.stack([d["counts"] for d in data]),
-            mean_p=np.stack([d["mean_p"] for d in data]),
-            ss_p=np.stack([d["ss_p"] for d in data]),
-        )
     samples = mcmc.get_samples(group_by_chain=True)
     az = _arviz()
     dims = {k: ["label", "bin"] for k in ("accuracy", "confidence", "weight", "mu")}

@@ -1017,16 +1017,13 @@ def cross_check_smooth(
         ``model="smooth"``; ``closed_form`` holds the Laplace draws
         (``method="laplace"``), ``nuts`` the NUTS ones (``method="nuts"``).
     """
-    import jax
-    from numpyro.infer import MCMC, NUTS
-
     from .crosscheck import (
-        EXTRA_FIELDS,
         CrossCheck,
         _compare,
         _gap_table,
         check_run_arguments,
         mcmc_inference_data,
+        run_nuts,
     )
     from .models.smooth import smooth_model
 
@@ -1047,22 +1044,17 @@ def cross_check_smooth(
             beta_c, lam_c, tau_c, post = importance_draws(atoms, post, num_closed_form, rng)
             closed_form = _smooth_result(atoms, stats, post, beta_c, lam_c, tau_c, rng,
                                          "laplace", grid_points)
-    kernel = NUTS(smooth_model, target_accept_prob=target_accept_prob)
-    mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                chain_method="vectorized" if num_chains > 1 else "sequential",
-                progress_bar=progress_bar)
     data = {"x": atoms.x, "z": atoms.successes}
     if not atoms.exact:
         data["trials"] = atoms.trials
     if basis.n_bins:
         data.update(bins=atoms.bin, n_bins=basis.n_bins, bin_scale=post.bin_scale)
-    # float64 inside this call only, as bece.cross_check does (jax.enable_x64 is
-    # a scoped context): the same draws whatever jax_enable_x64 says
-    with jax.enable_x64(True):
-        mcmc.run(jax.random.PRNGKey(seed), basis.knots, basis.transform,
-                 intercept_scale=float(post.prior_scales[0]),
-                 slope_scale=float(post.prior_scales[1]),
-                 smoothness_scale=post.smoothness_scale, extra_fields=EXTRA_FIELDS, **data)
+    mcmc = run_nuts(
+        smooth_model, basis.knots, basis.transform, num_chains=num_chains, num_warmup=num_warmup,
+        num_samples=num_samples, seed=seed, progress_bar=progress_bar,
+        target_accept_prob=target_accept_prob, intercept_scale=float(post.prior_scales[0]),
+        slope_scale=float(post.prior_scales[1]), smoothness_scale=post.smoothness_scale, **data,
+    )
     smp = {k: np.asarray(v, dtype=np.float64) for k, v in mcmc.get_samples(group_by_chain=True).items()}
     flat = {k: v.reshape((num_chains * num_samples,) + v.shape[2:]) for k, v in smp.items()}
     lam = flat["lam"]
