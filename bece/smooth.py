@@ -142,9 +142,11 @@ __all__ = [
     "SmoothBasis",
     "SmoothBayesianECE",
     "SmoothPosterior",
+    "atoms_from_stats",
     "cross_check_smooth",
     "ece_draws",
     "draw_loglik",
+    "fine_binning",
     "fit_smooth",
     "importance_draws",
     "logit_confidence",
@@ -153,6 +155,7 @@ __all__ = [
     "roughness_penalty",
     "single_threaded_blas",
     "smooth_ece",
+    "smooth_posterior_ece",
 ]
 
 LOGIT_CLIP = 1e-6
@@ -389,38 +392,189 @@ def make_atoms(z: np.ndarray, p: np.ndarray, binning: Binning, grid: int | None)
     """Atoms from checked outcomes ``z`` and confidences ``p`` (shape (n,)).
 
     ``grid=None``: one atom per prediction. An int r: r equal-width
-    sub-cells per bin, one atom per non-empty sub-cell.
+    sub-cells per bin (:func:`fine_binning`), one atom per non-empty
+    sub-cell; computed as :func:`atoms_from_stats` of the statistics in
+    those sub-cells, so that the two routes give the same atoms.
     """
-    b = binning.index(p)
     if grid is None:
+        b = binning.index(p)
         order = np.argsort(b, kind="stable")
         ps = p[order]
         ones = np.ones(p.size, dtype=np.int64)
         return Atoms(ps, logit_confidence(ps), ones, np.asarray(z, dtype=np.int64)[order],
                      b[order], None, None, binning, None)
-    edges = binning.edges
-    lo, hi = edges[b], edges[b + 1]
-    width = hi - lo
-    with np.errstate(invalid="ignore", divide="ignore"):
-        frac = np.where(width > 0, (p - lo) / width, 0.0)
-    sub = np.minimum((frac * grid).astype(np.int64), grid - 1)
-    cell = b * grid + sub
-    m = binning.n_bins
-    total = m * grid
-    trials = np.bincount(cell, minlength=total)
-    succ = np.bincount(cell, weights=np.asarray(z, dtype=np.float64), minlength=total)
-    sum_p = np.bincount(cell, weights=p, minlength=total)
-    keep = np.flatnonzero(trials)
-    t = trials[keep].astype(np.int64)
-    pm = sum_p[keep] / t
-    cb = keep // grid
-    k = keep % grid
-    w = np.diff(edges)[cb]
-    lower = edges[cb] + w * k / grid
-    upper = edges[cb] + w * (k + 1) / grid
-    pm = np.clip(pm, lower, upper)  # float rounding of the mean only
-    return Atoms(pm, logit_confidence(pm), t, np.rint(succ[keep]).astype(np.int64), cb,
-                 lower, upper, binning, int(grid))
+    fine = _subdivide(binning, int(grid))
+    stats = CalibrationStats.from_outcomes(np.asarray(z), p, fine)
+    return _stats_atoms(stats, binning, _bin_of_cells(fine, binning))
+
+
+def _subdivide(coarse: Binning, grid: int) -> Binning:
+    """Each bin of ``coarse`` cut into ``grid`` equal-width sub-cells.
+
+    Uniform bins give uniform bins (``M * grid`` of them, index
+    :math:`\\lfloor p M r \\rfloor`: for r a power of two this is
+    :math:`r \\lfloor p M \\rfloor` plus the sub-cell exactly, since scaling
+    by a power of two commutes with rounding); other bins explicit edges
+    that contain every edge of ``coarse`` as the same float.
+    """
+    m = coarse.n_bins
+    if coarse.rule == "uniform":
+        return Binning(np.linspace(0.0, 1.0, m * grid + 1), "uniform")
+    e = coarse.edges
+    lo, hi = e[:-1, None], e[1:, None]
+    inner = np.clip(lo + (hi - lo) * (np.arange(grid) / grid), lo, hi)
+    fine = np.maximum.accumulate(np.append(inner.ravel(), e[-1]))
+    return Binning(fine, "edges")
+
+
+def _ece_binning(n_bins: Any, binning: Any) -> Binning:
+    if isinstance(binning, str) and binning in ("quantile", "equal-mass"):
+        raise ValueError(
+            "binning='quantile' needs the confidences to place its edges, which fine "
+            "statistics do not keep; compute them first (e.g. bece.binning.make_binning(p, "
+            "n_bins, 'quantile').edges, or a first pass over the file) and pass binning=edges "
+            "both here and to bece.smooth.fine_binning"
+        )
+    return make_binning(None, n_bins, binning)
+
+
+def _bin_of_cells(fine: Binning, coarse: Binning) -> np.ndarray:
+    """ECE bin (index into ``coarse``) of each cell of ``fine``, shape (M',);
+    ValueError unless ``fine`` refines ``coarse``."""
+    mf, mc = fine.n_bins, coarse.n_bins
+    if fine.rule == "uniform" and coarse.rule == "uniform":
+        if mf % mc:
+            raise ValueError(
+                f"the {mf} uniform bins of stats do not refine the {mc} uniform ECE bins given "
+                f"by n_bins/binning: their number must be a multiple of {mc}, e.g. "
+                f"{mc} * {DEFAULT_SUBCELLS} = {mc * DEFAULT_SUBCELLS} "
+                f"(bece.smooth.fine_binning(n_bins={mc}))"
+            )
+        return np.arange(mf, dtype=np.int64) // (mf // mc)
+    fe, ce = fine.edges, coarse.edges
+    inside = np.isin(ce, fe)
+    if fe[0] != ce[0] or fe[-1] != ce[-1] or not inside.all():
+        missing = ce[~inside] if not inside.all() else ce[[0, -1]]
+        raise ValueError(
+            f"the {mf} bins of stats (edges {fe[0]:g} .. {fe[-1]:g}) do not refine the {mc} ECE "
+            f"bins given by n_bins/binning: ECE edge(s) {np.round(missing[:5], 6).tolist()} "
+            "are not edges of stats' bins (equal as floats); build stats with "
+            "binning=bece.smooth.fine_binning(n_bins, binning)"
+        )
+    return np.minimum(np.searchsorted(ce, fe[:-1], side="right") - 1, mc - 1).astype(np.int64)
+
+
+def _stats_atoms(stats: CalibrationStats, coarse: Binning, cell_bin: np.ndarray) -> Atoms:
+    """One atom per non-empty cell of ``stats`` (cells refining ``coarse``,
+    ``cell_bin`` their ECE bins, non-decreasing)."""
+    t_all = stats.bin_counts
+    keep = np.flatnonzero(t_all)
+    t = t_all[keep]
+    e = stats.edges
+    lower, upper = e[keep], e[keep + 1]
+    pm = np.clip(stats.sum_p[keep] / t, lower, upper)  # float rounding of the mean only
+    per_bin = np.bincount(cell_bin, minlength=coarse.n_bins)
+    grid = int(per_bin[per_bin > 0].min())
+    return Atoms(pm, logit_confidence(pm), t.astype(np.int64),
+                 stats.counts[1][keep].astype(np.int64), cell_bin[keep], lower, upper,
+                 coarse, grid)
+
+
+def _coarsen(stats: CalibrationStats, coarse: Binning, cell_bin: np.ndarray) -> CalibrationStats:
+    """The statistics of ``stats`` added up over the cells of each ECE bin."""
+    m = coarse.n_bins
+    counts = np.zeros((2, m), dtype=np.int64)
+    sum_p, sum_p2 = np.zeros(m), np.zeros(m)
+    np.add.at(counts, (slice(None), cell_bin), stats.counts)
+    np.add.at(sum_p, cell_bin, stats.sum_p)
+    np.add.at(sum_p2, cell_bin, stats.sum_p2)
+    return CalibrationStats(coarse, counts, sum_p, sum_p2)
+
+
+def fine_binning(n_bins: int | None = None, binning: Any = "uniform", *,
+                 grid: int = DEFAULT_SUBCELLS) -> Binning:
+    """The fine bins to collect statistics in for the smooth model.
+
+    Each of the M ECE bins is cut into ``grid`` equal-width sub-cells.
+    Statistics in these bins (:meth:`bece.CalibrationStats.from_arrays`,
+    :func:`bece.stream.file_statistics`, :func:`bece.io.read_statistics`,
+    Dask arrays and DataFrames, JAX arrays) add across chunks like any
+    other, and :func:`smooth_posterior_ece` turns them into the posterior
+    that :func:`smooth_ece` gives with ``grid=grid``.
+
+    Parameters
+    ----------
+    n_bins : int, default 15
+        ECE bins M.
+    binning : {"uniform"} or array_like of edges or Binning, default "uniform"
+        The ECE bins. ``"quantile"`` raises ``ValueError``: its edges
+        depend on all confidences, so compute them first (a first pass)
+        and pass them as edges.
+    grid : int, default 128
+        Sub-cells per ECE bin; the bound on the ECE error of the grid is
+        about :math:`2/(\\text{grid}\\,M)` (module docstring).
+
+    Returns
+    -------
+    Binning
+        Uniform ECE bins give uniform bins, ``M * grid`` of them (the same
+        as ``n_bins=M * grid``); explicit edges give explicit edges
+        containing every ECE edge.
+
+    Examples
+    --------
+    >>> from bece.smooth import fine_binning
+    >>> fine_binning(15)
+    Binning(rule='uniform', n_bins=1920)
+    >>> fine_binning(binning=[0.0, 0.5, 0.9, 1.0], grid=2).edges.tolist()
+    [0.0, 0.25, 0.5, 0.7, 0.9, 0.95, 1.0]
+    """
+    return _subdivide(_ece_binning(n_bins, binning), positive_int(grid, "grid"))
+
+
+def _from_stats(stats: Any, n_bins: Any, binning: Any) -> tuple[Atoms, CalibrationStats]:
+    if not isinstance(stats, CalibrationStats):
+        raise ValueError(f"stats must be a CalibrationStats, got {type(stats).__name__}")
+    if stats.n == 0:
+        raise ValueError("stats holds no predictions (n = 0)")
+    coarse = _ece_binning(n_bins, binning)
+    cell_bin = _bin_of_cells(stats.binning, coarse)
+    return _stats_atoms(stats, coarse, cell_bin), _coarsen(stats, coarse, cell_bin)
+
+
+def atoms_from_stats(stats: CalibrationStats, *, n_bins: int | None = None,
+                     binning: Any = "uniform") -> Atoms:
+    """Fine-grid atoms from statistics whose bins refine the ECE bins.
+
+    Each non-empty bin g of ``stats`` becomes one atom: ``trials``
+    :math:`t_g = n_g`, ``successes`` :math:`c_{1,g}`, confidence
+    :math:`\\bar p_g = S_g / n_g` (clipped to the cell, float rounding
+    only), ``lower``/``upper`` the cell's edges (for the error bound), and
+    ``bin`` the ECE bin containing the cell.
+
+    Parameters
+    ----------
+    stats : CalibrationStats
+        Statistics in fine bins, e.g. ``binning=fine_binning(n_bins)``;
+        possibly summed over chunks.
+    n_bins, binning
+        The ECE bins (default 15 uniform). The bins of ``stats`` must refine
+        them: uniform in a multiple of ``n_bins`` bins, or edges that contain
+        every ECE edge. ``"quantile"`` raises (pass its edges).
+
+    Returns
+    -------
+    Atoms
+        ``grid`` is the number of cells per ECE bin (the smallest, if
+        uneven).
+
+    Raises
+    ------
+    ValueError
+        If ``stats`` is not a CalibrationStats or holds no predictions, or
+        its bins do not refine the ECE bins.
+    """
+    return _from_stats(stats, n_bins, binning)[0]
 
 
 # ------------------------------------------------------------------ Laplace
@@ -902,7 +1056,16 @@ def _prepare(y_true, y_prob, y_pred, n_bins, binning, grid):
     bins = make_binning(p, n_bins, binning)
     stats = CalibrationStats.from_outcomes(z, p, bins)
     atoms = make_atoms(z, p, bins, _check_grid(grid, p.size))
-    return atoms, stats, _curve_grid(p)
+    # the curve over the atoms' range: the same whether the fine grid came
+    # from the predictions or from their statistics
+    return atoms, stats, _curve_grid(p if atoms.exact else atoms.p)
+
+
+def _laplace(atoms, stats, grid_points, rng, num_samples, **model):
+    with single_threaded_blas():
+        post = fit_smooth(atoms, **model)
+        beta, lam, tau, post = importance_draws(atoms, post, num_samples, rng)
+        return _smooth_result(atoms, stats, post, beta, lam, tau, rng, "laplace", grid_points)
 
 
 def smooth_ece(
@@ -962,12 +1125,86 @@ def smooth_ece(
     num_samples = positive_int(num_samples, "num_samples")
     rng = as_generator(seed)
     atoms, stats, grid_points = _prepare(y_true, y_prob, y_pred, n_bins, binning, grid)
-    with single_threaded_blas():
-        post = fit_smooth(atoms, n_knots=n_knots, intercept_scale=intercept_scale,
-                          slope_scale=slope_scale, smoothness_scale=smoothness_scale,
-                          bin_scale=bin_scale)
-        beta, lam, tau, post = importance_draws(atoms, post, num_samples, rng)
-        return _smooth_result(atoms, stats, post, beta, lam, tau, rng, "laplace", grid_points)
+    return _laplace(atoms, stats, grid_points, rng, num_samples, n_knots=n_knots,
+                    intercept_scale=intercept_scale, slope_scale=slope_scale,
+                    smoothness_scale=smoothness_scale, bin_scale=bin_scale)
+
+
+def smooth_posterior_ece(
+    stats: CalibrationStats,
+    *,
+    n_bins: int | None = None,
+    binning: Any = "uniform",
+    n_knots: int = DEFAULT_N_KNOTS,
+    intercept_scale: float = 1.0,
+    slope_scale: float = 0.5,
+    smoothness_scale: float = 0.5,
+    bin_scale: float | None = 0.25,
+    num_samples: int = 10_000,
+    seed: Any = 0,
+) -> SmoothBayesianECE:
+    """Posterior over the ECE under the smooth model, from fine statistics.
+
+    The smooth model's counterpart of :func:`bece.posterior_ece`
+    (``bece.posterior_ece(stats, model="smooth")`` calls this). ``stats``
+    holds the predictions' counts and confidence sums in bins that refine
+    the ECE bins -- collect them with ``binning=fine_binning(n_bins)`` from
+    arrays, files read in chunks, Dask or JAX arrays, and add chunks with
+    ``+``. Each non-empty fine bin is one atom of the fine grid
+    (:func:`atoms_from_stats`; module docstring, "Large n", for the error
+    bound, reported as ``params.grid_error``). With the same seed the draws
+    are those of :func:`smooth_ece` with ``grid=grid`` on the predictions
+    themselves: identical when the statistics come from one pass over the
+    same arrays, equal to float64 rounding when chunks are added.
+
+    Parameters
+    ----------
+    stats : CalibrationStats
+        Statistics in fine bins (:func:`fine_binning`).
+    n_bins, binning
+        The ECE bins (default 15 uniform), which the bins of ``stats`` must
+        refine. ``"quantile"`` raises ``ValueError``: pass the edges (from a
+        first pass) here and to :func:`fine_binning`.
+    n_knots, intercept_scale, slope_scale, smoothness_scale, bin_scale
+        The model and prior; see :func:`fit_smooth`.
+    num_samples : int, default 10_000
+    seed : int or numpy.random.Generator, default 0
+
+    Returns
+    -------
+    SmoothBayesianECE
+        As :func:`smooth_ece`; ``.stats`` holds the statistics added up to
+        the ECE bins (for the plug-in ECE and per-bin tables), the curve is
+        drawn over the range of the fine bins' mean confidences.
+
+    Raises
+    ------
+    ValueError
+        ``stats`` not a CalibrationStats or empty; its bins do not refine the
+        ECE bins (e.g. 100 uniform bins for 15 ECE bins); a bad option.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import CalibrationStats
+    >>> from bece.smooth import fine_binning, smooth_ece, smooth_posterior_ece
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=20_000)
+    >>> y = rng.uniform(size=20_000) < p ** 2
+    >>> fine = fine_binning(15)                      # 15 ECE bins x 128 sub-cells
+    >>> parts = [CalibrationStats.from_arrays(y[i:i + 5000], p[i:i + 5000], binning=fine)
+    ...          for i in range(0, 20_000, 5000)]
+    >>> r = smooth_posterior_ece(sum(parts), n_bins=15, num_samples=2000, seed=1)
+    >>> s = smooth_ece(y, p, n_bins=15, grid=128, num_samples=2000, seed=1)
+    >>> bool(np.allclose(r.draws, s.draws, rtol=1e-9, atol=0))
+    True
+    """
+    num_samples = positive_int(num_samples, "num_samples")
+    rng = as_generator(seed)
+    atoms, coarse = _from_stats(stats, n_bins, binning)
+    return _laplace(atoms, coarse, _curve_grid(atoms.p), rng, num_samples, n_knots=n_knots,
+                    intercept_scale=intercept_scale, slope_scale=slope_scale,
+                    smoothness_scale=smoothness_scale, bin_scale=bin_scale)
 
 
 # -------------------------------------------------------------- NUTS check
