@@ -336,6 +336,15 @@ def positive_int(value: Any, name: str) -> int:
     return int(value)
 
 
+def _binned_options_unused(**options: Any) -> None:
+    given = [k for k, v in options.items() if v is not None]
+    if given:
+        raise ValueError(
+            f"{', '.join(given)} belong(s) to model='binned'; model='smooth' takes its "
+            "options through bece.smooth.smooth_ece and bece.smooth.smooth_posterior_ece"
+        )
+
+
 def posterior_ece(
     stats: CalibrationStats,
     *,
@@ -345,6 +354,9 @@ def posterior_ece(
     preset: str | None = None,
     num_samples: int = 10_000,
     seed: Any = 0,
+    model: str = "binned",
+    n_bins: int | None = None,
+    binning: Any = None,
 ) -> "BayesianECE":
     """Posterior over the ECE from statistics, by the closed form.
 
@@ -358,16 +370,43 @@ def posterior_ece(
         Number of independent posterior draws S.
     seed : int or numpy.random.Generator, default 0
         Randomness; the same int gives identical draws.
+    model : {"binned", "smooth"}, default "binned"
+        ``"binned"``: the closed form in the bins of ``stats``.
+        ``"smooth"``: the smooth calibration-curve model by Laplace
+        (:func:`bece.smooth.smooth_posterior_ece`), from statistics in fine
+        bins that refine the ECE bins (``binning=bece.smooth.fine_binning(
+        n_bins)``); ``alpha``, ``sigma``, ``tau`` and ``preset`` do not
+        apply to it.
+    n_bins, binning : optional
+        ``model="smooth"`` only: the ECE bins (default 15 uniform) that the
+        bins of ``stats`` refine. The binned model uses the bins of
+        ``stats`` and refuses them.
 
     Returns
     -------
     BayesianECE
+        (:class:`bece.smooth.SmoothBayesianECE` for ``model="smooth"``.)
     """
     from .metrics import plugin_ece
     from .result import BayesianECE
 
     if not isinstance(stats, CalibrationStats):
         raise ValueError(f"stats must be a CalibrationStats, got {type(stats).__name__}")
+    if model == "smooth":
+        _binned_options_unused(alpha=alpha, sigma=sigma, tau=tau, preset=preset)
+        from .smooth import smooth_posterior_ece
+
+        return smooth_posterior_ece(stats, n_bins=n_bins,
+                                    binning="uniform" if binning is None else binning,
+                                    num_samples=num_samples, seed=seed)
+    if model != "binned":
+        raise ValueError(f"model must be 'binned' or 'smooth', got {model!r}")
+    given = [k for k, v in (("n_bins", n_bins), ("binning", binning)) if v is not None]
+    if given:
+        raise ValueError(
+            f"{' and '.join(given)} belong(s) to model='smooth' (the ECE bins that its fine "
+            "statistics refine); model='binned' uses the bins of stats"
+        )
     num_samples = positive_int(num_samples, "num_samples")
     rng = as_generator(seed)
     post = conjugate_posterior(stats, alpha=alpha, sigma=sigma, tau=tau, preset=preset)
@@ -465,13 +504,7 @@ def bayesian_ece(
     True
     """
     if model == "smooth":
-        given = [k for k, v in (("alpha", alpha), ("sigma", sigma), ("tau", tau),
-                                ("preset", preset)) if v is not None]
-        if given:
-            raise ValueError(
-                f"{', '.join(given)} belong(s) to model='binned'; model='smooth' takes its "
-                "options through bece.smooth.smooth_ece"
-            )
+        _binned_options_unused(alpha=alpha, sigma=sigma, tau=tau, preset=preset)
         from .smooth import smooth_ece
 
         return smooth_ece(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning,
