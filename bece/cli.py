@@ -1,10 +1,19 @@
 """The ``bece`` command.
 
-``bece report [FILE] [--n-bins 15] [--binning uniform] [--samples 10000]
-[--seed 0] [--json]`` prints the Bayesian ECE of the predictions in FILE
-(CSV, Parquet or NPZ; columns as in :mod:`bece.io`), or of the example
-shipped with bece when FILE is omitted; ``--plot PATH`` also writes its
-reliability diagram (:func:`bece.plots.reliability_diagram`).
+``bece report [FILE] [--model binned] [--n-bins 15] [--binning uniform]
+[--samples 10000] [--seed 0] [--json]`` prints the Bayesian ECE of the
+predictions in FILE (CSV, Parquet or NPZ; columns as in :mod:`bece.io`), or
+of the example shipped with bece when FILE is omitted; ``--plot PATH`` also
+writes its reliability diagram (:func:`bece.plots.reliability_diagram`).
+``--model smooth`` uses the smooth calibration-curve model
+(:mod:`bece.smooth`): the file is read in chunks into statistics on the fine
+grid of :func:`bece.smooth.fine_binning` (128 sub-cells per ECE bin) and
+:func:`bece.smooth.smooth_posterior_ece` runs on them; quantile bins take
+one more pass for their edges. A file of at most 2,000 predictions is then
+read whole for the exact posterior (one atom per prediction, as
+:func:`bece.bayesian_ece` with ``model="smooth"``). The report then adds the model's per-bin
+accuracy and the grid's error bound, and the diagram's bands are the
+model's (``band_prior=None``).
 
 ``bece compare A B [--n-bins 15] [--binning uniform] [--samples 10000]
 [--seed 0] [--json] [--plot PATH]`` prints the paired posterior of two
@@ -74,6 +83,14 @@ def _build_parser() -> argparse.ArgumentParser:
         "scikit-learn's digits).",
     )
     rep.add_argument("file", nargs="?", metavar="FILE", help="CSV, Parquet or NPZ file")
+    rep.add_argument(
+        "--model",
+        default="binned",
+        choices=["binned", "smooth"],
+        help="binned: the seed's per-bin model (closed form); smooth: a smooth calibration "
+        "curve pooling the bins (Laplace, from statistics on a fine grid), honest at small "
+        "n (default binned)",
+    )
     _add_options(rep, "posterior draws", "the reliability diagram")
     cmp_ = sub.add_parser(
         "compare",
@@ -100,7 +117,7 @@ def report_dict(result: Any, prob: float = PROB) -> dict[str, Any]:
     lo, hi = result.interval(prob)
     edges, counts = stats.edges, stats.bin_counts
     acc, conf = stats.accuracy, stats.confidence
-    return {
+    d = {
         "n": stats.n,
         "n_bins": stats.n_bins,
         "plugin_ece": result.plugin,
@@ -116,6 +133,22 @@ def report_dict(result: Any, prob: float = PROB) -> dict[str, Any]:
             for m in range(stats.n_bins)
         ],
     }
+    if getattr(result, "model", "binned") == "smooth":
+        # the smooth model's own per-bin accuracy (posterior mean and interval
+        # of sum_j w_j sigma(f(x_j)) / sum_j w_j over the bin), and its grid
+        d["model"] = "smooth"
+        d["grid"] = result.params.grid
+        d["grid_error"] = result.params.grid_error
+        mean, (blo, bhi) = _bin_summary(result.accuracy, prob)
+        for m, b in enumerate(d["bins"]):
+            b["model_accuracy"] = {"mean": mean[m], "interval": [blo[m], bhi[m]]}
+    return d
+
+
+def _bin_summary(draws: np.ndarray, prob: float) -> tuple[list[float], tuple[list, list]]:
+    """Per-column mean and equal-tailed ``prob`` interval of (S, M) draws."""
+    q = np.quantile(draws, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
+    return draws.mean(axis=0).tolist(), (q[0].tolist(), q[1].tolist())
 
 
 _KINDS = {
@@ -137,18 +170,26 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
     overall = stats.counts[1].sum() / stats.n
     lo, hi = d["ece"]["interval"]
     pct = f"{prob:.0%}"
+    smooth = d.get("model") == "smooth"
     lines = [
         f"bece report: {source}",
         f"  predictions   {stats.n:,} ({_KINDS.get(kind, kind)})",
         f"  bins          {stats.n_bins} {binning}, {int((stats.bin_counts == 0).sum())} empty",
         f"  {outcome:<13} {overall:.4f} overall",
+    ]
+    if smooth:
+        atoms = ("every prediction an atom (exact)" if d["grid"] is None else
+                 f"{d['grid']} sub-cells per bin, grid error <= {d['grid_error']:.1e}")
+        lines.append(f"  model         smooth calibration curve (Laplace), {atoms}")
+    lines += [
         "",
         f"  Bayesian ECE  {d['ece']['mean']:.4f}   posterior mean (sd {d['ece']['std']:.4f}, "
         f"{result.num_samples:,} draws)",
         f"  {pct} interval  [{lo:.4f}, {hi:.4f}]   equal-tailed credible interval",
         f"  plug-in ECE   {d['plugin_ece']:.4f}",
         "",
-        f"  {'bin':>3}  {'range':<15} {'count':>8}  {'accuracy':>8}  {'confidence':>10}  {'gap':>7}",
+        f"  {'bin':>3}  {'range':<15} {'count':>8}  {'accuracy':>8}  {'confidence':>10}  {'gap':>7}"
+        + (f"  model accuracy [{pct}]" if smooth else ""),
     ]
 
     def cell(x: float | None, width: int) -> str:
@@ -158,12 +199,20 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
         right = "]" if m == stats.n_bins - 1 else ")"
         span = f"[{b['lo']:.3f}, {b['hi']:.3f}{right}"
         gap = "-" if b["count"] == 0 else f"{b['accuracy'] - b['confidence']:+.4f}"
-        lines.append(
+        row = (
             f"  {m + 1:>3}  {span:<15} {b['count']:>8,}  {cell(b['accuracy'], 8)}  "
             f"{cell(b['confidence'], 10)}  {gap:>7}"
         )
+        if smooth:
+            ma = b["model_accuracy"]
+            row += f"  {ma['mean']:.4f} [{ma['interval'][0]:.4f}, {ma['interval'][1]:.4f}]"
+        lines.append(row)
     lines.append("")
     lines.append("  gap = accuracy - confidence (negative: over-confident)")
+    if smooth:
+        lines.append("  model accuracy: the smooth curve's accuracy over the bin (posterior mean "
+                     "[interval]);")
+        lines.append("  accuracy, confidence and gap are the observed ones")
     return "\n".join(lines)
 
 
@@ -176,13 +225,12 @@ def _report(args: argparse.Namespace) -> int:
     path = args.file if args.file is not None else example_path()
     # CSV and Parquet are read in chunks (bece.stream); a progress bar only
     # for a person watching a terminal, never in --json output
-    pred = read_statistics(
-        path,
-        n_bins=args.n_bins,
-        binning=args.binning,
-        progress=not args.json and sys.stderr.isatty(),
-    )
-    result = posterior_ece(pred.stats, num_samples=args.samples, seed=args.seed)
+    progress = not args.json and sys.stderr.isatty()
+    if args.model == "smooth":
+        result, pred = _smooth_report(path, args, progress)
+    else:
+        pred = read_statistics(path, n_bins=args.n_bins, binning=args.binning, progress=progress)
+        result = posterior_ece(pred.stats, num_samples=args.samples, seed=args.seed)
     if args.json:
         print(json.dumps(report_dict(result)))
     else:
@@ -192,9 +240,42 @@ def _report(args: argparse.Namespace) -> int:
         from .plots import reliability_diagram
 
         fig = _figure((5.5, 6.2))
-        reliability_diagram(result, ax=fig.add_subplot())
+        # smooth: the bands are the model's pooled per-bin accuracy, which is
+        # what it adds over the counts (band_prior=None)
+        band = {"band_prior": None} if args.model == "smooth" else {}
+        ax = reliability_diagram(result, ax=fig.add_subplot(), **band)
+        if args.model == "smooth":
+            ax.set_title(f"smooth model: {ax.get_title()}", fontsize="medium")
         _save(fig, args.plot, args.json)
     return 0
+
+
+def _smooth_report(path: Any, args: argparse.Namespace, progress: bool) -> tuple[Any, Any]:
+    """Fine statistics of the file (chunked) and the smooth posterior on them;
+    a file of at most EXACT_MAX_N rows is small enough to read whole and
+    gets the exact posterior (one atom per prediction), as
+    ``bece.bayesian_ece(..., model="smooth")`` gives."""
+    from .io import read_predictions, read_statistics
+    from .smooth import EXACT_MAX_N, fine_binning, smooth_ece, smooth_posterior_ece
+
+    n_bins: int | None = args.n_bins
+    binning: Any = args.binning
+    if binning == "quantile":
+        # the quantile edges need all confidences: a first pass (two for CSV
+        # and Parquet, see bece.stream), then the fine statistics in those bins
+        binning = read_statistics(path, n_bins=n_bins, binning="quantile",
+                                  progress=progress).stats.edges
+        n_bins = None
+    fine = fine_binning(n_bins, binning)
+    pred = read_statistics(path, binning=fine, progress=progress)
+    if pred.stats.n <= EXACT_MAX_N:
+        whole = read_predictions(path)
+        result = smooth_ece(whole.y_true, whole.y_prob, y_pred=whole.y_pred, n_bins=n_bins,
+                            binning=binning, num_samples=args.samples, seed=args.seed)
+    else:
+        result = smooth_posterior_ece(pred.stats, n_bins=n_bins, binning=binning,
+                                      num_samples=args.samples, seed=args.seed)
+    return result, pred
 
 
 # --------------------------------------------------------------- figures

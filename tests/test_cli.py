@@ -270,3 +270,95 @@ def test_report_bad_row_is_named(tmp_path, capsys):
     code, out, err = run(capsys, "report", str(tmp_path / "bad.csv"))
     assert code == 2 and out == ""
     assert "row 10: 1.5" in err and err.count("\n") == 1
+
+
+# ------------------------------------------------------------ --model smooth
+def _smooth_file(tmp_path, rng, n, fmt="parquet"):
+    import pandas as pd
+
+    p = rng.beta(3, 1, size=n)
+    y = (rng.uniform(size=n) < p**1.5).astype(int)
+    path = tmp_path / f"pred.{fmt}"
+    frame = pd.DataFrame({"y_true": y, "y_prob": p})
+    frame.to_parquet(path, row_group_size=1500) if fmt == "parquet" else frame.to_csv(path, index=False)
+    return y, p, path
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_report_model_smooth_is_the_library_on_fine_statistics(tmp_path, capsys, rng, fmt):
+    """Above 2,000 rows `--model smooth` reads the file in chunks into fine
+    statistics: its numbers are smooth_ece(..., grid=128) on the arrays."""
+    from bece.smooth import smooth_ece
+
+    y, p, path = _smooth_file(tmp_path, rng, 6000, fmt)
+    ref = smooth_ece(y, p, n_bins=10, grid=128, num_samples=1000, seed=4)
+    code, out, err = run(capsys, "report", str(path), "--model", "smooth", "--n-bins", "10",
+                         "--samples", "1000", "--seed", "4", "--json")
+    assert code == 0 and err == ""
+    d = json.loads(out)
+    assert d["model"] == "smooth" and d["grid"] == 128 and d["n"] == 6000 and d["n_bins"] == 10
+    assert d["ece"]["mean"] == pytest.approx(ref.mean, rel=1e-9)
+    assert d["ece"]["interval"] == pytest.approx(list(ref.interval(0.9)), rel=1e-9)
+    assert d["plugin_ece"] == pytest.approx(ref.plugin, rel=1e-12)
+    assert d["grid_error"] == pytest.approx(ref.params.grid_error, rel=1e-9)
+    assert [b["count"] for b in d["bins"]] == ref.stats.bin_counts.tolist()
+    np.testing.assert_allclose([b["model_accuracy"]["mean"] for b in d["bins"]],
+                               ref.accuracy.mean(axis=0), rtol=1e-9)
+    code, text, _ = run(capsys, "report", str(path), "--model", "smooth", "--n-bins", "10",
+                        "--samples", "1000", "--seed", "4")
+    assert code == 0
+    assert "smooth calibration curve (Laplace), 128 sub-cells per bin, grid error <=" in text
+    assert f"Bayesian ECE  {ref.mean:.4f}" in text and "model accuracy [90%]" in text
+    assert len([ln for ln in text.splitlines() if ln.startswith("   ") and "[0." in ln]) == 10
+
+
+def test_report_model_smooth_small_file_is_exact_and_binned_is_unchanged(capsys):
+    pred = read_predictions(example_path())
+    ref = bece.bayesian_ece(pred.y_true, pred.y_prob, model="smooth", num_samples=800, seed=2)
+    code, out, _ = run(capsys, "report", "--model", "smooth", "--samples", "800", "--seed", "2",
+                       "--json")
+    d = json.loads(out)
+    assert code == 0 and d["grid"] is None and d["grid_error"] == 0.0
+    assert d["ece"]["mean"] == ref.mean and d["ece"]["interval"] == list(ref.interval(0.9))
+    # the default stays the binned model, with the schema of DESIGN.md
+    _, binned, _ = run(capsys, "report", "--samples", "800", "--seed", "2", "--json")
+    _, explicit, _ = run(capsys, "report", "--model", "binned", "--samples", "800", "--seed", "2",
+                         "--json")
+    assert binned == explicit and set(json.loads(binned)) == {"n", "n_bins", "plugin_ece", "ece", "bins"}
+
+
+def test_report_model_smooth_quantile_bins_take_a_first_pass(tmp_path, capsys, rng):
+    from bece.smooth import smooth_ece
+
+    y, p, path = _smooth_file(tmp_path, rng, 5000)
+    ref = smooth_ece(y, p, n_bins=8, binning="quantile", grid=128, num_samples=500, seed=1)
+    code, out, _ = run(capsys, "report", str(path), "--model", "smooth", "--binning", "quantile",
+                       "--n-bins", "8", "--samples", "500", "--seed", "1", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["ece"]["mean"] == pytest.approx(ref.mean, rel=1e-9)
+    np.testing.assert_array_equal([b["lo"] for b in d["bins"]], ref.stats.edges[:-1])
+
+
+def test_report_model_smooth_plot(tmp_path, capsys, rng):
+    _, _, path = _smooth_file(tmp_path, rng, 3000)
+    png = tmp_path / "smooth.png"
+    code, out, err = run(capsys, "report", str(path), "--model", "smooth", "--samples", "300",
+                         "--plot", str(png))
+    assert code == 0 and err == "" and f"figure written to {png}" in out
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--model", "spline"], "invalid choice: 'spline'"),
+        (["--model", "smooth", "--n-bins", "0"], "n_bins must be a positive integer"),
+        (["--model", "smooth", "--samples", "0"], "num_samples must be a positive integer"),
+        (["--model", "smooth", "--seed", "-1"], "seed must be a non-negative int"),
+        (["--model", "smooth", "--plot", "out.xyz"], "unknown image type '.xyz'"),
+    ],
+)
+def test_report_model_smooth_bad_options_exit_2(capsys, argv, message):
+    code, out, err = run(capsys, "report", *argv)
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1
+    assert "Traceback" not in err
