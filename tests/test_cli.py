@@ -362,3 +362,15 @@ def test_report_model_smooth_bad_options_exit_2(capsys, argv, message):
     code, out, err = run(capsys, "report", *argv)
     assert code == 2 and out == "" and message in err and err.count("\n") == 1
     assert "Traceback" not in err
+
+
+def test_closed_pipe_stops_quietly():
+    """``bece report | head``: the reader has gone before bece prints; bece
+    stops without a traceback or a 'Broken pipe' error line (exit 1)."""
+    proc = subprocess.Popen([sys.executable, "-m", "bece.cli", "report", "--samples", "500"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # before anything is written: every print meets a closed pipe
+    err = proc.stderr.read()
+    proc.wait(timeout=120)
+    assert "Broken pipe" not in err and "Traceback" not in err, err
+    assert proc.returncode == 1
