@@ -65,6 +65,21 @@ __all__ = [
 ]
 
 COUNTS_LABEL = "bece counts"
+
+
+def _short_count(c: int) -> str:
+    """A bin count short enough to sit over its bar: 950, 9,500, 95k, 1.2M, 3.4G.
+
+    >>> [_short_count(c) for c in (950, 9_500, 12_821, 100_050, 1_234_567, 3_400_000_000)]
+    ['950', '9,500', '13k', '100k', '1.2M', '3.4G']
+    """
+    if c < 10_000:
+        return f"{c:,}"
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if c >= div:
+            v = c / div
+            return f"{v:.1f}{unit}" if v < 10 else f"{v:.0f}{unit}"
+    return str(c)  # pragma: no cover
 _BAND = "C0"
 _EMPTY = "0.55"
 
@@ -190,7 +205,7 @@ def _draw_reliability(
     cax.set_ylim(0, top * 1.45)
     size = "x-small" if counts.size <= 20 else 5
     for m in range(counts.size):
-        cax.text(lower[m] + widths[m] / 2, counts[m] + top * 0.05, f"{counts[m]:,}", ha="center",
+        cax.text(lower[m] + widths[m] / 2, counts[m] + top * 0.05, _short_count(int(counts[m])), ha="center",
                  va="bottom", fontsize=size, color="0.55" if empty[m] else "0.2",
                  rotation=90 if counts.size > 20 else 0)
     cax.set_yticks([])
