@@ -317,15 +317,23 @@ def run_nuts(model: Any, *args: Any, num_chains: int, num_warmup: int, num_sampl
     with jax.enable_x64(True):
         key = jax.random.PRNGKey(seed)
         keys = jax.random.split(key, num_chains) if num_chains > 1 else key[None]
-        compiled = jax.jit(one_chain).lower(keys[0], 0).compile()
 
-        def run(c):
-            with jax.enable_x64(True):
-                return jax.device_get(compiled(keys[c], c))
+    def compile_chain():
+        with jax.enable_x64(True):  # a thread-local context: enter it in each thread
+            return jax.jit(one_chain).lower(keys[0], 0).compile()
 
-        workers = max(1, min(num_chains, os.cpu_count() or 1, 2))
-        with ThreadPoolExecutor(workers) as pool:
-            chains = list(pool.map(run, range(num_chains)))
+    def run(c):
+        with jax.enable_x64(True):
+            return jax.device_get(compiled(keys[c], c))
+
+    workers = max(1, min(num_chains, os.cpu_count() or 1, 2))
+    with ThreadPoolExecutor(workers) as pool:
+        pending = pool.submit(compile_chain)
+        # every caller needs ArviZ next: import it (~3 s cold, mostly while
+        # XLA compiles without holding the GIL) before waiting for the program
+        _arviz()
+        compiled = pending.result()
+        chains = list(pool.map(run, range(num_chains)))
     if bar is not None:
         bar.close()
     stack = lambda *x: np.stack([np.asarray(v) for v in x])  # noqa: E731
