@@ -211,6 +211,24 @@ def collapsed_data(stats: CalibrationStats) -> dict[str, np.ndarray]:
     return {"counts": np.asarray(stats.counts), "mean_p": mean, "ss_p": ss}
 
 
+def _log_total_scale(n: int, boosted: bool) -> float:
+    """Scale :math:`s` of :math:`\\log T` in :class:`bece.models.DirichletGammaReparam`:
+    :math:`1/\\sqrt{n}`, at least 0.01 when some cell is ``boosted`` (posterior
+    concentration below 1: an empty cell at the default prior).
+
+    :math:`1/\\sqrt n` is about the posterior scale of :math:`\\log q` in the
+    cells with most data (see :mod:`bece.models.reparam`). The floor trades
+    leapfrog steps for divergences, which come from the empty cells: at
+    n = 10^6 with empty cells (seeds 1 to 3), s = 0.01 gave 28 to 31 steps
+    per draw and 1 to 3 divergent transitions in 4,000, s = 0.001 gave 17 to
+    23 steps and 6 to 10 divergences; without empty cells neither diverged
+    (16 and 12 steps), and at n = 10^7 without empty cells s = 0.01 took 68
+    steps per draw, 1/sqrt(n) 25.
+    """
+    s = 1.0 / np.sqrt(max(n, 1))
+    return max(s, 0.01) if boosted else s
+
+
 def nuts_model(stats: CalibrationStats, post: Any, model: str):
     """The collapsed ``model`` ("conjugate" or "literal") with the Dirichlet
     site reparameterised for NUTS (:class:`bece.models.DirichletGammaReparam`)."""
@@ -221,9 +239,7 @@ def nuts_model(stats: CalibrationStats, post: Any, model: str):
     base = conjugate_collapsed if model == "conjugate" else literal_collapsed
     # boost the cells whose posterior concentration is below one (see models.reparam)
     boost = (post.concentration < 1.0).reshape(-1)
-    # log T's replacement scale ~ the posterior scale of log q at n points,
-    # so that no direction is much longer than the others (models.reparam)
-    scale = max(1.0 / np.sqrt(max(stats.n, 1)), 0.01)
+    scale = _log_total_scale(stats.n, bool(boost.any()))
     return reparam(base, config={"q": DirichletGammaReparam(boost=boost, log_total_scale=scale)})
 
 
@@ -708,10 +724,10 @@ def cross_check_top_label(
     alpha_l = post.alpha.reshape(2, n_labels, m).transpose(1, 0, 2)
     data = [collapsed_data(s) for s in stats]
     pooled = sum(stats[1:], stats[0])
-    scale = max(1.0 / np.sqrt(max(pooled.n, 1)), 0.01)
     base = functools.partial(top_label_collapsed, n_labels=n_labels, average=average,
                              literal=model == "literal")
     boost = (concentration < 1.0).reshape(-1)
+    scale = _log_total_scale(pooled.n, bool(boost.any()))
     mcmc = run_nuts(
         reparam(base, config={"q": DirichletGammaReparam(boost=boost, log_total_scale=scale)}),
         pooled.edges, alpha_l, post.sigma.reshape(n_labels, m), post.tau.reshape(n_labels, m),

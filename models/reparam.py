@@ -24,7 +24,8 @@ Choose :math:`s` near the posterior scale of :math:`\log q_k` for the cells
 with most data (about :math:`1/\sqrt{n}`): a much wider :math:`\log T` is
 again a long direction (at n = 10^6, NUTS needed 250 leapfrog steps per
 draw with s = 0.1 and 15 to 30 with s = 0.001 to 0.01; ``bece.cross_check``
-uses :math:`\max(1/\sqrt n, 0.01)`).
+uses :math:`1/\sqrt n`, at least 0.01 where a cell is boosted: boosted cells
+diverge more often at the larger step sizes a smaller s allows).
 
 Boost the cells with little or no data (those whose posterior concentration
 is below 1); boosting cells with many counts creates a ridge of its own.
