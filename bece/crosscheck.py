@@ -611,8 +611,9 @@ def cross_check(
         :func:`bece.smooth.cross_check_smooth` (``alpha``, ``sigma``,
         ``tau`` do not apply).
     num_chains, num_warmup, num_samples : int, default 4, 1000, 1000
-        NUTS settings; chains run vectorised on one device (the global JAX
-        configuration is never changed).
+        NUTS settings; one compiled program per chain, two chains at a time
+        on two threads (:func:`run_nuts`; the global JAX configuration is
+        never changed).
     seed : int, default 0
         Seeds NUTS (``jax.random.PRNGKey(seed)``) and the closed-form draws.
     num_closed_form : int, default 20_000
