@@ -295,8 +295,11 @@ def run_nuts(model: Any, *args: Any, num_chains: int, num_warmup: int, num_sampl
     eagerly, compiling some 200 one-operation programs, and compiles its
     sampler loop vectorised over chains, which is slower to compile (batched
     ``while`` and ``cond``); on a 2-core machine that took 20 of the 27 s
-    of a cold run at M = 15. Arguments of the model are closed over as
-    constants, as ``MCMC`` does.
+    of a cold run at M = 15. While XLA compiles (on a worker thread, without
+    the GIL), the calling thread imports ArviZ, which every caller needs
+    next (~3 s cold). Arguments of the model are closed over as constants,
+    as ``MCMC`` does. Returns a :class:`NutsRun`, whose ``get_samples`` and
+    ``get_extra_fields`` are ``MCMC``'s.
 
     Runs in float64 inside this call only (``jax.enable_x64`` is a scoped
     context; the global configuration is untouched): the same draws whatever
