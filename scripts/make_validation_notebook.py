@@ -11,12 +11,7 @@ Run from the repository root:  python scripts/make_validation_notebook.py
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-ROOT = Path(__file__).resolve().parents[1]
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 CELLS = [
     new_markdown_cell(
@@ -176,13 +171,7 @@ CELLS = [
 ]
 
 
-def main() -> None:
-    nb = new_notebook(cells=CELLS)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path = ROOT / "notebooks" / "validation.ipynb"
-    nbformat.write(nb, path)
-    print(f"wrote {path}")
-
-
 if __name__ == "__main__":
-    main()
+    from make_notebooks import write  # the same writer (scripts/ is on sys.path when run)
+
+    write("validation.ipynb", CELLS)
