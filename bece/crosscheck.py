@@ -177,7 +177,8 @@ def mcmc_inference_data(mcmc: Any, coords: dict | None = None, dims: dict | None
     """``arviz.InferenceData`` of a NUTS run from its stored draws.
 
     ``mcmc`` is a :class:`NutsRun` (what :func:`run_nuts` returns) or a
-    ``numpyro.infer.MCMC`` run with ``extra_fields=EXTRA_FIELDS``. Equivalent to ``az.from_numpyro(mcmc, log_likelihood=False)`` for our
+    ``numpyro.infer.MCMC`` run with ``extra_fields=EXTRA_FIELDS``.
+    Equivalent to ``az.from_numpyro(mcmc, log_likelihood=False)`` for our
     collapsed models (they have no observed sites), without re-running the
     model: ``from_numpyro`` traces it again, which costs ~13 s of XLA
     compilation of eager operations on a 2-core machine. ``posterior`` holds

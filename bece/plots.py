@@ -205,8 +205,8 @@ def _draw_reliability(
     cax.set_ylim(0, top * 1.45)
     size = "x-small" if counts.size <= 20 else 5
     for m in range(counts.size):
-        cax.text(lower[m] + widths[m] / 2, counts[m] + top * 0.05, _short_count(int(counts[m])), ha="center",
-                 va="bottom", fontsize=size, color="0.55" if empty[m] else "0.2",
+        cax.text(lower[m] + widths[m] / 2, counts[m] + top * 0.05, _short_count(int(counts[m])),
+                 ha="center", va="bottom", fontsize=size, color="0.55" if empty[m] else "0.2",
                  rotation=90 if counts.size > 20 else 0)
     cax.set_yticks([])
     cax.set_ylabel("count", fontsize="small")
