@@ -7,17 +7,18 @@ numpy and scipy only: ArviZ, matplotlib and the NumPyro models
 """
 
 from . import regression
-from .binning import Binning
-from .calibtest import CalibrationTest, calibration_test
-from .compare import Comparison, compare
-from .crosscheck import CrossCheck, cross_check
-from .metrics import expected_calibration_error, maximum_calibration_error
-from .multiclass import classwise_ece, top_label_ece
-from .posterior import bayesian_ece, posterior_ece
-from .result import BayesianECE, BayesianTopLabelECE
-from .smooth import SmoothBayesianECE
-from .stats import CalibrationStats
-from .toplabel import bayesian_top_label_ece, posterior_top_label_ece
+from .api import bayesian_ece, posterior_ece
+from .binned.compare import compare
+from .binned.toplabel import bayesian_top_label_ece, posterior_top_label_ece
+from .metrics.binned import expected_calibration_error, maximum_calibration_error
+from .metrics.multiclass import classwise_ece, top_label_ece
+from .results.comparison import Comparison
+from .results.ece import BayesianECE, BayesianTopLabelECE, SmoothBayesianECE
+from .smooth.calibration_test import CalibrationTest, calibration_test
+from .stats.binning import Binning
+from .stats.calibration_stats import CalibrationStats
+from .validation.agreement import CrossCheck
+from .validation.crosscheck import cross_check
 
 __version__ = "0.1.0"
 

@@ -36,7 +36,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["main", "report_dict", "format_report", "compare_dict", "format_compare"]
+__all__ = [
+    "compare_dict",
+    "format_compare",
+    "format_report",
+    "main",
+    "report_dict",
+]
 
 PROB = 0.9
 
@@ -218,13 +224,13 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
 
 
 def _report(args: argparse.Namespace) -> int:
-    from .io import example_path, read_statistics
-    from .posterior import posterior_ece
+    from .api import posterior_ece
+    from .io.files import example_path, read_statistics
 
     if args.plot is not None:
         _check_plot_path(args.plot)
     path = args.file if args.file is not None else example_path()
-    # CSV and Parquet are read in chunks (bece.stream); a progress bar only
+    # CSV and Parquet are read in chunks (bece.io.stream); a progress bar only
     # for a person watching a terminal, never in --json output
     progress = not args.json and sys.stderr.isatty()
     if args.model == "smooth":
@@ -238,7 +244,7 @@ def _report(args: argparse.Namespace) -> int:
         source = str(path) if args.file is not None else f"{path.name} (example shipped with bece)"
         print(format_report(result, source, pred.kind, args.binning))
     if args.plot is not None:
-        from .plots import reliability_diagram
+        from .plots.reliability import reliability_diagram
 
         fig = _figure((5.5, 6.2))
         # smooth: the bands are the model's pooled per-bin accuracy, which is
@@ -256,14 +262,15 @@ def _smooth_report(path: Any, args: argparse.Namespace, progress: bool) -> tuple
     a file of at most EXACT_MAX_N rows is small enough to read whole and
     gets the exact posterior (one atom per prediction), as
     ``bece.bayesian_ece(..., model="smooth")`` gives."""
-    from .io import read_predictions, read_statistics
-    from .smooth import EXACT_MAX_N, fine_binning, smooth_ece, smooth_posterior_ece
+    from .io.files import read_predictions, read_statistics
+    from .smooth.atoms import EXACT_MAX_N, fine_binning
+    from .smooth.posterior import smooth_ece, smooth_posterior_ece
 
     n_bins: int | None = args.n_bins
     binning: Any = args.binning
     if binning == "quantile":
         # the quantile edges need all confidences: a first pass (two for CSV
-        # and Parquet, see bece.stream), then the fine statistics in those bins
+        # and Parquet, see bece.io.stream), then the fine statistics in those bins
         binning = read_statistics(path, n_bins=n_bins, binning="quantile",
                                   progress=progress).stats.edges
         n_bins = None
@@ -379,8 +386,8 @@ def format_compare(
 def _compare(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .compare import compare
-    from .io import read_predictions
+    from .binned.compare import compare
+    from .io.files import read_predictions
 
     if args.plot is not None:
         _check_plot_path(args.plot)
@@ -419,7 +426,7 @@ def _compare(args: argparse.Namespace) -> int:
     else:
         print(format_compare(comparison, sources, a.kind, args.binning))
     if args.plot is not None:
-        from .plots import plot_comparison
+        from .plots.posterior import plot_comparison
 
         names = (Path(args.file_a).stem, Path(args.file_b).stem)
         labels = [f"A ({names[0]})", f"B ({names[1]})"]

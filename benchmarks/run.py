@@ -259,7 +259,7 @@ def main() -> None:
     if not args.skip_crosscheck:
         bench_crosscheck(table, [10**3] if args.quick else [10**3, 10**7])
     print(f"machine: {desc}")
-    print(f"engine: {bece._fused.available_engine()}; suite took {time.perf_counter() - t0:.0f} s")
+    print(f"engine: {bece.stats.fused.available_engine()}; suite took {time.perf_counter() - t0:.0f} s")
     print()
     print(table.markdown())
     print()

@@ -21,7 +21,7 @@ replication, from one data set:
 * ``smooth``: the same for ``bece.bayesian_ece(model="smooth")`` (Laplace);
 * ``bootstrap``: the percentile interval of the plug-in ECE over
   ``--boot`` resamples of the data; its point estimate is the plug-in ECE;
-* the calibration test (``bece.calibtest``): the consistency-resampling
+* the calibration test (``bece.smooth.calibration_test``): the consistency-resampling
   p-value (rejects at 0.05) and the Bayes factor (``prob_calibrated`` below
   0.5 counts as deciding "miscalibrated"). The Bayes factor comes from the
   same smooth fit as the interval.
@@ -46,9 +46,10 @@ import numpy as np
 from scipy import integrate, special, stats
 
 import bece
-from bece.binning import make_binning
-from bece.calibtest import resampled_ece
-from bece.smooth import DEFAULT_SUBCELLS, EXACT_MAX_N, make_atoms, smooth_ece
+from bece.stats.binning import make_binning
+from bece.smooth.calibration_test import resampled_ece
+from bece.smooth.atoms import DEFAULT_SUBCELLS, EXACT_MAX_N, make_atoms
+from bece.smooth.posterior import smooth_ece
 
 N_BINS = 15
 LEVEL = 0.9

@@ -33,7 +33,7 @@ the unweighted mean of :math:`\mathrm{ECE}_l` over labels for
 
 The model is the binned model with L·M bins whose intervals repeat per
 label, so its collapsed likelihood is :func:`bece.models.binned.collapsed_factors`
-on the flattened cells, and the closed form of :mod:`bece.posterior` is exact
+on the flattened cells, and the closed form of :mod:`bece.binned.conjugate` is exact
 for the conjugate version.
 """
 

@@ -41,7 +41,7 @@ MODEL_CHECKING = [
         "import bece\n"
         "from bece.io import example_path, read_predictions\n"
         "from bece.models import literal_model\n"
-        "from bece.posterior import conjugate_posterior\n"
+        "from bece.binned.conjugate import conjugate_posterior\n"
         "from bece.validation import literal_gap, sbc\n\n"
         "warnings.filterwarnings('ignore', category=FutureWarning)\n"
         "SMALL = os.environ.get('BECE_NOTEBOOK_SMALL') == '1'\n"

@@ -35,7 +35,7 @@ QUICKSTART = [
         "from sklearn.pipeline import make_pipeline\n"
         "from sklearn.preprocessing import StandardScaler\n\n"
         "import bece\n"
-        "from bece.compare import compare\n"
+        "from bece.binned.compare import compare\n"
         "from bece.plots import plot_comparison, plot_ece_posterior, reliability_diagram\n\n"
         "warnings.filterwarnings('ignore', category=FutureWarning)\n"
         "SMALL = os.environ.get('BECE_NOTEBOOK_SMALL') == '1'\n"
@@ -108,13 +108,13 @@ QUICKSTART = [
     ),
     new_markdown_cell(
         "## 4. Per-label view (top-label calibration)\n\n"
-        "`bece.toplabel.bayesian_top_label_ece` splits the predictions by predicted label (Gupta & "
+        "`bece.binned.toplabel.bayesian_top_label_ece` splits the predictions by predicted label (Gupta & "
         "Ramdas' top-label calibration); `reliability_diagram(..., per_label=True)` draws one panel "
         "per label. Most panels are sparse below the top bin: the bands say how little a handful "
         "of predictions tells."
     ),
     new_code_cell(
-        "from bece.toplabel import bayesian_top_label_ece\n\n"
+        "from bece.binned.toplabel import bayesian_top_label_ece\n\n"
         "top = bayesian_top_label_ece(y_test, prob['random forest'], n_bins=10, num_samples=S, seed=2)\n"
         "print(top)\n"
         "reliability_diagram(top, per_label=True);"

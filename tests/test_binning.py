@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bece.binning import Binning, make_binning
+from bece.stats.binning import Binning, make_binning
 
 
 def test_uniform_index_is_floor_pM_with_one_in_last_bin():

@@ -20,7 +20,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 
 from bece import bayesian_top_label_ece, top_label_ece
-from bece.calibrate import CalibrationWarning, TopLabelCalibrator
+from bece.calibrate.toplabel import CalibrationWarning, TopLabelCalibrator
 
 from .conftest import simulate_multiclass
 

@@ -1,4 +1,4 @@
-"""bece.calibtest: consistency-resampling p-value and Bayes factor of perfect calibration.
+"""bece.smooth.calibration_test: consistency-resampling p-value and Bayes factor of perfect calibration.
 
 The statistic is checked against the plug-in ECE, the resampling against a
 naive loop fed the same random numbers, the Bayes factor against a
@@ -14,10 +14,12 @@ import pytest
 from scipy import special
 
 import bece
-from bece.binning import make_binning
-from bece.calibtest import CalibrationTest, calibration_test, resampled_ece
-from bece.inputs import as_outcomes
-from bece.smooth import fit_smooth, importance_draws, make_atoms
+from bece.stats.binning import make_binning
+from bece.smooth.calibration_test import CalibrationTest, calibration_test, resampled_ece
+from bece.stats.inputs import as_outcomes
+from bece.smooth.fit import fit_smooth
+from bece.smooth.draws import importance_draws
+from bece.smooth.atoms import make_atoms
 
 Z = 5.0
 

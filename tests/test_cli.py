@@ -11,7 +11,7 @@ import pytest
 
 import bece
 from bece.cli import main
-from bece.io import example_path, read_predictions
+from bece.io.files import example_path, read_predictions
 
 
 def run(capsys, *argv):
@@ -133,7 +133,7 @@ def test_plot_path_checked_before_any_work(tmp_path, capsys, target, message):
 
 def test_compare_text_and_json_match_the_library(tmp_path, capsys, rng):
     y, pa, pb, a, b = _two_models(tmp_path, rng)
-    from bece.compare import compare
+    from bece.binned.compare import compare
 
     lib = compare(y, pa, pb, n_bins=10, num_samples=2000, seed=4)
     code, out, err = run(capsys, "compare", str(a), str(b), "--n-bins", "10", "--samples", "2000",
@@ -165,7 +165,7 @@ def test_compare_plot(tmp_path, capsys, rng):
 def test_compare_progress_bar_only_on_a_terminal(tmp_path, capsys, rng, monkeypatch):
     import importlib
 
-    module = importlib.import_module("bece.compare")
+    module = importlib.import_module("bece.binned.compare")
     *_, a, b = _two_models(tmp_path, rng, n=50)
     seen = []
     real = module.compare
@@ -216,7 +216,7 @@ def test_report_streams_parquet_and_csv_like_the_library(tmp_path, capsys, rng):
     bayesian_ece on the whole arrays (same seed, same statistics)."""
     import pandas as pd
 
-    import bece.stream
+    import bece.io.stream
 
     n = 3000
     p = rng.beta(3, 1, size=n)
@@ -235,7 +235,7 @@ def test_report_streams_parquet_and_csv_like_the_library(tmp_path, capsys, rng):
         assert d["ece"]["mean"] == pytest.approx(ref.mean, rel=1e-9)
     # and it went through the chunked reader
     calls = []
-    real = bece.stream.file_statistics
+    real = bece.io.stream.file_statistics
 
     def spy(*args, **kwargs):
         calls.append(kwargs)
@@ -243,7 +243,7 @@ def test_report_streams_parquet_and_csv_like_the_library(tmp_path, capsys, rng):
 
     import unittest.mock
 
-    with unittest.mock.patch.object(bece.stream, "file_statistics", spy):
+    with unittest.mock.patch.object(bece.io.stream, "file_statistics", spy):
         run(capsys, "report", str(tmp_path / "pred.parquet"), "--samples", "100", "--json")
     assert len(calls) == 1 and calls[0]["progress"] is False
 
@@ -288,7 +288,7 @@ def _smooth_file(tmp_path, rng, n, fmt="parquet"):
 def test_report_model_smooth_is_the_library_on_fine_statistics(tmp_path, capsys, rng, fmt):
     """Above 2,000 rows `--model smooth` reads the file in chunks into fine
     statistics: its numbers are smooth_ece(..., grid=128) on the arrays."""
-    from bece.smooth import smooth_ece
+    from bece.smooth.posterior import smooth_ece
 
     y, p, path = _smooth_file(tmp_path, rng, 6000, fmt)
     ref = smooth_ece(y, p, n_bins=10, grid=128, num_samples=1000, seed=4)
@@ -328,7 +328,7 @@ def test_report_model_smooth_small_file_is_exact_and_binned_is_unchanged(capsys)
 
 
 def test_report_model_smooth_quantile_bins_take_a_first_pass(tmp_path, capsys, rng):
-    from bece.smooth import smooth_ece
+    from bece.smooth.posterior import smooth_ece
 
     y, p, path = _smooth_file(tmp_path, rng, 5000)
     ref = smooth_ece(y, p, n_bins=8, binning="quantile", grid=128, num_samples=500, seed=1)

@@ -10,9 +10,10 @@ import pytest
 from scipy import integrate, special, stats
 
 import bece
-from bece.compare import Comparison, compare, joint_concentration, joint_counts
-from bece.posterior import bayesian_ece
-from bece.stats import CalibrationStats
+from bece.results.comparison import Comparison
+from bece.binned.compare import compare, joint_concentration, joint_counts
+from bece.api import bayesian_ece
+from bece.stats.calibration_stats import CalibrationStats
 
 from .conftest import simulate_multiclass
 
@@ -220,7 +221,7 @@ def test_chunked_sampling_equals_one_chunk(monkeypatch):
     """The chunk size only changes memory, not the law; with one Generator the
     draws are the same stream split differently, so compare summaries within
     Monte Carlo error (z-test, false-alarm rate 0.1%)."""
-    bc = importlib.import_module("bece.compare")  # bece.compare may be the function
+    bc = importlib.import_module("bece.binned.compare")  # bece.compare may be the function
 
     rng = np.random.default_rng(12)
     t, y = _binary(400, rng)
@@ -271,7 +272,7 @@ def test_quantile_binning_gives_each_model_its_own_edges():
 
 
 def test_progress_bar_goes_to_stderr(capsys, monkeypatch):
-    bc = importlib.import_module("bece.compare")  # bece.compare may be the function
+    bc = importlib.import_module("bece.binned.compare")  # bece.compare may be the function
 
     monkeypatch.setattr(bc, "_CHUNK_VALUES", 400)
     rng = np.random.default_rng(15)

@@ -16,9 +16,10 @@ import pytest
 
 import bece
 from bece import CalibrationStats, posterior_ece
-from bece.crosscheck import cross_check_stats
-from bece.posterior import conjugate_posterior, ece_of_draws, sample_dirichlet
-from bece.result import BayesianECE
+from bece.validation.crosscheck import cross_check_stats
+from bece.binned.conjugate import conjugate_posterior, ece_of_draws
+from bece.base.random import sample_dirichlet
+from bece.results.ece import BayesianECE
 
 from .conftest import simulate_binary
 
@@ -161,7 +162,7 @@ def test_run_nuts_follows_numpyro_mcmc():
     import jax
     from numpyro.infer import MCMC, NUTS
 
-    from bece.crosscheck import EXTRA_FIELDS, NutsRun, mcmc_inference_data, run_nuts
+    from bece.validation.nuts import EXTRA_FIELDS, NutsRun, mcmc_inference_data, run_nuts
 
     settings = dict(num_chains=2, num_warmup=30, num_samples=20, seed=3,
                     target_accept_prob=0.8)
@@ -195,7 +196,7 @@ def test_run_nuts_samples_a_known_posterior():
     import numpyro
     import numpyro.distributions as dist
 
-    from bece.crosscheck import run_nuts
+    from bece.validation.nuts import run_nuts
 
     loc, scale = np.array([1.0, -2.0, 0.5]), np.array([1.0, 0.1, 3.0])
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from bece import CalibrationStats
-from bece import _device
+from bece.stats import device as _device
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import bece
-from bece.inputs import as_outcomes
+from bece.stats.inputs import as_outcomes
 
 ENTRY_POINTS = [
     bece.expected_calibration_error,

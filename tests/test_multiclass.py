@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bece import classwise_ece, top_label_ece
-from bece.multiclass import per_label_ece
+from bece.metrics.multiclass import per_label_ece
 
 from .conftest import simulate_multiclass
 

@@ -19,16 +19,12 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from scipy import stats  # noqa: E402
 
 import bece  # noqa: E402
-from bece.compare import compare  # noqa: E402
-from bece.plots import (  # noqa: E402
-    COUNTS_LABEL,
-    plot_calibration_curve,
-    plot_comparison,
-    plot_ece_posterior,
-    reliability_diagram,
-)
+from bece.binned.compare import compare
+from bece.plots.reliability import COUNTS_LABEL, reliability_diagram
+from bece.plots.regression import plot_calibration_curve
+from bece.plots.posterior import plot_comparison, plot_ece_posterior
 
-from .conftest import simulate_multiclass  # noqa: E402
+from .conftest import simulate_multiclass
 
 
 @pytest.fixture(autouse=True)

@@ -17,13 +17,9 @@ from scipy import stats as sps
 
 import bece
 from bece import CalibrationStats, posterior_ece
-from bece.binning import make_binning
-from bece.posterior import (
-    conjugate_posterior,
-    ece_of_draws,
-    sample_dirichlet,
-    sample_truncated_normal,
-)
+from bece.stats.binning import make_binning
+from bece.binned.conjugate import conjugate_posterior, ece_of_draws, sample_truncated_normal
+from bece.base.random import sample_dirichlet
 
 from .conftest import simulate_binary
 

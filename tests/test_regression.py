@@ -32,22 +32,8 @@ from scipy import optimize
 from scipy import stats as sps
 from scipy.special import ndtr, ndtri
 
-from bece.regression import (
-    DEFAULT_LEVELS,
-    UCT_LEVELS,
-    BayesianCalibrationError,
-    Recalibrator,
-    bayesian_calibration_error,
-    calibration_curve,
-    calibration_error,
-    forecast_quantiles,
-    mean_absolute_calibration_error,
-    miscalibration_area,
-    pit,
-    root_mean_squared_calibration_error,
-    sharpness,
-)
-from bece.regression.metrics import _observed
+from bece.regression import DEFAULT_LEVELS, UCT_LEVELS, BayesianCalibrationError, Recalibrator, bayesian_calibration_error, calibration_curve, calibration_error, forecast_quantiles, mean_absolute_calibration_error, miscalibration_area, pit, root_mean_squared_calibration_error, sharpness
+from bece.regression.metrics import observed_frequency
 
 ROOT = Path(__file__).resolve().parents[1]
 KS_ALPHA = 1e-4
@@ -374,7 +360,7 @@ def test_curve_and_cal_hand_computed():
     # crossing: d = (0.1, -0.1) over width 1 -> two triangles, area 0.05
     p2 = np.array([0.0, 1.0])
     u2 = np.r_[np.zeros(1), np.full(9, 0.5)]  # obs(0) = 0.1, obs(1) = 1
-    assert _observed(u2, p2, "quantile")[0] == 0.1
+    assert observed_frequency(u2, p2, "quantile")[0] == 0.1
     assert miscalibration_area(u2, p2) == pytest.approx(0.05 * 0 + (0.1**2) / (2 * 0.1), rel=1e-12)
 
 
@@ -393,7 +379,7 @@ def test_curve_equals_naive_loop_with_ties(rng):
     naive = [sum(ui <= p for ui in u) / len(u) for p in lv]
     np.testing.assert_array_equal(calibration_curve(u, lv)[1], naive)
     naive_interval = [sum(abs(ui - 0.5) <= p / 2 for ui in u) / len(u) for p in lv]
-    np.testing.assert_array_equal(_observed(u, lv, "interval"), naive_interval)
+    np.testing.assert_array_equal(observed_frequency(u, lv, "interval"), naive_interval)
 
 
 def test_count_weights_and_rmsce_relations(rng):
@@ -432,7 +418,7 @@ def test_interval_kind_equals_uncertainty_toolbox(rng):
         assert abs(a - b) <= 1e-12, (ours.__name__, a, b)
         assert a > 0.05  # a real miscalibration, not a trivial zero
     _, theirs = mc.get_proportion_lists_vectorized(mu, sd, y, prop_type="interval")
-    np.testing.assert_allclose(_observed(u, UCT_LEVELS, "interval"), theirs, atol=1e-12)
+    np.testing.assert_allclose(observed_frequency(u, UCT_LEVELS, "interval"), theirs, atol=1e-12)
 
 
 def test_uncertainty_toolbox_quantile_proportions_are_reflected(rng):
@@ -460,7 +446,7 @@ def test_uncertainty_toolbox_quantile_proportions_are_reflected(rng):
     mid = np.argmin(np.abs(lv - 0.5))
     assert abs(theirs[mid] - truth[mid]) > 0.25 and abs(ours[mid] - truth[mid]) < 0.02
     # exactly: uct(p) = 1 - #{u < 1 - p}/T, i.e. 1 - our curve at 1 - p (no u on a level)
-    np.testing.assert_allclose(theirs, 1 - _observed(u, 1 - lv, "quantile"), atol=1e-12)
+    np.testing.assert_allclose(theirs, 1 - observed_frequency(u, 1 - lv, "quantile"), atol=1e-12)
 
 
 def test_uct_summaries_equal_ours_on_its_symmetric_grid(rng):
@@ -501,7 +487,7 @@ def test_area_formula_equals_uct_on_an_uneven_grid(rng):
 
 
 def _ut_curve_obs(u, lv):
-    return lv, _observed(np.asarray(u), lv, "quantile")
+    return lv, observed_frequency(np.asarray(u), lv, "quantile")
 
 
 def test_sharpness(rng):

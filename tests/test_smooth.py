@@ -24,22 +24,13 @@ from scipy import optimize, special
 from scipy import stats as sps
 
 import bece
-from bece.binning import make_binning
-from bece.smooth import (
-    N_LAMBDA,
-    N_TAU,
-    SmoothBasis,
-    SmoothBayesianECE,
-    _exponential_grid,
-    _newton,
-    draw_loglik,
-    ece_draws,
-    fit_smooth,
-    importance_draws,
-    logit_confidence,
-    make_atoms,
-    smooth_ece,
-)
+from bece.stats.binning import make_binning
+from bece.smooth.fit import N_LAMBDA, N_TAU, _exponential_grid, _newton, fit_smooth
+from bece.smooth.basis import SmoothBasis, logit_confidence
+from bece.results.ece import SmoothBayesianECE
+from bece.smooth.draws import draw_loglik, ece_draws, importance_draws
+from bece.smooth.atoms import make_atoms
+from bece.smooth.posterior import smooth_ece
 
 Z = 5.0
 

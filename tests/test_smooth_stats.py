@@ -18,17 +18,12 @@ import pytest
 from scipy import special
 
 import bece
-from bece.binning import make_binning
-from bece.io import read_statistics
-from bece.smooth import (
-    atoms_from_stats,
-    fine_binning,
-    fit_smooth,
-    make_atoms,
-    smooth_ece,
-    smooth_posterior_ece,
-)
-from bece.stats import CalibrationStats
+from bece.stats.binning import make_binning
+from bece.io.files import read_statistics
+from bece.smooth.atoms import atoms_from_stats, fine_binning, make_atoms
+from bece.smooth.fit import fit_smooth
+from bece.smooth.posterior import smooth_ece, smooth_posterior_ece
+from bece.stats.calibration_stats import CalibrationStats
 
 from .conftest import simulate_binary, simulate_multiclass
 
@@ -210,7 +205,7 @@ def test_grid_error_bound_holds_draw_by_draw():
     post = fit_smooth(at)
     beta = post.sample(200, rng)[0]
     basis = post.basis
-    from bece.smooth import logit_confidence
+    from bece.smooth.basis import logit_confidence
 
     b_exact = bins.index(p)
     s_exact = special.expit(basis.logits(logit_confidence(p), b_exact, beta))

@@ -92,7 +92,7 @@ def test_arrays_are_read_only(rng):
 
 
 def test_constructor_checks_shapes():
-    from bece.binning import make_binning
+    from bece.stats.binning import make_binning
 
     b = make_binning(None, 3, "uniform")
     with pytest.raises(ValueError, match="need counts of shape"):
@@ -104,8 +104,8 @@ def test_constructor_checks_shapes():
 # ---------------------------------------------------------------- fused pass
 import math  # noqa: E402
 
-from bece import _fused  # noqa: E402
-from bece.binning import make_binning  # noqa: E402
+from bece.stats import fused as _fused
+from bece.stats.binning import make_binning
 
 ENGINES = ["numpy"] + (["numba"] if _fused.available_engine() == "numba" else [])
 
@@ -165,7 +165,7 @@ def test_fused_pass_matches_naive_loop(rng, engine, dtype, binning):
 def test_fused_pass_input_forms_equal_as_outcomes(rng, engine):
     """Binary, triples (int, bool and whole float labels) and top-label input
     give what the NumPy reference gives on as_outcomes' (z, p)."""
-    from bece.inputs import as_outcomes
+    from bece.stats.inputs import as_outcomes
 
     n = 777
     p = rng.uniform(size=n)
@@ -213,8 +213,8 @@ BAD = [
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("name,make,message", BAD, ids=[b[0] for b in BAD])
 def test_fused_pass_raises_what_the_checks_raise(rng, engine, name, make, message):
-    """The compiled loop only detects; the message is bece.inputs' own."""
-    from bece.inputs import as_outcomes
+    """The compiled loop only detects; the message is bece.stats.inputs' own."""
+    from bece.stats.inputs import as_outcomes
 
     y, p = rng.integers(0, 2, 50), rng.uniform(size=50)
     y_true, y_prob, y_pred = make(y, p)

@@ -1,4 +1,4 @@
-"""Chunked reading (bece.stream): same statistics as the in-memory path."""
+"""Chunked reading (bece.io.stream): same statistics as the in-memory path."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from bece import CalibrationStats
-from bece.io import example_path, read_predictions, read_statistics
-from bece.stream import file_statistics, iter_chunks
+from bece.io.files import example_path, read_predictions, read_statistics
+from bece.io.stream import file_statistics, iter_chunks
 
 
 def _assert_same(got: CalibrationStats, ref: CalibrationStats) -> None:
@@ -179,7 +179,7 @@ def test_arrow_columns_to_numpy_without_pandas(rng):
     """Column conversion by buffer views equals pyarrow's own, sliced or not."""
     import pyarrow as pa
 
-    from bece.stream import _numpy
+    from bece.io.stream import _numpy
 
     cols = [
         pa.array(rng.uniform(size=101)),

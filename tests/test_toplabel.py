@@ -13,9 +13,10 @@ from scipy import stats as sps
 
 import bece
 from bece import bayesian_ece, bayesian_top_label_ece, top_label_ece
-from bece.crosscheck import _compare
-from bece.result import BayesianTopLabelECE, _arviz
-from bece.toplabel import posterior_top_label_ece, top_label_statistics
+from bece.validation.agreement import compare_draws
+from bece.results.ece import BayesianTopLabelECE
+from bece.base.arviz import load_arviz
+from bece.binned.toplabel import posterior_top_label_ece, top_label_statistics
 
 from .conftest import simulate_multiclass
 
@@ -237,12 +238,12 @@ def test_cross_check_catches_a_wrong_top_label_closed_form(nuts_top_label):
     }
     closed = {"ece": wrong.draws, "label_ece": wrong.label_draws,
               "accuracy": wrong.label_accuracy, "confidence": wrong.label_confidence}
-    _, _, _, _, max_z, threshold, _ = _compare(_arviz(), chains, closed, 4, 1000, 1e-4)
+    _, _, _, _, max_z, threshold, _ = compare_draws(load_arviz(), chains, closed, 4, 1000, 1e-4)
     assert max_z > 2 * threshold
 
 
 def test_default_number_of_draws_shrinks_with_many_labels():
-    from bece.toplabel import default_num_samples
+    from bece.binned.toplabel import default_num_samples
 
     assert default_num_samples(10, 15) == 10_000
     assert default_num_samples(1000, 15) == 2 * 10**7 // 15_000 == 1333

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bece.validation import closed_form_draws, sbc
+from bece.validation.sbc import closed_form_draws, sbc
 
 
 def test_closed_form_is_calibrated_on_its_model():

@@ -36,12 +36,17 @@ from typing import Any
 
 import numpy as np
 
-from ..posterior import as_generator, positive_int, sample_dirichlet
-from ..result import DrawSummaries, _arviz, _check_prob, _quiet_arviz
-from .forecast import _real, check_levels, check_pit
-from .metrics import DEFAULT_LEVELS, _count_weights, _observed
+from ..base.arviz import load_arviz, quiet_arviz
+from ..base.checks import check_prob, positive_int
+from ..base.random import as_generator, sample_dirichlet
+from ..results.summaries import DrawSummaries
+from .forecast import check_levels, check_pit, real_array
+from .metrics import DEFAULT_LEVELS, count_weights, observed_frequency
 
-__all__ = ["BayesianCalibrationError", "bayesian_calibration_error"]
+__all__ = [
+    "bayesian_calibration_error",
+    "BayesianCalibrationError",
+]
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -89,7 +94,7 @@ class BayesianCalibrationError(DrawSummaries):
         -------
         lo, hi : ndarray of shape (J,)
         """
-        prob = _check_prob(prob)
+        prob = check_prob(prob)
         lo, hi = np.quantile(self.curve, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
         return lo, hi
 
@@ -102,9 +107,9 @@ class BayesianCalibrationError(DrawSummaries):
         boundaries 0, p_1, ..., p_J, 1) and ``observed`` (level). Independent
         draws are stored as one chain.
         """
-        az = _arviz()
+        az = load_arviz()
         j = self.levels.size
-        with _quiet_arviz():
+        with quiet_arviz():
             idata = az.from_dict(
                 posterior={"cal": self.draws[None, :], "curve": self.curve[None]},
                 constant_data={
@@ -144,7 +149,7 @@ def _prior(alpha: Any, levels: np.ndarray) -> np.ndarray:
     width = np.diff(np.concatenate([[0.0], levels, [1.0]]))
     if alpha is None:
         return width.copy()
-    a = _real(alpha, "alpha", ndim=(0, 1), positive=True)
+    a = real_array(alpha, "alpha", ndim=(0, 1), positive=True)
     if a.ndim == 0:
         return float(a) * width
     if a.shape != width.shape:
@@ -225,8 +230,8 @@ def bayesian_calibration_error(
     rng = as_generator(seed)
     t = u.size
     j = p.size
-    observed = _observed(u, p, "quantile")
-    w_plugin = _count_weights(weights, observed)
+    observed = observed_frequency(u, p, "quantile")
+    w_plugin = count_weights(weights, observed)
     plugin = float(np.sum(w_plugin * (p - observed) ** 2))
     cell = np.searchsorted(p, u, side="left")  # u <= p_1 -> 0, p_k < u <= p_{k+1} -> k
     counts = np.bincount(cell, minlength=j + 1).astype(np.int64)

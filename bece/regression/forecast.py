@@ -25,10 +25,17 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from ..inputs import _as_array, _describe_bad, check_probabilities
-from ..posterior import as_generator
+from ..base.random import as_generator
+from ..stats.inputs import as_array, check_probabilities, describe_bad
 
-__all__ = ["pit", "forecast_quantiles"]
+__all__ = [
+    "check_dist",
+    "check_levels",
+    "check_pit",
+    "forecast_quantiles",
+    "pit",
+    "real_array",
+]
 
 # row chunk for the (n, S) comparisons of sample forecasts: bounds the
 # temporary boolean arrays to about 16 MB whatever n and S are
@@ -36,9 +43,9 @@ _CHUNK_ELEMENTS = 1 << 24
 
 
 # ------------------------------------------------------------------ checks
-def _real(x: Any, name: str, *, ndim: tuple[int, ...], positive: bool = False) -> np.ndarray:
+def real_array(x: Any, name: str, *, ndim: tuple[int, ...], positive: bool = False) -> np.ndarray:
     """``x`` as finite float64 with one of the allowed ``ndim``; ValueError otherwise."""
-    arr = _as_array(x, name)
+    arr = as_array(x, name)
     if arr.dtype.kind not in "fiu":
         raise ValueError(f"{name} must hold real numbers, got dtype {arr.dtype}")
     if arr.ndim not in ndim:
@@ -51,11 +58,11 @@ def _real(x: Any, name: str, *, ndim: tuple[int, ...], positive: bool = False) -
     bad = ~np.isfinite(out)
     if bad.any():
         kind = "NaN" if np.isnan(out).any() else "infinity"
-        raise ValueError(f"{name} contains {kind}: {_describe_bad(out, bad)}")
+        raise ValueError(f"{name} contains {kind}: {describe_bad(out, bad)}")
     if positive:
         bad = out <= 0
         if bad.any():
-            raise ValueError(f"{name} must be > 0; {_describe_bad(out, bad)} are not")
+            raise ValueError(f"{name} must be > 0; {describe_bad(out, bad)} are not")
     return out
 
 
@@ -65,7 +72,7 @@ def check_levels(levels: Any, name: str = "levels", *, closed: bool = False) -> 
     With ``closed=True`` the end points 0 and 1 are allowed too (the grid of
     uncertainty-toolbox, ``linspace(0, 1, 100)``, contains them).
     """
-    p = _real(levels, name, ndim=(1,))
+    p = real_array(levels, name, ndim=(1,))
     lo_ok = p[0] >= 0.0 if closed else p[0] > 0.0
     hi_ok = p[-1] <= 1.0 if closed else p[-1] < 1.0
     if not (lo_ok and hi_ok):
@@ -82,7 +89,7 @@ def check_levels(levels: Any, name: str = "levels", *, closed: bool = False) -> 
 
 def check_pit(pit: Any, name: str = "pit") -> np.ndarray:
     """PIT values as float64 (n,), finite, in [0, 1]."""
-    arr = _as_array(pit, name)
+    arr = as_array(pit, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must have shape (n,), got shape {arr.shape}")
     return check_probabilities(arr, name)
@@ -97,7 +104,7 @@ def _same_length(arr: np.ndarray, name: str, n: int) -> None:
 
 
 def _check_quantile_forecast(quantiles: Any, levels: Any, n: int | None) -> tuple[np.ndarray, np.ndarray]:
-    q = _real(quantiles, "quantiles", ndim=(2,))
+    q = real_array(quantiles, "quantiles", ndim=(2,))
     tau = check_levels(levels, "levels")
     if n is not None:
         _same_length(q, "quantiles", n)
@@ -116,7 +123,7 @@ def _check_quantile_forecast(quantiles: Any, levels: Any, n: int | None) -> tupl
     return q, tau
 
 
-def _check_dist(dist: Any) -> Any:
+def check_dist(dist: Any) -> Any:
     from scipy import stats
 
     if not isinstance(getattr(dist, "dist", None), stats.rv_continuous) or not hasattr(dist, "cdf"):
@@ -281,7 +288,7 @@ def pit(
     array([0.6])
     """
     form = _forecast_form(mean, std, dist, samples, quantiles, levels)
-    yy = _real(y, "y", ndim=(1,))
+    yy = real_array(y, "y", ndim=(1,))
     n = yy.size
     if not isinstance(randomize, (bool, np.bool_)):
         raise ValueError(f"randomize must be True or False, got {randomize!r}")
@@ -290,13 +297,13 @@ def pit(
             raise ValueError("randomize=True needs seed= (an int or a numpy Generator)")
         rng = as_generator(seed)
     if form == "mean/std":
-        mu = _real(mean, "mean", ndim=(0, 1))
-        sd = _real(std, "std", ndim=(0, 1), positive=True)
+        mu = real_array(mean, "mean", ndim=(0, 1))
+        sd = real_array(std, "std", ndim=(0, 1), positive=True)
         _same_length(mu, "mean", n)
         _same_length(sd, "std", n)
         return special.ndtr((yy - mu) / sd)
     if form == "dist":
-        d = _check_dist(dist)
+        d = check_dist(dist)
         try:
             with np.errstate(invalid="ignore"):
                 u = np.asarray(d.cdf(yy), dtype=np.float64)
@@ -313,12 +320,12 @@ def pit(
         bad = ~((u >= 0) & (u <= 1))
         if bad.any():
             raise ValueError(
-                f"dist.cdf(y) is not a probability at {_describe_bad(u, bad)}; "
+                f"dist.cdf(y) is not a probability at {describe_bad(u, bad)}; "
                 "check the distribution's parameters (e.g. scale > 0)"
             )
         return u
     if form == "samples":
-        s = _real(samples, "samples", ndim=(2,))
+        s = real_array(samples, "samples", ndim=(2,))
         _same_length(s, "samples", n)
         size = s.shape[1]
         if not randomize:
@@ -388,22 +395,22 @@ def forecast_quantiles(
     array([[1., 3.]])
     """
     form = _forecast_form(mean, std, dist, samples, quantiles, levels)
-    tau = _real(level, "level", ndim=(0, 1))
+    tau = real_array(level, "level", ndim=(0, 1))
     bad = ~((tau >= 0) & (tau <= 1))
     if bad.any():
-        raise ValueError(f"level must lie in [0, 1]; {_describe_bad(tau, bad)} are outside")
+        raise ValueError(f"level must lie in [0, 1]; {describe_bad(tau, bad)} are outside")
     scalar = tau.ndim == 0
     t = np.atleast_1d(tau)
     if form == "mean/std":
-        mu = _real(mean, "mean", ndim=(0, 1))
-        sd = _real(std, "std", ndim=(0, 1), positive=True)
+        mu = real_array(mean, "mean", ndim=(0, 1))
+        sd = real_array(std, "std", ndim=(0, 1), positive=True)
         if mu.ndim and sd.ndim and mu.shape != sd.shape:
             raise ValueError(f"mean has shape {mu.shape} but std has shape {sd.shape}")
         out = np.atleast_1d(mu)[:, None] + np.atleast_1d(sd)[:, None] * special.ndtri(t)[None, :]
     elif form == "dist":
-        out = np.atleast_2d(np.asarray(_check_dist(dist).ppf(t[:, None]), dtype=np.float64).T)
+        out = np.atleast_2d(np.asarray(check_dist(dist).ppf(t[:, None]), dtype=np.float64).T)
     elif form == "samples":
-        s = _real(samples, "samples", ndim=(2,))
+        s = real_array(samples, "samples", ndim=(2,))
         out = np.quantile(s, t, axis=1, method="inverted_cdf").T
     else:
         q, lv = _check_quantile_forecast(quantiles, levels, None)
@@ -411,7 +418,7 @@ def forecast_quantiles(
         if outside.any():
             raise ValueError(
                 f"level must lie within the quantile forecast's levels [{lv[0]}, {lv[-1]}]; "
-                f"{_describe_bad(t, outside)} are outside, where the forecast carries no "
+                f"{describe_bad(t, outside)} are outside, where the forecast carries no "
                 "information (forecast more extreme quantiles, or ask for less extreme levels)"
             )
         if lv.size == 1:  # only that one level is allowed

@@ -41,18 +41,20 @@ from typing import Any
 
 import numpy as np
 
-from ..inputs import _describe_bad
-from .forecast import _check_dist, _real, check_levels, check_pit
+from ..stats.inputs import describe_bad
+from .forecast import check_dist, check_levels, check_pit, real_array
 
 __all__ = [
-    "DEFAULT_LEVELS",
-    "UCT_LEVELS",
     "calibration_curve",
     "calibration_error",
+    "count_weights",
+    "DEFAULT_LEVELS",
     "mean_absolute_calibration_error",
-    "root_mean_squared_calibration_error",
     "miscalibration_area",
+    "observed_frequency",
+    "root_mean_squared_calibration_error",
     "sharpness",
+    "UCT_LEVELS",
 ]
 
 #: Default levels of the calibration curve and the cal score: 0.01, ..., 0.99.
@@ -64,7 +66,7 @@ UCT_LEVELS = np.linspace(0.0, 1.0, 100)
 KINDS = ("quantile", "interval")
 
 
-def _observed(u: np.ndarray, levels: np.ndarray, kind: str) -> np.ndarray:
+def observed_frequency(u: np.ndarray, levels: np.ndarray, kind: str) -> np.ndarray:
     """Observed proportions at each level; (J,) float64 from int64 counts."""
     us = np.sort(u)
     n = us.size
@@ -110,10 +112,10 @@ def calibration_curve(pit: Any, levels: Any = None) -> tuple[np.ndarray, np.ndar
     """
     u = check_pit(pit)
     p = DEFAULT_LEVELS.copy() if levels is None else check_levels(levels)
-    return p, _observed(u, p, "quantile")
+    return p, observed_frequency(u, p, "quantile")
 
 
-def _count_weights(weights: Any, observed: np.ndarray) -> np.ndarray:
+def count_weights(weights: Any, observed: np.ndarray) -> np.ndarray:
     j = observed.size
     if weights is None:
         return np.ones(j)
@@ -127,12 +129,12 @@ def _count_weights(weights: Any, observed: np.ndarray) -> np.ndarray:
                 "all are above it, so every weight would be 0"
             )
         return observed / total
-    w = _real(weights, "weights", ndim=(1,))
+    w = real_array(weights, "weights", ndim=(1,))
     if w.shape[0] != j:
         raise ValueError(f"weights has {w.shape[0]} entries but there are {j} levels; they must match")
     neg = w < 0
     if neg.any():
-        raise ValueError(f"weights must be >= 0; {_describe_bad(w, neg)} are negative")
+        raise ValueError(f"weights must be >= 0; {describe_bad(w, neg)} are negative")
     return w
 
 
@@ -172,14 +174,14 @@ def calibration_error(pit: Any, levels: Any = None, *, weights: Any = None) -> f
     0.0625
     """
     p, obs = calibration_curve(pit, levels)
-    w = _count_weights(weights, obs)
+    w = count_weights(weights, obs)
     return float(np.sum(w * (p - obs) ** 2))
 
 
 def _ut_curve(pit: Any, levels: Any, kind: str) -> tuple[np.ndarray, np.ndarray]:
     u = check_pit(pit)
     p = UCT_LEVELS.copy() if levels is None else check_levels(levels, closed=True)
-    return p, _observed(u, p, kind)
+    return p, observed_frequency(u, p, kind)
 
 
 def mean_absolute_calibration_error(pit: Any, levels: Any = None, *, kind: str = "quantile") -> float:
@@ -277,16 +279,16 @@ def sharpness(*, std: Any = None, samples: Any = None, dist: Any = None, root: b
     if not isinstance(root, (bool, np.bool_)):
         raise ValueError(f"root must be True or False, got {root!r}")
     if std is not None:
-        var = _real(std, "std", ndim=(1,), positive=True) ** 2
+        var = real_array(std, "std", ndim=(1,), positive=True) ** 2
     elif samples is not None:
-        s = _real(samples, "samples", ndim=(2,))
+        s = real_array(samples, "samples", ndim=(2,))
         if s.shape[1] < 2:
             raise ValueError(f"samples needs at least 2 draws per row for a variance, got {s.shape[1]}")
         var = s.var(axis=1, ddof=1)
     else:
-        var = np.atleast_1d(np.asarray(_check_dist(dist).var(), dtype=np.float64))
+        var = np.atleast_1d(np.asarray(check_dist(dist).var(), dtype=np.float64))
         bad = ~(np.isfinite(var) & (var >= 0))
         if bad.any():
-            raise ValueError(f"dist.var() is not a finite variance at {_describe_bad(var, bad)}")
+            raise ValueError(f"dist.var() is not a finite variance at {describe_bad(var, bad)}")
     m = float(np.mean(var))
     return float(np.sqrt(m)) if root else m

@@ -20,10 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from .forecast import _real, check_pit, forecast_quantiles
-from ..result import _check_prob
+from ..base.checks import check_prob
+from .forecast import check_pit, forecast_quantiles, real_array
 
-__all__ = ["Recalibrator"]
+__all__ = [
+    "Recalibrator",
+]
 
 
 class Recalibrator:
@@ -126,7 +128,7 @@ class Recalibrator:
         float or ndarray of q's shape
         """
         iso = self._fitted()
-        qq = _real(q, "q", ndim=(0, 1))
+        qq = real_array(q, "q", ndim=(0, 1))
         bad = ~((qq >= 0) & (qq <= 1))
         if bad.any():
             raise ValueError(f"q must lie in [0, 1], got {qq[bad].ravel()[:3]}")
@@ -176,7 +178,7 @@ class Recalibrator:
         forecast raises ``ValueError`` where :math:`R^{-1}(q)` falls outside its
         levels.
         """
-        qq = _real(q, "q", ndim=(0, 1))
+        qq = real_array(q, "q", ndim=(0, 1))
         bad = ~((qq > 0) & (qq < 1))
         if bad.any():
             raise ValueError(f"q must lie in (0, 1), got {qq[bad].ravel()[:3]}")
@@ -245,7 +247,7 @@ class Recalibrator:
         -------
         lo, hi : ndarray of shape (n,)
         """
-        prob = _check_prob(prob)
+        prob = check_prob(prob)
         both = self.predict_quantiles(
             np.array([(1 - prob) / 2, (1 + prob) / 2]),
             mean=mean,

@@ -14,15 +14,7 @@ from numpyro.infer import Predictive
 from numpyro.infer.util import log_density
 from scipy import stats as sps
 
-from bece.models import (
-    DirichletGammaReparam,
-    conjugate_collapsed,
-    conjugate_model,
-    literal_collapsed,
-    literal_model,
-    truncnorm_log_normalizer,
-    truncnorm_mean,
-)
+from bece.models import DirichletGammaReparam, conjugate_collapsed, conjugate_model, literal_collapsed, literal_model, truncnorm_log_normalizer, truncnorm_mean
 
 Z = 5.0
 M = 4

@@ -1,0 +1,41 @@
+"""Argument checks shared by every stage: positive integers and arrays, probabilities."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+__all__ = [
+    "check_prob",
+    "positive_array",
+    "positive_int",
+]
+
+if TYPE_CHECKING:  # pragma: no cover
+    pass
+
+
+def positive_array(value: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number or array, got {value!r}") from None
+    if arr.ndim and arr.shape != shape and arr.shape != shape[-1:]:
+        raise ValueError(f"{name} must be a scalar or have shape {shape}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return np.broadcast_to(arr, shape).copy()
+
+
+def positive_int(value: Any, name: str) -> int:
+    """``value`` as an int, or ValueError naming ``name`` unless it is an integer >= 1."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def check_prob(prob: Any) -> float:
+    if not isinstance(prob, (int, float, np.floating)) or not 0.0 < float(prob) < 1.0:
+        raise ValueError(f"prob must be a number in (0, 1), got {prob!r}")
+    return float(prob)

@@ -1,0 +1,23 @@
+"""The binned BECE model: its closed-form (conjugate) posterior for binary and
+top-label predictions, and the paired comparison of two models.
+
+:mod:`~bece.binned.conjugate` is the maths (posterior parameters and exact
+draws), :mod:`~bece.binned.posterior` the ECE posterior from statistics,
+:mod:`~bece.binned.toplabel` its top-label form over (label, bin) cells and
+:mod:`~bece.binned.compare` the joint posterior of two models' ECEs.
+"""
+
+from .compare import compare
+from .conjugate import PRESETS, ConjugatePosterior, conjugate_posterior
+from .posterior import binned_posterior_ece
+from .toplabel import bayesian_top_label_ece, posterior_top_label_ece
+
+__all__ = [
+    "bayesian_top_label_ece",
+    "binned_posterior_ece",
+    "compare",
+    "conjugate_posterior",
+    "ConjugatePosterior",
+    "posterior_top_label_ece",
+    "PRESETS",
+]

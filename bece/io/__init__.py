@@ -1,0 +1,18 @@
+"""Files in: CSV, Parquet and NPZ prediction files, read whole
+(:func:`read_predictions`) or streamed in chunks into statistics
+(:func:`read_statistics`, :func:`file_statistics`).
+"""
+
+from .files import Predictions, example_path, read_predictions, read_statistics
+from .stream import DEFAULT_BATCH_SIZE, FileStatistics, file_statistics, iter_chunks
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "example_path",
+    "file_statistics",
+    "FileStatistics",
+    "iter_chunks",
+    "Predictions",
+    "read_predictions",
+    "read_statistics",
+]

@@ -1,0 +1,20 @@
+"""Plug-in calibration metrics: binned ECE and MCE, top-label and classwise ECE."""
+
+from .binned import (
+    expected_calibration_error,
+    maximum_calibration_error,
+    plugin_ece,
+    plugin_mce,
+)
+from .multiclass import classwise_ece, per_label_ece, top_label_ece, top_label_inputs
+
+__all__ = [
+    "classwise_ece",
+    "expected_calibration_error",
+    "maximum_calibration_error",
+    "per_label_ece",
+    "plugin_ece",
+    "plugin_mce",
+    "top_label_ece",
+    "top_label_inputs",
+]

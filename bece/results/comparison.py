@@ -1,0 +1,96 @@
+"""The result of a paired comparison of two models on the same test set."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..base.arviz import load_arviz, quiet_arviz
+from .ece import BayesianECE
+from .summaries import DrawSummaries
+
+__all__ = [
+    "Comparison",
+]
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Comparison(DrawSummaries):
+    """Joint posterior of the ECEs of two models on the same test set.
+
+    Attributes
+    ----------
+    a, b : BayesianECE
+        Each model's marginal posterior (draws ``(S,)``, per-bin
+        ``accuracy``, ``confidence``, ``weight`` ``(S, M)``, ``plugin``,
+        ``stats``), taken from the same joint draws.
+    diff_draws : ndarray of shape (S,)
+        :math:`\\mathrm{ECE}_a - \\mathrm{ECE}_b` of each joint draw
+        (``a.draws - b.draws``).
+    counts : ndarray of shape (2, M, 2, M), int64
+        Joint counts :math:`C_{z^a, b^a, z^b, b^b}`.
+    concentration : ndarray of shape (2, M, 2, M)
+        Prior concentration :math:`\\alpha^{ab}` of the joint cells.
+    """
+
+    a: BayesianECE
+    b: BayesianECE
+    diff_draws: np.ndarray
+    counts: np.ndarray
+    concentration: np.ndarray
+
+    # mean, std, median, interval(prob), hdi(prob) summarise the difference;
+    # summary() shows the two ECEs and their difference
+    _draws_attr = "diff_draws"
+    _summary_vars = ["ece_a", "ece_b", "ece_diff"]
+
+    @property
+    def prob_a_better(self) -> float:
+        """Posterior probability that A is better calibrated, :math:`P(\\mathrm{ECE}_a < \\mathrm{ECE}_b)`.
+
+        The fraction of draws with :math:`\\Delta < 0`; its Monte Carlo
+        standard error is :math:`\\sqrt{P(1-P)/S}`.
+        """
+        return float(np.mean(self.diff_draws < 0))
+
+    def to_inference_data(self):
+        """The joint draws as ``arviz.InferenceData``.
+
+        ``posterior`` holds ``ece_a``, ``ece_b``, ``ece_diff`` (chain, draw)
+        and ``accuracy_a``, ``confidence_a``, ``weight_a`` (chain, draw,
+        bin_a), likewise for b; ``constant_data`` holds ``joint_counts``
+        (z_a, bin_a, z_b, bin_b), ``edges_a`` and ``edges_b``. Independent
+        draws are stored as one chain.
+        """
+        az = load_arviz()
+        m_a, m_b = self.a.stats.n_bins, self.b.stats.n_bins
+        posterior = {"ece_a": self.a.draws[None], "ece_b": self.b.draws[None],
+                     "ece_diff": self.diff_draws[None]}
+        dims: dict[str, list[str]] = {}
+        for tag, r in (("a", self.a), ("b", self.b)):
+            for name in ("accuracy", "confidence", "weight"):
+                posterior[f"{name}_{tag}"] = getattr(r, name)[None]
+                dims[f"{name}_{tag}"] = [f"bin_{tag}"]
+            dims[f"edges_{tag}"] = [f"edge_{tag}"]
+        dims["joint_counts"] = ["z_a", "bin_a", "z_b", "bin_b"]
+        constant = {"joint_counts": self.counts, "edges_a": self.a.stats.edges,
+                    "edges_b": self.b.stats.edges}
+        coords = {"bin_a": np.arange(m_a), "bin_b": np.arange(m_b), "z_a": [0, 1], "z_b": [0, 1],
+                  "edge_a": np.arange(m_a + 1), "edge_b": np.arange(m_b + 1)}
+        with quiet_arviz():
+            idata = az.from_dict(posterior=posterior, constant_data=constant, coords=coords, dims=dims)
+        idata.posterior.attrs.update(
+            {"n": self.a.stats.n, "plugin_ece_a": self.a.plugin, "plugin_ece_b": self.b.plugin,
+             "prob_a_better": self.prob_a_better, "method": "conjugate-paired"}
+        )
+        return idata
+
+    def __repr__(self) -> str:
+        lo, hi = self.interval(0.9)
+        return (
+            f"Comparison(ece_a={self.a.mean:.4f}, ece_b={self.b.mean:.4f}, "
+            f"diff={self.mean:+.4f}, interval90=[{lo:+.4f}, {hi:+.4f}], "
+            f"prob_a_better={self.prob_a_better:.3f}, n={self.a.stats.n}, "
+            f"num_samples={self.num_samples})"
+        )

@@ -1,0 +1,253 @@
+"""Result object of a Bayesian ECE: draws and their summaries.
+
+The same type comes from every path that produces ECE draws (closed form
+now; MCMC later), so results compare directly. The ArviZ layer
+(:meth:`BayesianECE.to_inference_data`, :meth:`~BayesianECE.summary`,
+:meth:`~BayesianECE.hdi`) imports ArviZ only when called.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..base.arviz import load_arviz, quiet_arviz
+from ..base.checks import check_prob
+from ..stats.calibration_stats import CalibrationStats
+from .summaries import DrawSummaries
+
+__all__ = [
+    "BayesianECE",
+    "BayesianTopLabelECE",
+    "SmoothBayesianECE",
+]
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class BayesianECE(DrawSummaries):
+    """Posterior draws of the expected calibration error.
+
+    Attributes
+    ----------
+    draws : ndarray of shape (S,)
+        ECE of each posterior draw.
+    accuracy : ndarray of shape (S, M)
+        Posterior draws of each bin's accuracy :math:`q_{1,m}/\\pi_m`.
+    confidence : ndarray of shape (S, M)
+        Posterior draws of each bin's mean confidence :math:`\\mu_m`.
+    weight : ndarray of shape (S, M)
+        Posterior draws of each bin's probability mass :math:`\\pi_m`.
+    plugin : float
+        The plug-in ECE of the same data and bins.
+    stats : CalibrationStats
+        The statistics the posterior was computed from.
+    model : str
+        ``"binned"`` (the seed's model).
+    method : str
+        ``"conjugate"`` for the closed form.
+    preset : str or None
+    params : object
+        The posterior's parameters (e.g. :class:`~bece.binned.conjugate.ConjugatePosterior`).
+    """
+
+    draws: np.ndarray
+    accuracy: np.ndarray
+    confidence: np.ndarray
+    weight: np.ndarray
+    plugin: float
+    stats: CalibrationStats
+    model: str = "binned"
+    method: str = "conjugate"
+    preset: str | None = None
+    params: Any = field(default=None)
+
+    # --------------------------------------------------------------- ArviZ
+    def to_inference_data(self):
+        """The draws as ``arviz.InferenceData``.
+
+        ``posterior`` holds ``ece`` (chain, draw) and ``accuracy``,
+        ``confidence``, ``weight`` (chain, draw, bin); ``constant_data``
+        holds ``count_incorrect``, ``count_correct``, ``sum_p``, ``sum_p2``
+        (bin) and ``edges`` (edge). Independent draws are stored as one chain.
+        """
+        az = load_arviz()
+        m = self.stats.n_bins
+        posterior = {
+            "ece": self.draws[None, :],
+            "accuracy": self.accuracy[None],
+            "confidence": self.confidence[None],
+            "weight": self.weight[None],
+        }
+        constant = {
+            "count_incorrect": self.stats.counts[0],
+            "count_correct": self.stats.counts[1],
+            "sum_p": self.stats.sum_p,
+            "sum_p2": self.stats.sum_p2,
+            "edges": self.stats.edges,
+        }
+        dims = {
+            "accuracy": ["bin"],
+            "confidence": ["bin"],
+            "weight": ["bin"],
+            "count_incorrect": ["bin"],
+            "count_correct": ["bin"],
+            "sum_p": ["bin"],
+            "sum_p2": ["bin"],
+            "edges": ["edge"],
+        }
+        coords = {"bin": np.arange(m), "edge": np.arange(m + 1)}
+        with quiet_arviz():
+            idata = az.from_dict(
+                posterior=posterior, constant_data=constant, coords=coords, dims=dims
+            )
+        idata.posterior.attrs.update(
+            {
+                "model": self.model,
+                "method": self.method,
+                "preset": str(self.preset),
+                "plugin_ece": self.plugin,
+                "n": self.stats.n,
+            }
+        )
+        return idata
+
+    def __repr__(self) -> str:
+        lo, hi = self.interval(0.9)
+        return (
+            f"BayesianECE(mean={self.mean:.4f}, interval90=[{lo:.4f}, {hi:.4f}], "
+            f"plugin={self.plugin:.4f}, n={self.stats.n}, n_bins={self.stats.n_bins}, "
+            f"num_samples={self.num_samples}, model={self.model!r}, method={self.method!r})"
+        )
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class BayesianTopLabelECE(BayesianECE):
+    """Posterior draws of the top-label ECE (:func:`bece.bayesian_top_label_ece`).
+
+    A :class:`BayesianECE` whose ``draws`` are the top-label ECE (averaged
+    as ``average`` says) and whose per-bin ``accuracy``, ``confidence`` and
+    ``weight`` pool the labels bin by bin; ``stats`` pools the labels'
+    statistics and ``plugin`` is :func:`bece.top_label_ece` on the same bins.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (L,)
+        The predicted labels, in the order of the label axis.
+    average : {"label", "sample"}
+    label_draws : ndarray of shape (S, L)
+        Each label's ECE, conditional on predicting that label.
+    label_plugin : ndarray of shape (L,)
+        Each label's plug-in ECE.
+    label_stats : tuple of L CalibrationStats
+    label_accuracy, label_confidence, label_weight : ndarray of shape (S, L, M) or None
+        Per (label, bin) draws; None when not kept (large ``S * L * M``).
+    """
+
+    labels: np.ndarray = None  # type: ignore[assignment]
+    average: str = "label"
+    label_draws: np.ndarray = None  # type: ignore[assignment]
+    label_plugin: np.ndarray = None  # type: ignore[assignment]
+    label_stats: tuple = ()
+    label_accuracy: np.ndarray | None = None
+    label_confidence: np.ndarray | None = None
+    label_weight: np.ndarray | None = None
+
+    @property
+    def n_labels(self) -> int:
+        return int(self.labels.shape[0])
+
+    def label_interval(self, prob: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
+        """Equal-tailed credible interval of each label's ECE: two arrays of shape (L,)."""
+        prob = check_prob(prob)
+        lo, hi = np.quantile(self.label_draws, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
+        return lo, hi
+
+    def to_inference_data(self):
+        """As :meth:`BayesianECE.to_inference_data`, plus a ``label`` coordinate.
+
+        ``posterior`` adds ``label_ece`` (chain, draw, label) and, when kept,
+        ``label_accuracy``, ``label_confidence``, ``label_weight`` (chain,
+        draw, label, bin); ``constant_data`` adds ``label_count_incorrect``,
+        ``label_count_correct`` and ``label_sum_p`` (label, bin).
+        """
+        idata = super().to_inference_data()
+        import xarray as xr
+
+        coords = {"label": self.labels, "bin": np.arange(self.stats.n_bins)}
+        post = {"label_ece": (("chain", "draw", "label"), self.label_draws[None])}
+        for name in ("label_accuracy", "label_confidence", "label_weight"):
+            value = getattr(self, name)
+            if value is not None:
+                post[name] = (("chain", "draw", "label", "bin"), value[None])
+        idata.posterior = idata.posterior.assign_coords(label=self.labels).assign(
+            {k: xr.Variable(*v) for k, v in post.items()}
+        )
+        counts = np.stack([s.counts for s in self.label_stats])
+        const = {
+            "label_count_incorrect": counts[:, 0],
+            "label_count_correct": counts[:, 1],
+            "label_sum_p": np.stack([s.sum_p for s in self.label_stats]),
+        }
+        idata.constant_data = idata.constant_data.assign_coords(coords).assign(
+            {k: (("label", "bin"), v) for k, v in const.items()}
+        )
+        idata.posterior.attrs.update({"average": self.average, "n_labels": self.n_labels})
+        return idata
+
+    def __repr__(self) -> str:
+        lo, hi = self.interval(0.9)
+        return (
+            f"BayesianTopLabelECE(mean={self.mean:.4f}, interval90=[{lo:.4f}, {hi:.4f}], "
+            f"plugin={self.plugin:.4f}, average={self.average!r}, n={self.stats.n}, "
+            f"n_labels={self.n_labels}, n_bins={self.stats.n_bins}, "
+            f"num_samples={self.num_samples}, method={self.method!r})"
+        )
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class SmoothBayesianECE(BayesianECE):
+    """:class:`~bece.results.ece.BayesianECE` of the smooth model, with the curve.
+
+    Extra attributes
+    ----------------
+    curve_grid : ndarray of shape (G,)
+        Confidences (over the observed range) where the curve is drawn.
+    curve : ndarray of shape (S, G)
+        Posterior draws of :math:`P(z = 1 \\mid p)` at ``curve_grid``
+        (bin deviations included, so it may jump at bin edges).
+    coefficients : ndarray of shape (S, P)
+        :math:`(a, b, \\lambda u, \\tau v)` of each draw.
+    smoothness, bin_sd : ndarray of shape (S,)
+        :math:`\\lambda` and :math:`\\tau` of each draw.
+    """
+
+    curve_grid: np.ndarray = field(default=None)
+    curve: np.ndarray = field(default=None)
+    coefficients: np.ndarray = field(default=None)
+    smoothness: np.ndarray = field(default=None)
+    bin_sd: np.ndarray = field(default=None)
+
+    def to_inference_data(self):
+        """As :meth:`BayesianECE.to_inference_data`, plus in ``posterior``:
+        ``curve`` (chain, draw, curve_confidence — the confidences of
+        ``curve_grid``), ``intercept`` (:math:`a`), ``slope`` (:math:`1 + b`),
+        ``smoothness`` (:math:`\\lambda`), ``bin_sd`` (:math:`\\tau`), and the
+        attributes ``log_bayes_factor_calibrated`` and ``grid_error``."""
+        import xarray as xr
+
+        idata = super().to_inference_data()
+        post = idata.posterior
+        post["curve"] = xr.DataArray(
+            self.curve[None], dims=("chain", "draw", "curve_confidence"),
+            coords={"curve_confidence": self.curve_grid},
+        )
+        post["intercept"] = (("chain", "draw"), self.coefficients[None, :, 0])
+        post["slope"] = (("chain", "draw"), 1.0 + self.coefficients[None, :, 1])
+        post["smoothness"] = (("chain", "draw"), self.smoothness[None])
+        post["bin_sd"] = (("chain", "draw"), self.bin_sd[None])
+        if hasattr(self.params, "log_bayes_factor") and hasattr(self.params, "grid_error"):
+            post.attrs["log_bayes_factor_calibrated"] = self.params.log_bayes_factor
+            post.attrs["grid_error"] = self.params.grid_error
+        return idata

@@ -1,0 +1,199 @@
+"""The smooth model's posterior over the ECE: from arrays (:func:`smooth_ece`)
+or from fine-grid statistics (:func:`smooth_posterior_ece`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..base.checks import positive_int
+from ..base.random import as_generator
+from ..results.ece import SmoothBayesianECE
+from ..stats.binning import make_binning
+from ..stats.calibration_stats import CalibrationStats
+from ..stats.inputs import as_outcomes
+from .atoms import atoms_and_ece_stats, check_grid, make_atoms
+from .basis import DEFAULT_N_KNOTS
+from .draws import curve_grid, curve_values, ece_draws, importance_draws
+from .fit import fit_smooth, single_threaded_blas
+
+__all__ = [
+    "prepare_atoms",
+    "smooth_ece",
+    "smooth_posterior_ece",
+    "smooth_result",
+]
+
+
+# ------------------------------------------------------------------ result
+
+
+def smooth_result(atoms, stats, post, beta, lam, tau, rng, method, grid_points):
+    from ..metrics.binned import plugin_ece
+
+    ece, acc, conf, wt, bound = ece_draws(atoms, post.basis, beta, rng)
+    post = replace(post, grid_error=float(bound.max()) if bound.size else 0.0)
+    return SmoothBayesianECE(
+        draws=ece, accuracy=acc, confidence=conf, weight=wt, plugin=plugin_ece(stats),
+        stats=stats, model="smooth", method=method, preset=None, params=post,
+        curve_grid=grid_points, curve=curve_values(post.basis, atoms.binning, grid_points, beta),
+        coefficients=beta, smoothness=lam, bin_sd=tau,
+    )
+
+
+def prepare_atoms(y_true, y_prob, y_pred, n_bins, binning, grid):
+    z, p = as_outcomes(y_true, y_prob, y_pred)
+    bins = make_binning(p, n_bins, binning)
+    stats = CalibrationStats.from_outcomes(z, p, bins)
+    atoms = make_atoms(z, p, bins, check_grid(grid, p.size))
+    # the curve over the atoms' range: the same whether the fine grid came
+    # from the predictions or from their statistics
+    return atoms, stats, curve_grid(p if atoms.exact else atoms.p)
+
+
+def _laplace(atoms, stats, grid_points, rng, num_samples, **model):
+    with single_threaded_blas():
+        post = fit_smooth(atoms, **model)
+        beta, lam, tau, post = importance_draws(atoms, post, num_samples, rng)
+        return smooth_result(atoms, stats, post, beta, lam, tau, rng, "laplace", grid_points)
+
+
+def smooth_ece(
+    y_true: Any,
+    y_prob: Any,
+    *,
+    y_pred: Any = None,
+    n_bins: int | None = None,
+    binning: Any = "uniform",
+    n_knots: int = DEFAULT_N_KNOTS,
+    intercept_scale: float = 1.0,
+    slope_scale: float = 0.5,
+    smoothness_scale: float = 0.5,
+    bin_scale: float | None = 0.25,
+    grid: Any = "auto",
+    num_samples: int = 10_000,
+    seed: Any = 0,
+) -> SmoothBayesianECE:
+    """Posterior over the ECE under the smooth calibration-curve model (Laplace).
+
+    ``bece.bayesian_ece(..., model="smooth")`` calls this with the defaults.
+
+    Parameters
+    ----------
+    y_true, y_prob, y_pred, n_bins, binning
+        As :func:`bece.bayesian_ece`: binary ``P(y=1)``, class probabilities
+        (top-label) or the seed's triples; the ECE bins.
+    n_knots, intercept_scale, slope_scale, smoothness_scale, bin_scale
+        The model and prior; see :func:`fit_smooth`.
+    grid : "auto", None or int, default "auto"
+        None: one atom per prediction (exact); an int r: r sub-cells per bin
+        (module docstring, with the error bound); "auto": exact up to
+        2,000 predictions, 128 sub-cells above.
+    num_samples : int, default 10_000
+    seed : int or numpy.random.Generator, default 0
+
+    Returns
+    -------
+    SmoothBayesianECE
+        ``model="smooth"``, ``method="laplace"``; ``params`` is the
+        :class:`SmoothPosterior`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece.smooth import smooth_ece
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = rng.uniform(size=500) < p ** 2          # over-confident on class 1
+    >>> r = smooth_ece(y, p, seed=1)
+    >>> r.draws.shape, r.accuracy.shape, r.curve.shape
+    ((10000,), (10000, 15), (10000, 101))
+    >>> lo, hi = r.interval(0.9)
+    >>> bool(lo < 1 / 6 < hi)                       # the population ECE is about 1/6
+    True
+    """
+    num_samples = positive_int(num_samples, "num_samples")
+    rng = as_generator(seed)
+    atoms, stats, grid_points = prepare_atoms(y_true, y_prob, y_pred, n_bins, binning, grid)
+    return _laplace(atoms, stats, grid_points, rng, num_samples, n_knots=n_knots,
+                    intercept_scale=intercept_scale, slope_scale=slope_scale,
+                    smoothness_scale=smoothness_scale, bin_scale=bin_scale)
+
+
+def smooth_posterior_ece(
+    stats: CalibrationStats,
+    *,
+    n_bins: int | None = None,
+    binning: Any = "uniform",
+    n_knots: int = DEFAULT_N_KNOTS,
+    intercept_scale: float = 1.0,
+    slope_scale: float = 0.5,
+    smoothness_scale: float = 0.5,
+    bin_scale: float | None = 0.25,
+    num_samples: int = 10_000,
+    seed: Any = 0,
+) -> SmoothBayesianECE:
+    """Posterior over the ECE under the smooth model, from fine statistics.
+
+    The smooth model's counterpart of :func:`bece.posterior_ece`
+    (``bece.posterior_ece(stats, model="smooth")`` calls this). ``stats``
+    holds the predictions' counts and confidence sums in bins that refine
+    the ECE bins -- collect them with ``binning=fine_binning(n_bins)`` from
+    arrays, files read in chunks, Dask or JAX arrays, and add chunks with
+    ``+``. Each non-empty fine bin is one atom of the fine grid
+    (:func:`atoms_from_stats`; module docstring, "Large n", for the error
+    bound, reported as ``params.grid_error``). With the same seed the draws
+    are those of :func:`smooth_ece` with ``grid=grid`` on the predictions
+    themselves: identical when the statistics come from one pass over the
+    same arrays, equal to float64 rounding when chunks are added.
+
+    Parameters
+    ----------
+    stats : CalibrationStats
+        Statistics in fine bins (:func:`fine_binning`).
+    n_bins, binning
+        The ECE bins (default 15 uniform), which the bins of ``stats`` must
+        refine. ``"quantile"`` raises ``ValueError``: pass the edges (from a
+        first pass) here and to :func:`fine_binning`.
+    n_knots, intercept_scale, slope_scale, smoothness_scale, bin_scale
+        The model and prior; see :func:`fit_smooth`.
+    num_samples : int, default 10_000
+    seed : int or numpy.random.Generator, default 0
+
+    Returns
+    -------
+    SmoothBayesianECE
+        As :func:`smooth_ece`; ``.stats`` holds the statistics added up to
+        the ECE bins (for the plug-in ECE and per-bin tables), the curve is
+        drawn over the range of the fine bins' mean confidences.
+
+    Raises
+    ------
+    ValueError
+        ``stats`` not a CalibrationStats or empty; its bins do not refine the
+        ECE bins (e.g. 100 uniform bins for 15 ECE bins); a bad option.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import CalibrationStats
+    >>> from bece.smooth import fine_binning, smooth_ece, smooth_posterior_ece
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=20_000)
+    >>> y = rng.uniform(size=20_000) < p ** 2
+    >>> fine = fine_binning(15)                      # 15 ECE bins x 128 sub-cells
+    >>> parts = [CalibrationStats.from_arrays(y[i:i + 5000], p[i:i + 5000], binning=fine)
+    ...          for i in range(0, 20_000, 5000)]
+    >>> r = smooth_posterior_ece(sum(parts), n_bins=15, num_samples=2000, seed=1)
+    >>> s = smooth_ece(y, p, n_bins=15, grid=128, num_samples=2000, seed=1)
+    >>> bool(np.allclose(r.draws, s.draws, rtol=1e-9, atol=0))
+    True
+    """
+    num_samples = positive_int(num_samples, "num_samples")
+    rng = as_generator(seed)
+    atoms, coarse = atoms_and_ece_stats(stats, n_bins, binning)
+    return _laplace(atoms, coarse, curve_grid(atoms.p), rng, num_samples, n_knots=n_knots,
+                    intercept_scale=intercept_scale, slope_scale=slope_scale,
+                    smoothness_scale=smoothness_scale, bin_scale=bin_scale)
+
+

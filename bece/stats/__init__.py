@@ -1,0 +1,19 @@
+"""Where predictions become statistics.
+
+Predictions enter here: :mod:`~bece.stats.inputs` checks them,
+:mod:`~bece.stats.binning` assigns bins, and one pass
+(:mod:`~bece.stats.fused`; :mod:`~bece.stats.device` for JAX arrays on their
+device, :mod:`~bece.stats.distributed` for Dask) reduces them to the additive
+:class:`CalibrationStats` that every metric and posterior reads.
+:mod:`~bece.stats.columns` holds the column conventions of tables.
+"""
+
+from .binning import DEFAULT_N_BINS, Binning, make_binning
+from .calibration_stats import CalibrationStats
+
+__all__ = [
+    "Binning",
+    "CalibrationStats",
+    "DEFAULT_N_BINS",
+    "make_binning",
+]

@@ -1,0 +1,216 @@
+"""Statistics of Dask arrays and DataFrames by a tree reduction.
+
+Each block (a chunk of rows of a Dask array, a partition of a Dask
+DataFrame) is reduced where it lives to its per-bin sums (the fields of
+:class:`~bece.stats.CalibrationStats`: 2M int64 counts and 2M float64 sums,
+a few hundred bytes) by :func:`bece.stats.fused.binned_sums`, and the
+blocks' statistics are added pairwise up a tree of fan-in
+:data:`SPLIT_EVERY` (the same tree ``dask.array.reduction`` builds), so only
+the small statistics travel between workers and to the client. The counts are
+exactly those of one pass over the concatenated data, the sums agree to
+float64 rounding.
+
+The computation runs on Dask's current scheduler: with a
+``dask.distributed.Client`` open (``Client("tcp://scheduler:8786")`` for an
+existing cluster) it runs on that cluster.
+
+Quantile bins need the global quantiles of all confidences, which a
+reduction of per-block summaries cannot give exactly (``dask.array.percentile``
+is approximate); they are refused with a ``ValueError`` -- compute edges
+first (e.g. ``numpy.quantile`` of a sample, or of a previous run's
+confidences) and pass them as ``binning=edges``.
+
+Dask is imported only by these functions (install ``bece[dask]``). They
+return the sums as a tuple ``(binning, counts, sum_p, sum_p2)``;
+:class:`~bece.stats.CalibrationStats` dispatches here and wraps them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .binning import Binning, make_binning
+from .fused import Sums, binned_sums
+from .inputs import located
+
+__all__ = [
+    "array_sums",
+    "dataframe_sums",
+    "is_dask",
+    "SPLIT_EVERY",
+]
+
+#: Fan-in of the reduction tree (dask.array's default for sums).
+SPLIT_EVERY = 8
+
+
+def is_dask(x: Any) -> bool:
+    """Whether ``x`` is a Dask collection (checked without importing Dask)."""
+    return type(x).__module__.split(".", 1)[0] == "dask" and hasattr(x, "__dask_graph__")
+
+
+def _fixed_binning(n_bins: Any, binning: Any) -> Binning:
+    if isinstance(binning, str) and binning in ("quantile", "equal-mass"):
+        raise ValueError(
+            "binning='quantile' needs the global quantiles of all confidences, which a "
+            "distributed reduction cannot give exactly; pass explicit edges instead, "
+            "e.g. binning=numpy.quantile(sample, numpy.linspace(0, 1, n_bins + 1)) "
+            "with the ends set to 0 and 1"
+        )
+    return make_binning(None, n_bins, binning)
+
+
+def _add(*xs: Sums | None) -> Sums | None:
+    """Sum of per-bin sums (same bins), left to right, skipping the None of
+    empty partitions."""
+    present = [x for x in xs if x is not None]
+    if not present:
+        return None
+    binning, counts, sum_p, sum_p2 = present[0]
+    for _, c, s, s2 in present[1:]:
+        counts, sum_p, sum_p2 = counts + c, sum_p + s, sum_p2 + s2
+    return binning, counts, sum_p, sum_p2
+
+
+def _tree_sum(parts: list[Any]) -> Any:
+    """Add delayed statistics in a tree of fan-in SPLIT_EVERY; computes it."""
+    from dask import delayed
+
+    add = delayed(_add, pure=True)
+    while len(parts) > 1:
+        parts = [add(*parts[i:i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
+    return parts[0].compute()
+
+
+def _block(y_true: Any, y_prob: Any, y_pred: Any, binning: Binning, where: str) -> Sums:
+    try:
+        return binned_sums(y_true, y_prob, y_pred, None, binning)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def _rows_block(y_true: Any, y_prob: Any, y_pred: Any, binning: Binning, start: int) -> Sums:
+    try:
+        return binned_sums(y_true, y_prob, y_pred, None, binning)
+    except ValueError as exc:
+        raise located(exc, "dask array", start) from None
+
+
+def array_sums(
+    y_true: Any,
+    y_prob: Any,
+    *,
+    y_pred: Any = None,
+    n_bins: int | None = None,
+    binning: Any = "uniform",
+) -> Sums:
+    """Per-bin sums of Dask (or NumPy) arrays, one block of rows at a time.
+
+    ``y_prob`` of shape (n,) or (n, K) is chunked along rows only (its
+    columns are merged into one chunk if needed); ``y_true`` and ``y_pred``
+    are rechunked to the same rows (NumPy arrays are wrapped). Errors name the
+    offending row of the whole array.
+    """
+    import dask.array as da
+
+    bins = _fixed_binning(n_bins, binning)
+    p = y_prob if is_dask(y_prob) else da.from_array(np.asarray(y_prob))
+    if p.ndim not in (1, 2):
+        raise ValueError(f"y_prob must have shape (n,) or (n, K), got shape {p.shape}")
+    if p.ndim == 2 and p.numblocks[1] > 1:
+        p = p.rechunk({1: -1})
+    rows = p.chunks[0]
+
+    def aligned(x: Any, name: str) -> Any:
+        if x is None:
+            return None
+        a = x if is_dask(x) else da.from_array(np.asarray(x), chunks=(rows,))
+        if a.ndim != 1:
+            raise ValueError(f"{name} must have shape (n,), got shape {a.shape}")
+        if a.shape[0] != p.shape[0]:
+            raise ValueError(
+                f"{name} has {a.shape[0]} entries but y_prob has {p.shape[0]}; "
+                "they must have the same length"
+            )
+        return a.rechunk((rows,)) if a.chunks[0] != rows else a
+
+    if y_true is None:
+        raise ValueError("y_true is required, got None")
+    yt = aligned(y_true, "y_true")
+    yp = aligned(y_pred, "y_pred")
+    if p.shape[0] == 0:
+        raise ValueError("y_prob is empty: at least one prediction is needed")
+    from dask import delayed
+
+    blocks_p = p.to_delayed().ravel()
+    blocks_t = yt.to_delayed().ravel()
+    blocks_y = yp.to_delayed().ravel() if yp is not None else [None] * len(blocks_p)
+    starts = np.concatenate([[0], np.cumsum(rows)[:-1]]).tolist()
+    one = delayed(_rows_block, pure=True)
+    parts = [
+        one(t, q, y, bins, int(s))
+        for t, q, y, s, size in zip(blocks_t, blocks_p, blocks_y, starts, rows)
+        if size > 0
+    ]
+    return _tree_sum(parts)
+
+
+def dataframe_sums(
+    df: Any,
+    *,
+    y_true: str = "y_true",
+    y_prob: str | list[str] | None = None,
+    y_pred: str | None = None,
+    n_bins: int | None = None,
+    binning: Any = "uniform",
+) -> Sums:
+    """Per-bin sums of a pandas or Dask DataFrame (see
+    :meth:`bece.CalibrationStats.from_dataframe`)."""
+    from .columns import select_columns
+
+    names = [str(c) for c in df.columns]
+    if y_prob is None:
+        yt, probs, yp = select_columns(names, "dataframe")
+        if y_true != "y_true":
+            yt = y_true
+        if y_pred is not None:
+            yp = y_pred
+    else:
+        yt, yp = y_true, y_pred
+        probs = [y_prob] if isinstance(y_prob, str) else list(y_prob)
+        if not probs:
+            raise ValueError("y_prob must name at least one column")
+    cols = [yt, *probs] + ([yp] if yp else [])
+    missing = [c for c in cols if c not in names]
+    if missing:
+        raise ValueError(
+            f"dataframe has no column(s) {', '.join(repr(c) for c in missing)} "
+            f"(found: {', '.join(names)})"
+        )
+
+    def arrays(frame: Any) -> tuple[Any, Any, Any]:
+        prob = frame[probs[0]].to_numpy() if len(probs) == 1 else frame[probs].to_numpy()
+        pred = frame[yp].to_numpy() if yp else None
+        return frame[yt].to_numpy(), prob, pred
+
+    if not is_dask(df):
+        a, b, c = arrays(df)
+        return binned_sums(a, b, c, n_bins, binning)
+
+    from dask import delayed
+
+    bins = _fixed_binning(n_bins, binning)
+
+    def part(frame: Any, i: int) -> Sums | None:
+        if len(frame) == 0:
+            return None
+        a, b, c = arrays(frame)
+        return _block(a, b, c, bins, f"dask dataframe partition {i}")
+
+    one = delayed(part, pure=True)
+    stats = _tree_sum([one(frame, i) for i, frame in enumerate(df[cols].to_delayed())])
+    if stats is None:
+        raise ValueError("dataframe is empty: at least one prediction is needed")
+    return stats

@@ -1,0 +1,31 @@
+"""Validating the fast posteriors: NUTS cross-checks on the same NumPyro
+models, simulation-based calibration and the gap to the literal BECE model.
+
+:mod:`~bece.validation.nuts` runs NUTS, :mod:`~bece.validation.agreement`
+decides whether two sets of draws agree within Monte Carlo error,
+:mod:`~bece.validation.crosscheck` and :mod:`~bece.validation.smooth` check
+the binned and smooth closed forms, :mod:`~bece.validation.sbc` and
+:mod:`~bece.validation.literal` are the research checks.
+"""
+
+from .agreement import CrossCheck
+from .crosscheck import cross_check, cross_check_stats, cross_check_top_label
+from .literal import literal_gap
+from .nuts import NutsRun, run_nuts
+from .sbc import SBCResult, closed_form_draws, sbc, stats_from_cells
+from .smooth import cross_check_smooth
+
+__all__ = [
+    "closed_form_draws",
+    "cross_check",
+    "cross_check_smooth",
+    "cross_check_stats",
+    "cross_check_top_label",
+    "CrossCheck",
+    "literal_gap",
+    "NutsRun",
+    "run_nuts",
+    "sbc",
+    "SBCResult",
+    "stats_from_cells",
+]

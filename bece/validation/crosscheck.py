@@ -1,0 +1,396 @@
+r"""MCMC cross-check of the closed-form posterior.
+
+:func:`cross_check` runs NUTS (NumPyro) on the *collapsed* binned model of
+:mod:`bece.models` — O(M) per step whatever n is — and compares its draws of
+the ECE, each bin's accuracy and each bin's mean confidence with draws of the
+closed form (:func:`bece.posterior_ece`).
+
+Comparison. For every quantity and each probability
+:math:`p \in \{0.05, 0.25, 0.5, 0.75, 0.95\}`, take the closed form's
+quantile :math:`\hat Q_c(p)` (from ``num_closed_form`` independent draws)
+and ask what fraction of the NUTS draws lies below it. If both describe the
+same posterior that fraction is :math:`p` up to Monte Carlo error:
+
+.. math::
+
+    z = \frac{\operatorname{dist}\big(p,\,[\hat F_{\text{NUTS}}(\hat Q_c - \epsilon),
+                                      \hat F_{\text{NUTS}}(\hat Q_c + \epsilon)]\big)}
+             {\sqrt{p(1-p)/\mathrm{ESS} + p(1-p)/N_c}}
+
+with :math:`\mathrm{ESS}` the effective sample size of the indicator
+:math:`[x \le \hat Q_c]` over the NUTS chains (``arviz.ess``),
+:math:`N_c` the number of closed-form draws and :math:`\epsilon = 10^{-6}`
+a resolution below which values in [0, 1] are not told apart. Working in
+probability space keeps the test valid where a quantile is ill-determined:
+the accuracy of an empty bin is Beta(1/(2M), 1/(2M)), U-shaped with half its
+mass below 1e-6, and its median can sit anywhere in between. NUTS runs in
+float64 within the call (``jax.enable_x64`` as a scoped context; the global
+configuration is untouched), so results do not depend on ``jax_enable_x64``
+and the collapsed log density keeps its precision at n = 10^7. The check
+*agrees* when the chains converged (max R-hat < 1.01, bulk and tail ESS >=
+400) and every :math:`z` is below the Bonferroni threshold
+:math:`\Phi^{-1}(1 - a / (2k))` for :math:`k` comparisons and family-wise
+false-alarm rate ``a`` (default 1e-4).
+
+``model="conjugate"`` checks the closed form on the model for which it is
+exact: a disagreement is a bug (or too few draws). ``model="literal"`` runs
+NUTS on the seed's truncated-Normal model, for which the closed form is an
+approximation; :attr:`CrossCheck.gap` then says how far apart they are.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from ..base.arviz import load_arviz
+from ..binned.conjugate import conjugate_posterior
+from ..binned.posterior import binned_posterior_ece
+from ..results.ece import BayesianECE
+from ..stats.calibration_stats import CalibrationStats
+from .agreement import CrossCheck, compare_draws, gap_table
+from .nuts import check_run_arguments, mcmc_inference_data, run_nuts
+
+__all__ = [
+    "collapsed_data",
+    "cross_check",
+    "cross_check_stats",
+    "cross_check_top_label",
+    "nuts_model",
+]
+
+MODELS = ("conjugate", "literal")
+
+
+def collapsed_data(stats: CalibrationStats) -> dict[str, np.ndarray]:
+    """Keyword data of the collapsed models: counts, per-bin mean and centred SS.
+
+    Computed in float64 on the host; empty bins get their centre as mean and 0
+    as sum of squares (they do not enter the likelihood).
+    """
+    n_m = stats.bin_counts
+    center = 0.5 * (stats.edges[:-1] + stats.edges[1:])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n_m > 0, stats.sum_p / n_m, center)
+    ss = np.where(n_m > 0, np.maximum(stats.sum_p2 - stats.sum_p * mean, 0.0), 0.0)
+    return {"counts": np.asarray(stats.counts), "mean_p": mean, "ss_p": ss}
+
+
+def _log_total_scale(n: int, boosted: bool) -> float:
+    """Scale :math:`s` of :math:`\\log T` in :class:`bece.models.DirichletGammaReparam`:
+    :math:`1/\\sqrt{n}`, at least 0.01 when some cell is ``boosted`` (posterior
+    concentration below 1: an empty cell at the default prior).
+
+    :math:`1/\\sqrt n` is about the posterior scale of :math:`\\log q` in the
+    cells with most data (see :mod:`bece.models.reparam`). The floor trades
+    leapfrog steps for divergences, which come from the empty cells: at
+    n = 10^6 with empty cells (seeds 1 to 3), s = 0.01 gave 28 to 31 steps
+    per draw and 1 to 3 divergent transitions in 4,000, s = 0.001 gave 17 to
+    23 steps and 6 to 10 divergences; without empty cells neither diverged
+    (16 and 12 steps), and at n = 10^7 without empty cells s = 0.01 took 68
+    steps per draw, 1/sqrt(n) 25.
+    """
+    s = 1.0 / np.sqrt(max(n, 1))
+    return max(s, 0.01) if boosted else s
+
+
+def nuts_model(stats: CalibrationStats, post: Any, model: str):
+    """The collapsed ``model`` ("conjugate" or "literal") with the Dirichlet
+    site reparameterised for NUTS (:class:`bece.models.DirichletGammaReparam`)."""
+    from numpyro.handlers import reparam
+
+    from ..models import DirichletGammaReparam, conjugate_collapsed, literal_collapsed
+
+    base = conjugate_collapsed if model == "conjugate" else literal_collapsed
+    # boost the cells whose posterior concentration is below one (see models.reparam)
+    boost = (post.concentration < 1.0).reshape(-1)
+    scale = _log_total_scale(stats.n, bool(boost.any()))
+    return reparam(base, config={"q": DirichletGammaReparam(boost=boost, log_total_scale=scale)})
+
+
+def _nuts(stats, post, model, num_chains, num_warmup, num_samples, seed, progress_bar,
+          target_accept_prob):
+    return run_nuts(
+        nuts_model(stats, post, model), stats.edges, post.alpha, post.sigma, post.tau,
+        num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, seed=seed,
+        progress_bar=progress_bar, target_accept_prob=target_accept_prob,
+        **collapsed_data(stats),
+    )
+
+
+def cross_check_stats(
+    stats: CalibrationStats,
+    *,
+    alpha: Any = None,
+    sigma: Any = None,
+    tau: Any = None,
+    model: str = "conjugate",
+    num_chains: int = 4,
+    num_warmup: int = 1000,
+    num_samples: int = 1000,
+    seed: int = 0,
+    num_closed_form: int = 20_000,
+    closed_form: BayesianECE | None = None,
+    false_alarm: float = 1e-4,
+    progress_bar: bool = False,
+    target_accept_prob: float = 0.9,
+) -> CrossCheck:
+    """:func:`cross_check` from statistics (e.g. merged chunks)."""
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    check_run_arguments(num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples,
+                        num_closed_form=num_closed_form, false_alarm=false_alarm, seed=seed)
+    if not isinstance(stats, CalibrationStats):
+        raise ValueError(f"stats must be a CalibrationStats, got {type(stats).__name__}")
+    if np.any(np.diff(stats.edges) <= 0):
+        raise ValueError(
+            "cross_check needs bins of positive width; these quantile edges coincide "
+            "(many tied confidences): pass fewer bins or explicit edges"
+        )
+    post = conjugate_posterior(stats, alpha=alpha, sigma=sigma, tau=tau)
+    if closed_form is None:
+        closed_form = binned_posterior_ece(
+            stats, alpha=alpha, sigma=sigma, tau=tau, num_samples=num_closed_form,
+            seed=np.random.default_rng([seed, 1]),
+        )
+    mcmc = _nuts(stats, post, model, num_chains, num_warmup, num_samples, seed,
+                 progress_bar, target_accept_prob)
+    samples = mcmc.get_samples(group_by_chain=True)
+    az = load_arviz()
+    m = stats.n_bins
+    idata = mcmc_inference_data(
+        mcmc, coords={"bin": np.arange(m)},
+        dims={"accuracy": ["bin"], "confidence": ["bin"], "weight": ["bin"], "mu": ["bin"]},
+    )
+    divergences = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
+
+    def as64(name):
+        return np.asarray(samples[name], dtype=np.float64)
+
+    chains = {name: as64(name) for name in ("ece", "accuracy", "confidence", "weight")}
+    flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in chains.items()}
+    nuts_result = BayesianECE(
+        draws=flat["ece"], accuracy=flat["accuracy"], confidence=flat["confidence"],
+        weight=flat["weight"], plugin=closed_form.plugin, stats=stats,
+        model="binned" if model == "conjugate" else "binned-literal", method="nuts",
+        params=post,
+    )
+    closed_draws = {
+        "ece": closed_form.draws,
+        "accuracy": closed_form.accuracy,
+        "confidence": closed_form.confidence,
+    }
+    table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged = compare_draws(
+        az, {k: chains[k] for k in closed_draws}, closed_draws, num_chains, num_samples,
+        false_alarm,
+    )
+    gap = gap_table(nuts_result, closed_form)
+    return CrossCheck(
+        model=model, agree=bool(converged and max_z <= z_threshold), converged=converged,
+        max_z=max_z, z_threshold=z_threshold, rhat_max=rhat, ess_bulk_min=ess_bulk,
+        ess_tail_min=ess_tail, divergences=divergences, table=table, gap=gap, nuts=nuts_result,
+        closed_form=closed_form, inference_data=idata,
+    )
+
+
+def cross_check(
+    y_true: Any,
+    y_prob: Any,
+    *,
+    y_pred: Any = None,
+    n_bins: int | None = None,
+    binning: Any = "uniform",
+    alpha: Any = None,
+    sigma: Any = None,
+    tau: Any = None,
+    model: str = "conjugate",
+    num_chains: int = 4,
+    num_warmup: int = 1000,
+    num_samples: int = 1000,
+    seed: int = 0,
+    num_closed_form: int = 20_000,
+    closed_form: BayesianECE | None = None,
+    false_alarm: float = 1e-4,
+    progress_bar: bool = False,
+    target_accept_prob: float = 0.9,
+    top_label: bool = False,
+    average: str = "label",
+) -> CrossCheck:
+    """Cross-check the closed-form BECE posterior with NUTS on the same model.
+
+    Parameters
+    ----------
+    y_true, y_prob, y_pred, n_bins, binning
+        The data, as for :func:`bece.bayesian_ece`.
+    alpha, sigma, tau
+        The prior, as for :func:`bece.bayesian_ece` (defaults 1/(2M), w/sqrt(12)).
+    model : {"conjugate", "literal", "smooth"}, default "conjugate"
+        ``"conjugate"``: the model for which the closed form is exact.
+        ``"literal"``: the seed's truncated-Normal model; the result's
+        ``gap`` quantifies the closed form's approximation.
+        ``"smooth"``: NUTS on the smooth calibration-curve model against
+        its Laplace path (``bayesian_ece(..., model="smooth")``); see
+        :func:`bece.validation.cross_check_smooth` (``alpha``, ``sigma``,
+        ``tau`` do not apply).
+    num_chains, num_warmup, num_samples : int, default 4, 1000, 1000
+        NUTS settings; one compiled program per chain, two chains at a time
+        on two threads (:func:`run_nuts`; the global JAX configuration is
+        never changed).
+    seed : int, default 0
+        Seeds NUTS (``jax.random.PRNGKey(seed)``) and the closed-form draws.
+    num_closed_form : int, default 20_000
+        Closed-form draws compared against (ignored with ``closed_form``).
+    closed_form : BayesianECE, optional
+        Compare against these draws instead (e.g. from another prior or
+        approximation, to see that a wrong closed form is caught).
+    false_alarm : float, default 1e-4
+        Family-wise false-alarm rate of the quantile comparisons.
+    progress_bar : bool, default False
+        NumPyro's progress bar.
+    target_accept_prob : float, default 0.9
+        NUTS step-size adaptation target. Higher than NumPyro's 0.8: cells
+        without data have long tails (see :mod:`bece.models.reparam`) where
+        0.8 occasionally diverges and then under-samples the tail.
+    top_label : bool, default False
+        Check :func:`bece.bayesian_top_label_ece` instead (``y_prob`` of
+        shape (n, K)); see :func:`cross_check_top_label`.
+    average : {"label", "sample"}, default "label"
+        The top-label average (only with ``top_label=True``).
+
+    Returns
+    -------
+    CrossCheck
+    """
+    if top_label:
+        if y_pred is not None:
+            raise ValueError("y_pred does not apply with top_label=True (the argmax is used)")
+        return cross_check_top_label(
+            y_true, y_prob, n_bins=n_bins, binning=binning, average=average, alpha=alpha,
+            sigma=sigma, tau=tau, model=model, num_chains=num_chains, num_warmup=num_warmup,
+            num_samples=num_samples, seed=seed, num_closed_form=num_closed_form,
+            closed_form=closed_form, false_alarm=false_alarm, progress_bar=progress_bar,
+            target_accept_prob=target_accept_prob,
+        )
+    if model == "smooth":
+        given = [k for k, v in (("alpha", alpha), ("sigma", sigma), ("tau", tau)) if v is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} do(es) not apply to model='smooth'")
+        from .smooth import cross_check_smooth
+
+        return cross_check_smooth(
+            y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning,
+            num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, seed=seed,
+            num_closed_form=num_closed_form, closed_form=closed_form, false_alarm=false_alarm,
+            progress_bar=progress_bar, target_accept_prob=target_accept_prob,
+        )
+    stats = CalibrationStats.from_arrays(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning)
+    return cross_check_stats(
+        stats, alpha=alpha, sigma=sigma, tau=tau, model=model, num_chains=num_chains,
+        num_warmup=num_warmup, num_samples=num_samples, seed=seed,
+        num_closed_form=num_closed_form, closed_form=closed_form, false_alarm=false_alarm,
+        progress_bar=progress_bar, target_accept_prob=target_accept_prob,
+    )
+
+
+def cross_check_top_label(
+    y_true: Any,
+    y_prob: Any,
+    *,
+    n_bins: int | None = None,
+    binning: Any = "uniform",
+    average: str = "label",
+    alpha: Any = None,
+    sigma: Any = None,
+    tau: Any = None,
+    model: str = "conjugate",
+    num_chains: int = 4,
+    num_warmup: int = 1000,
+    num_samples: int = 1000,
+    seed: int = 0,
+    num_closed_form: int = 20_000,
+    closed_form: Any = None,
+    false_alarm: float = 1e-4,
+    progress_bar: bool = False,
+    target_accept_prob: float = 0.9,
+) -> CrossCheck:
+    """:func:`cross_check` of the Bayesian top-label ECE (``top_label=True``).
+
+    NUTS on :func:`bece.models.top_label_collapsed` (L·2·M Dirichlet cells,
+    L·M bin means; O(L M) per step) against
+    :func:`bece.posterior_top_label_ece`, compared on the top-label ECE,
+    each label's ECE and each (label, bin)'s accuracy and mean confidence;
+    the table's ``bin`` column is the flat index ``label * M + bin`` (label
+    index in ``nuts.labels``). Meant for a handful of labels: the cost grows
+    with L M. Arguments as :func:`cross_check`, plus ``average``.
+    """
+    from numpyro.handlers import reparam
+
+    from ..binned.toplabel import posterior_top_label_ece, top_label_statistics
+    from ..models import DirichletGammaReparam, top_label_collapsed
+    from ..results.ece import BayesianTopLabelECE
+
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS} with top_label=True, got {model!r}")
+    check_run_arguments(num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples,
+                        num_closed_form=num_closed_form, false_alarm=false_alarm, seed=seed)
+    labels, stats = top_label_statistics(y_true, y_prob, n_bins=n_bins, binning=binning)
+    if closed_form is None:
+        closed_form = posterior_top_label_ece(
+            stats, labels, average=average, alpha=alpha, sigma=sigma, tau=tau,
+            num_samples=num_closed_form, seed=np.random.default_rng([seed, 1]), keep_bins=True,
+        )
+    elif not isinstance(closed_form, BayesianTopLabelECE) or closed_form.label_accuracy is None:
+        raise ValueError("closed_form must be a BayesianTopLabelECE with its per-bin draws kept")
+    post = closed_form.params
+    n_labels, m = len(stats), stats[0].n_bins
+    concentration = post.concentration.reshape(2, n_labels, m).transpose(1, 0, 2)  # (L, 2, M)
+    alpha_l = post.alpha.reshape(2, n_labels, m).transpose(1, 0, 2)
+    data = [collapsed_data(s) for s in stats]
+    pooled = sum(stats[1:], stats[0])
+    base = functools.partial(top_label_collapsed, n_labels=n_labels, average=average,
+                             literal=model == "literal")
+    boost = (concentration < 1.0).reshape(-1)
+    scale = _log_total_scale(pooled.n, bool(boost.any()))
+    mcmc = run_nuts(
+        reparam(base, config={"q": DirichletGammaReparam(boost=boost, log_total_scale=scale)}),
+        pooled.edges, alpha_l, post.sigma.reshape(n_labels, m), post.tau.reshape(n_labels, m),
+        num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, seed=seed,
+        progress_bar=progress_bar, target_accept_prob=target_accept_prob,
+        counts=np.stack([d["counts"] for d in data]),
+        mean_p=np.stack([d["mean_p"] for d in data]),
+        ss_p=np.stack([d["ss_p"] for d in data]),
+    )
+    samples = mcmc.get_samples(group_by_chain=True)
+    az = load_arviz()
+    dims = {k: ["label", "bin"] for k in ("accuracy", "confidence", "weight", "mu")}
+    dims["label_ece"] = ["label"]
+    idata = mcmc_inference_data(mcmc, coords={"label": labels, "bin": np.arange(m)}, dims=dims)
+    divergences = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
+    chains = {k: np.asarray(samples[k], dtype=np.float64)
+              for k in ("ece", "label_ece", "accuracy", "confidence", "weight")}
+    flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in chains.items()}
+    w = flat["weight"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pooled_acc = (w * flat["accuracy"]).sum(axis=1) / w.sum(axis=1)
+        pooled_conf = (w * flat["confidence"]).sum(axis=1) / w.sum(axis=1)
+    nuts_result = BayesianTopLabelECE(
+        draws=flat["ece"], accuracy=pooled_acc, confidence=pooled_conf, weight=w.sum(axis=1),
+        plugin=closed_form.plugin, stats=pooled,
+        model="binned-top-label" if model == "conjugate" else "binned-top-label-literal",
+        method="nuts", params=post, labels=labels, average=average, label_draws=flat["label_ece"],
+        label_plugin=closed_form.label_plugin, label_stats=tuple(stats),
+        label_accuracy=flat["accuracy"], label_confidence=flat["confidence"], label_weight=w,
+    )
+    closed = {"ece": closed_form.draws, "label_ece": closed_form.label_draws,
+              "accuracy": closed_form.label_accuracy, "confidence": closed_form.label_confidence}
+    table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged = compare_draws(
+        az, {k: chains[k] for k in closed}, closed, num_chains, num_samples, false_alarm)
+    gap = gap_table(nuts_result, closed_form)
+    return CrossCheck(
+        model=model, agree=bool(converged and max_z <= z_threshold), converged=converged,
+        max_z=max_z, z_threshold=z_threshold, rhat_max=rhat, ess_bulk_min=ess_bulk,
+        ess_tail_min=ess_tail, divergences=divergences, table=table, gap=gap, nuts=nuts_result,
+        closed_form=closed_form, inference_data=idata,
+    )

@@ -1,0 +1,196 @@
+"""The package's shape: folders follow the data, and no module imports one above it.
+
+bece's stages, lowest first (a module may import its own package and any
+package of a lower layer; never a package of its own layer or above):
+
+======  ==============================  ========================================
+layer   packages                        what they do
+======  ==============================  ========================================
+0       base                            helpers every stage uses
+1       models                          the NumPyro models (``bece.models``)
+2       stats                           predictions in, statistics out
+3       io, metrics                     files in; plug-in metrics of statistics
+4       results                         result types and their summaries
+5       binned, smooth, calibrate,      the models' posteriors, recalibrators,
+        regression                      regression calibration
+6       validation                      NUTS cross-checks, SBC, literal gap
+7       api                             dispatch between models
+8       plots                           figures
+9       cli                             the command line
+10      bece (``__init__``)             the public names
+======  ==============================  ========================================
+
+Every import counts, at module level or inside a function, under
+``TYPE_CHECKING`` or not.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LAYERS = {
+    "base": 0,
+    "models": 1,
+    "stats": 2,
+    "io": 3,
+    "metrics": 3,
+    "results": 4,
+    "binned": 5,
+    "smooth": 5,
+    "calibrate": 5,
+    "regression": 5,
+    "validation": 6,
+    "api": 7,
+    "plots": 8,
+    "cli": 9,
+    "": 10,
+}
+MAX_LINES = 600
+
+
+def _modules() -> dict[str, Path]:
+    """Module name -> file, for bece/ and models/ (installed as bece.models)."""
+    out = {}
+    for base, prefix in ((ROOT / "bece", ["bece"]), (ROOT / "models", ["bece", "models"])):
+        for path in base.rglob("*.py"):
+            parts = prefix + list(path.relative_to(base).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _is_package(name: str) -> bool:
+    return MODULES[name].name == "__init__.py"
+
+
+def _imports(name: str) -> set[str]:
+    """The bece modules that module ``name`` imports (anywhere in its body)."""
+    tree = ast.parse(MODULES[name].read_text())
+    package = name if _is_package(name) else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            # "from pkg import submodule" depends on the submodule
+            targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in MODULES else mod for a in node.names]
+        else:
+            continue
+        for t in targets:
+            while t and t not in MODULES:  # "import bece.io.stream" -> bece.io.stream
+                t = t.rpartition(".")[0]
+            if t.startswith("bece") and t != name:
+                found.add(t)
+    return found
+
+
+GRAPH = {name: _imports(name) for name in MODULES}
+
+
+def _layer(name: str) -> tuple[str, int]:
+    parts = name.split(".")
+    group = parts[1] if len(parts) > 1 else ""
+    if group not in LAYERS:
+        raise AssertionError(
+            f"{name}: package {group!r} has no layer; add it to LAYERS in {Path(__file__).name}"
+        )
+    return group, LAYERS[group]
+
+
+def test_every_module_has_a_layer():
+    for name in MODULES:
+        _layer(name)
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_import_goes_up_or_sideways(name):
+    group, rank = _layer(name)
+    bad = []
+    for target in sorted(GRAPH[name]):
+        tgroup, trank = _layer(target)
+        if tgroup == group:
+            continue
+        if trank >= rank:
+            bad.append(f"{target} (layer {trank} {tgroup or 'bece'})")
+    assert not bad, f"{name} (layer {rank} {group or 'bece'}) imports {', '.join(bad)}"
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycles():
+    assert _cycles(GRAPH) == []
+
+
+def test_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_import_parser_sees_imports_inside_functions():
+    # bece.api dispatches to the smooth model inside a function
+    assert "bece.smooth.posterior" in GRAPH["bece.api"]
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_module_is_small(name):
+    n = len(MODULES[name].read_text().splitlines())
+    assert n <= MAX_LINES, f"{MODULES[name]} has {n} lines (> {MAX_LINES}): split it by concept"
+
+
+def test_no_private_name_crosses_a_module():
+    """Helpers shared by modules have public names."""
+    bad = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("bece")):
+                bad += [f"{name}: {a.name}" for a in node.names if a.name.startswith("_")]
+    assert not bad, bad
