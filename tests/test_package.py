@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import zipfile
@@ -44,19 +45,65 @@ def test_example_is_reproduced_by_its_script(tmp_path):
     np.testing.assert_allclose(fresh.iloc[:, 1:], shipped.iloc[:, 1:], atol=1e-6)
 
 
-@pytest.mark.skipif(not (ROOT / "pyproject.toml").exists(), reason="needs the source tree")
-def test_wheel_holds_bece_and_bece_models_only(tmp_path):
+def _packages() -> list[str]:
+    """Every package of the source tree: bece/**/ with an __init__.py, and bece.models."""
+    found = [".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "bece").rglob("__init__.py")]
+    return sorted(found + ["bece.models"])
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
         check=True,
         capture_output=True,
     )
-    (wheel,) = tmp_path.glob("bece-*.whl")
+    (built,) = out.glob("bece-*.whl")
+    return built
+
+
+@pytest.mark.skipif(not (ROOT / "pyproject.toml").exists(), reason="needs the source tree")
+def test_wheel_holds_every_package_and_the_data(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert top == {"bece"}
-    assert "bece/models/__init__.py" in names
+    packages = _packages()
+    assert {"bece", "bece.stats", "bece.smooth", "bece.models"} <= set(packages)
+    for package in packages:
+        assert package.replace(".", "/") + "/__init__.py" in names, f"{package} is not in the wheel"
     assert "bece/data/example.csv" in names and "bece/py.typed" in names
+
+
+@pytest.mark.skipif(not (ROOT / "pyproject.toml").exists(), reason="needs the source tree")
+def test_installed_wheel_imports_each_package_outside_the_source_tree(wheel, tmp_path):
+    site = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    packages = _packages()
+    code = (
+        "import importlib, sys\n"
+        f"site = {str(site)!r}\n"
+        f"for name in {packages!r}:\n"
+        "    module = importlib.import_module(name)\n"
+        "    assert module.__file__.startswith(site), (name, module.__file__)\n"
+        "import bece, bece.io\n"
+        "assert bece.io.example_path().is_file()\n"
+        "print(len(sys.modules))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+def test_pyproject_lists_every_package():
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    assert sorted(listed) == _packages()
 
 
 def test_ci_runs_exactly_the_readme_quick_start():
