@@ -1,8 +1,10 @@
-""""""
+"""Posteriors of the ECE side by side (forest or density), and a paired comparison:
+both reliability diagrams and the posterior of the difference."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-""""""
+"""The regression calibration curve (observed P(PIT <= p_j) against p_j) with its band."""
 
 from __future__ import annotations
 

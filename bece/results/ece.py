@@ -1,7 +1,8 @@
 """Result object of a Bayesian ECE: draws and their summaries.
 
-The same type comes from every path that produces ECE draws (closed form
-now; MCMC later), so results compare directly. The ArviZ layer
+The same type comes from every path that produces ECE draws (the binned
+closed form, the smooth model's Laplace path, NUTS in the cross-checks), so
+results compare directly. The ArviZ layer
 (:meth:`BayesianECE.to_inference_data`, :meth:`~BayesianECE.summary`,
 :meth:`~BayesianECE.hdi`) imports ArviZ only when called.
 """

@@ -3,7 +3,8 @@ r"""MCMC cross-check of the closed-form posterior.
 :func:`cross_check` runs NUTS (NumPyro) on the *collapsed* binned model of
 :mod:`bece.models` — O(M) per step whatever n is — and compares its draws of
 the ECE, each bin's accuracy and each bin's mean confidence with draws of the
-closed form (:func:`bece.posterior_ece`).
+closed form (:func:`bece.posterior_ece`); NUTS runs in :mod:`bece.validation.nuts`
+and the comparison below is :func:`bece.validation.agreement.compare_draws`.
 
 Comparison. For every quantity and each probability
 :math:`p \in \{0.05, 0.25, 0.5, 0.75, 0.95\}`, take the closed form's
