@@ -1,4 +1,7 @@
-"""Entry points that choose the model: bayesian_ece and posterior_ece dispatch between the binned and the smooth posterior."""
+"""Entry points that choose the model.
+
+bayesian_ece and posterior_ece dispatch between the binned and the smooth posterior.
+"""
 
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ def posterior_ece(
     model: str = "binned",
     n_bins: int | None = None,
     binning: Any = None,
-) -> "BayesianECE":
+) -> BayesianECE:
     """Posterior over the ECE from statistics, by the closed form.
 
     Parameters
@@ -103,7 +106,7 @@ def bayesian_ece(
     num_samples: int = 10_000,
     seed: Any = 0,
     model: str = "binned",
-) -> "BayesianECE":
+) -> BayesianECE:
     """Posterior over a classifier's expected calibration error (BECE).
 
     Parameters

@@ -77,7 +77,8 @@ def main() -> None:
         repeat = 7 if n <= 10**6 else 3
         base = best_of(lambda: numpy_plugin_ece(y, p), repeat)
         ours = best_of(lambda: bece.bayesian_ece(y, p, num_samples=10_000), repeat)
-        rows.append((f"bayesian_ece, 10^4 draws, n = 10^{int(np.log10(n))}", ours / base, base, ours, "<= 1.2 at 10^7"))
+        rows.append((f"bayesian_ece, 10^4 draws, n = 10^{int(np.log10(n))}", ours / base, base, ours,
+                     "<= 1.2 at 10^7"))
     with tempfile.TemporaryDirectory() as tmp:
         n = 10**6
         p = rng.uniform(size=n)

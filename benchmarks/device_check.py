@@ -49,7 +49,8 @@ def main() -> None:
             print(f"guard: fires on np.asarray ({type(exc).__name__})")
         stats = {}
         for method in _device.METHODS:
-            stats[method] = bece.CalibrationStats(*_device.device_sums(y, p, None, 15, "uniform", method=method))
+            stats[method] = bece.CalibrationStats(*_device.device_sums(y, p, None, 15, "uniform",
+                                                                       method=method))
         print("statistics under the guard: computed, no implicit device-to-host transfer")
     print(f"jax_enable_x64 after: {jax.config.jax_enable_x64}")
 

@@ -42,8 +42,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -73,7 +73,7 @@ def machine() -> str:
         except ImportError:
             versions.append(f"{name} absent")
     try:
-        load = " (load average %.1f %.1f %.1f at start)" % os.getloadavg()
+        load = " (load average {:.1f} {:.1f} {:.1f} at start)".format(*os.getloadavg())
     except OSError:
         load = ""
     return f"{cpu}, {os.cpu_count()} cores{load}; " + ", ".join(versions)
@@ -124,7 +124,8 @@ def bench_statistics(table: Table, sizes: list[int], rng: np.random.Generator) -
         bece.CalibrationStats.from_arrays(y[:1000], p[:1000])  # compile / load the loop
         bece.CalibrationStats.from_arrays(y, p)
         repeat = 15 if n <= 10**7 else 5
-        b, o = alternate(lambda: np.sum(p), lambda: bece.CalibrationStats.from_arrays(y, p), repeat)
+        # The lambdas run inside alternate(), before the `del` below (ruff's F821 there is a false positive).
+        b, o = alternate(lambda: np.sum(p), lambda: bece.CalibrationStats.from_arrays(y, p), repeat)  # noqa: F821
         table.add(f"statistics, n = 10^{round(np.log10(n))}", "one `np.sum(p)`", b, o, "<= 5", o / b <= 5)
         del y, p
         gc.collect()
@@ -135,7 +136,8 @@ def bench_posterior(table: Table, sizes: list[int], rng: np.random.Generator) ->
         y, p = simulate(n, rng)
         bece.bayesian_ece(y, p, num_samples=10_000)
         repeat = 7 if n <= 10**6 else 5
-        b, o = alternate(lambda: numpy_plugin_ece(y, p), lambda: bece.bayesian_ece(y, p, num_samples=10_000), repeat)
+        b, o = alternate(lambda: numpy_plugin_ece(y, p), lambda: bece.bayesian_ece(y, p, num_samples=10_000),
+                         repeat)
         target, met = ("<= 1.2", o / b <= 1.2) if n == 10**7 else ("", None)
         table.add(f"bayesian_ece, 10^4 draws, n = 10^{round(np.log10(n))}", "numpy bincount plug-in ECE",
                   b, o, target, met)
@@ -198,8 +200,10 @@ def bench_top_label(table: Table, n: int, rng: np.random.Generator) -> None:
     prob /= prob.sum(axis=1, keepdims=True)
     y = rng.integers(0, k, n)
     bece.top_label_ece(y[:1000], prob[:1000])
-    b, o = alternate(lambda: prob.max(axis=1), lambda: bece.top_label_ece(y, prob), 3)
-    table.add(f"top_label_ece, K = 1,000, n = 10^{round(np.log10(n))}", "one `prob.max(axis=1)` (float32)", b, o)
+    # The lambdas run inside alternate(), before the `del` below (ruff's F821 there is a false positive).
+    b, o = alternate(lambda: prob.max(axis=1), lambda: bece.top_label_ece(y, prob), 3)  # noqa: F821
+    table.add(f"top_label_ece, K = 1,000, n = 10^{round(np.log10(n))}", "one `prob.max(axis=1)` (float32)",
+              b, o)
     del prob
     gc.collect()
 
@@ -237,7 +241,8 @@ def bench_memory(rng: np.random.Generator) -> str:
         if peak <= before * 1024:
             print("  (peak RSS not attributable: an earlier child used more)", file=sys.stderr)
         return (f"| peak RSS of `bece report` on 10^8 rows (Parquet, {size / 2**30:.2f} GiB) | "
-                f"{peak / 2**30:.2f} GiB ({seconds:.0f} s) | < 1.5 GB | {'yes' if peak < 1.5e9 else '**no**'} |")
+                f"{peak / 2**30:.2f} GiB ({seconds:.0f} s) | < 1.5 GB | "
+                f"{'yes' if peak < 1.5e9 else '**no**'} |")
 
 
 def main() -> None:

@@ -39,17 +39,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy import integrate, special, stats
 
 import bece
-from bece.stats.binning import make_binning
-from bece.smooth.calibration_test import resampled_ece
 from bece.smooth.atoms import DEFAULT_SUBCELLS, EXACT_MAX_N, make_atoms
+from bece.smooth.calibration_test import resampled_ece
 from bece.smooth.posterior import smooth_ece
+from bece.stats.binning import make_binning
 
 N_BINS = 15
 LEVEL = 0.9

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-
 QUICKSTART = [
     new_markdown_cell(
         "# bece quick start: how calibrated are two classifiers, and how sure are we?\n\n"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-
 CELLS = [
     new_markdown_cell(
         "# Calibration of a Bayesian linear regression, and its recalibration\n\n"

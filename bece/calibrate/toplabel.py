@@ -61,7 +61,7 @@ def _logit(p: np.ndarray) -> np.ndarray:
 class _Platt:
     """sigma(a logit(p) + b), fitted on Platt's smoothed targets."""
 
-    def fit(self, p: np.ndarray, z: np.ndarray) -> "_Platt":
+    def fit(self, p: np.ndarray, z: np.ndarray) -> _Platt:
         from sklearn.linear_model import LogisticRegression
 
         n_pos = int(z.sum())
@@ -85,7 +85,7 @@ class _Histogram:
     def __init__(self, points_per_bin: int):
         self.points_per_bin = points_per_bin
 
-    def fit(self, p: np.ndarray, z: np.ndarray) -> "_Histogram":
+    def fit(self, p: np.ndarray, z: np.ndarray) -> _Histogram:
         n_bins = max(1, p.size // self.points_per_bin)
         self.binning_ = make_binning(p, n_bins, "quantile")
         b = self.binning_.index(p)
@@ -164,7 +164,7 @@ class TopLabelCalibrator:
             return _Platt()
         return _Histogram(self.points_per_bin)
 
-    def fit(self, y_prob: Any, y_true: Any) -> "TopLabelCalibrator":
+    def fit(self, y_prob: Any, y_true: Any) -> TopLabelCalibrator:
         """Fit one calibrator per predicted label.
 
         Parameters

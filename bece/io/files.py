@@ -13,10 +13,11 @@ chunks (:mod:`bece.io.stream`) so that memory does not grow with the file.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

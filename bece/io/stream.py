@@ -32,9 +32,10 @@ pyarrow's message (write labels as integers).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -316,7 +317,8 @@ def file_statistics(
         for start, cols in iter_chunks(path, batch_size=batch_size):
             y_true, y_prob, y_pred = _arrays(cols, probs, yp)
             try:
-                part = CalibrationStats(*_fused.binned_sums(y_true, y_prob, y_pred, None, bins, engine=engine))
+                part = CalibrationStats(*_fused.binned_sums(y_true, y_prob, y_pred, None, bins,
+                                                            engine=engine))
             except ValueError as exc:
                 raise located(exc, source, start) from None
             stats = stats + part

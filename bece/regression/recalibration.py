@@ -73,7 +73,7 @@ class Recalibrator:
         return f"Recalibrator(n_={self.n_})" if self.isotonic_ is not None else "Recalibrator()"
 
     # ----------------------------------------------------------------- map
-    def fit(self, pit_cal: Any) -> "Recalibrator":
+    def fit(self, pit_cal: Any) -> Recalibrator:
         """Fit R on the PIT values of a calibration set.
 
         Parameters

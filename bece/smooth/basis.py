@@ -146,7 +146,7 @@ class SmoothBasis:
 
     @classmethod
     def from_logits(cls, x: np.ndarray, counts: np.ndarray, n_knots: int,
-                    n_bins: int = 0) -> "SmoothBasis":
+                    n_bins: int = 0) -> SmoothBasis:
         """Knots at ``n_knots`` equally spaced quantiles of the distinct logits
         (fewer if there are fewer distinct values), scaled over ``x``
         weighted by ``counts``."""

@@ -122,7 +122,10 @@ class CalibrationTest:
 
     @property
     def bayes_factor(self) -> float:
-        """:math:`B_{01} = p(\\text{data} \\mid \\text{calibrated}) / p(\\text{data} \\mid \\text{smooth})`."""
+        """The Bayes factor for calibration.
+
+        :math:`B_{01} = p(\\text{data} \\mid \\text{calibrated}) / p(\\text{data} \\mid \\text{smooth})`.
+        """
         return float(np.exp(self.log_bayes_factor))
 
     @property

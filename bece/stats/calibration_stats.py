@@ -66,7 +66,7 @@ class CalibrationStats:
 
     # ------------------------------------------------------------------ build
     @classmethod
-    def from_outcomes(cls, z: np.ndarray, p: np.ndarray, binning: Binning) -> "CalibrationStats":
+    def from_outcomes(cls, z: np.ndarray, p: np.ndarray, binning: Binning) -> CalibrationStats:
         """Statistics of checked outcomes ``z`` and confidences ``p``.
 
         ``z`` (bool or int 0/1, shape (n,)) and ``p`` (float64, shape (n,))
@@ -84,7 +84,7 @@ class CalibrationStats:
         y_pred: Any = None,
         n_bins: int | None = None,
         binning: Any = "uniform",
-    ) -> "CalibrationStats":
+    ) -> CalibrationStats:
         """Statistics of classifier outputs.
 
         Parameters
@@ -138,7 +138,7 @@ class CalibrationStats:
         y_pred: str | None = None,
         n_bins: int | None = None,
         binning: Any = "uniform",
-    ) -> "CalibrationStats":
+    ) -> CalibrationStats:
         """Statistics of the predictions in a pandas or Dask DataFrame.
 
         Parameters
@@ -182,7 +182,7 @@ class CalibrationStats:
         ))
 
     # ------------------------------------------------------------------ merge
-    def __add__(self, other: Any) -> "CalibrationStats":
+    def __add__(self, other: Any) -> CalibrationStats:
         if isinstance(other, int) and other == 0:  # lets sum() start at 0
             return self
         if not isinstance(other, CalibrationStats):

@@ -55,7 +55,7 @@ first and pass them as ``binning=edges``).
 from __future__ import annotations
 
 import sys
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -88,7 +88,7 @@ def _fetch(tree: Any) -> Any:
     return jax.device_get(tree)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _kernel(m: int, uniform: bool, kind: str, has_pred: bool, method: str, locate: bool):
     """The jitted reduction for M bins and one input form.
 

@@ -76,7 +76,8 @@ JAX; sums are float64 whatever ``jax_enable_x64`` says.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -72,7 +72,7 @@ def _shift(err: ValueError, offset: int, k: int) -> ValueError:
     """Re-express 'index i' of a block as the (row, column) of the whole array."""
     import re
 
-    def sub(m: "re.Match[str]") -> str:
+    def sub(m: re.Match[str]) -> str:
         i = int(m.group(1))
         return f"row {offset + i // k}, column {i % k}"
 
