@@ -61,9 +61,7 @@ import numpy as np
 
 from ..base.checks import positive_int
 from ..base.random import as_generator, sample_dirichlet
-from ..metrics.binned import plugin_ece
 from ..results.comparison import Comparison
-from ..results.ece import BayesianECE
 from ..stats.binning import make_binning
 from ..stats.calibration_stats import CalibrationStats
 from ..stats.inputs import as_outcomes, check_labels, check_probabilities
@@ -73,6 +71,7 @@ from .conjugate import (
     ece_of_draws,
     sample_truncated_normal,
 )
+from .posterior import binned_result
 
 __all__ = [
     "compare",
@@ -241,8 +240,10 @@ def compare(
     q_a, q_b = _sample_marginals(prior + counts, num_samples, rng, progress)
     mu_a = _sample_mu(post_a, num_samples, rng)
     mu_b = _sample_mu(post_b, num_samples, rng)
-    a = _result(q_a, mu_a, stats_a, post_a)
-    b = _result(q_b, mu_b, stats_b, post_b)
+    a = binned_result(q_a, mu_a, ece_of_draws(q_a, mu_a, post_a.weighting), stats_a, post_a,
+                      method="conjugate-paired")
+    b = binned_result(q_b, mu_b, ece_of_draws(q_b, mu_b, post_b.weighting), stats_b, post_b,
+                      method="conjugate-paired")
     diff = a.draws - b.draws
     diff.setflags(write=False)
     counts.setflags(write=False)
@@ -278,20 +279,3 @@ def _sample_marginals(concentration: np.ndarray, num_samples: int, rng: np.rando
 
 def _sample_mu(post: ConjugatePosterior, num_samples: int, rng: np.random.Generator) -> np.ndarray:
     return sample_truncated_normal(post.loc, post.scale, post.lower, post.upper, num_samples, rng)
-
-
-def _result(q: np.ndarray, mu: np.ndarray, stats: CalibrationStats, post: ConjugatePosterior) -> BayesianECE:
-    weight = q[:, 0, :] + q[:, 1, :]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        accuracy = q[:, 1, :] / weight
-    return BayesianECE(
-        draws=ece_of_draws(q, mu, post.weighting),
-        accuracy=accuracy,
-        confidence=mu,
-        weight=weight,
-        plugin=plugin_ece(stats),
-        stats=stats,
-        model="binned",
-        method="conjugate-paired",
-        params=post,
-    )

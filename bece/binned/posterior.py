@@ -11,9 +11,9 @@ from ..base.random import as_generator
 from ..metrics.binned import plugin_ece
 from ..results.ece import BayesianECE
 from ..stats.calibration_stats import CalibrationStats
-from .conjugate import conjugate_posterior, sample_posterior
+from .conjugate import ConjugatePosterior, conjugate_posterior, sample_posterior
 
-__all__ = ["binned_posterior_ece"]
+__all__ = ["binned_posterior_ece", "binned_result"]
 
 
 def binned_posterior_ece(
@@ -42,6 +42,22 @@ def binned_posterior_ece(
     rng = as_generator(seed)
     post = conjugate_posterior(stats, alpha=alpha, sigma=sigma, tau=tau, preset=preset)
     q, mu, draws = sample_posterior(post, num_samples, rng)
+    return binned_result(q, mu, draws, stats, post, method="conjugate", preset=preset)
+
+
+def binned_result(
+    q: np.ndarray,
+    mu: np.ndarray,
+    draws: np.ndarray,
+    stats: CalibrationStats,
+    post: ConjugatePosterior,
+    *,
+    method: str,
+    preset: str | None = None,
+) -> BayesianECE:
+    """The :class:`~bece.BayesianECE` of closed-form draws ``q`` (S, 2, M),
+    ``mu`` (S, M) and their ECE ``draws`` (S,): per-bin accuracy
+    :math:`q_{1,m}/\\pi_m` and weight :math:`\\pi_m` of each draw."""
     weight = q[:, 0, :] + q[:, 1, :]
     with np.errstate(invalid="ignore", divide="ignore"):
         accuracy = q[:, 1, :] / weight
@@ -53,7 +69,7 @@ def binned_posterior_ece(
         plugin=plugin_ece(stats),
         stats=stats,
         model="binned",
-        method="conjugate",
+        method=method,
         preset=preset,
         params=post,
     )
