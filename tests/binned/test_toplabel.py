@@ -18,7 +18,7 @@ from bece.results.ece import BayesianTopLabelECE
 from bece.base.arviz import load_arviz
 from bece.binned.toplabel import posterior_top_label_ece, top_label_statistics
 
-from .conftest import simulate_multiclass
+from ..conftest import simulate_multiclass
 
 Z = 5.0
 mapie_calibration = pytest.importorskip("mapie.metrics.calibration")

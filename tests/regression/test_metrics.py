@@ -35,7 +35,7 @@ from scipy.special import ndtr, ndtri
 from bece.regression import DEFAULT_LEVELS, UCT_LEVELS, BayesianCalibrationError, Recalibrator, bayesian_calibration_error, calibration_curve, calibration_error, forecast_quantiles, mean_absolute_calibration_error, miscalibration_area, pit, root_mean_squared_calibration_error, sharpness
 from bece.regression.metrics import observed_frequency
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KS_ALPHA = 1e-4
 Z = 5.0
 

@@ -24,7 +24,7 @@ from bece.plots.reliability import COUNTS_LABEL, reliability_diagram
 from bece.plots.regression import plot_calibration_curve
 from bece.plots.posterior import plot_comparison, plot_ece_posterior
 
-from .conftest import simulate_multiclass
+from ..conftest import simulate_multiclass
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,7 @@ from bece.stats.binning import make_binning
 from bece.binned.conjugate import conjugate_posterior, ece_of_draws, sample_truncated_normal
 from bece.base.random import sample_dirichlet
 
-from .conftest import simulate_binary
+from ..conftest import simulate_binary
 
 Z = 5.0
 

@@ -8,7 +8,7 @@ import pytest
 from bece import classwise_ece, top_label_ece
 from bece.metrics.multiclass import per_label_ece
 
-from .conftest import simulate_multiclass
+from ..conftest import simulate_multiclass
 
 mapie_calibration = pytest.importorskip("mapie.metrics.calibration")
 

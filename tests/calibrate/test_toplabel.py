@@ -22,7 +22,7 @@ from sklearn.pipeline import make_pipeline
 from bece import bayesian_top_label_ece, top_label_ece
 from bece.calibrate.toplabel import CalibrationWarning, TopLabelCalibrator
 
-from .conftest import simulate_multiclass
+from ..conftest import simulate_multiclass
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from bece.smooth.fit import fit_smooth
 from bece.smooth.posterior import smooth_ece, smooth_posterior_ece
 from bece.stats.calibration_stats import CalibrationStats
 
-from .conftest import simulate_binary, simulate_multiclass
+from ..conftest import simulate_binary, simulate_multiclass
 
 N = 20_000
 S = 1500

@@ -9,7 +9,7 @@ from sklearn.calibration import calibration_curve
 from bece import CalibrationStats, expected_calibration_error, maximum_calibration_error
 from bece.metrics.binned import plugin_ece
 
-from .conftest import simulate_binary, simulate_multiclass
+from ..conftest import simulate_binary, simulate_multiclass
 
 
 def test_hand_computed():

@@ -21,7 +21,7 @@ from bece.binned.conjugate import conjugate_posterior, ece_of_draws
 from bece.base.random import sample_dirichlet
 from bece.results.ece import BayesianECE
 
-from .conftest import simulate_binary
+from ..conftest import simulate_binary
 
 
 def _beta_data(n, seed):

@@ -15,7 +15,7 @@ from bece.binned.compare import compare, joint_concentration, joint_counts
 from bece.api import bayesian_ece
 from bece.stats.calibration_stats import CalibrationStats
 
-from .conftest import simulate_multiclass
+from ..conftest import simulate_multiclass
 
 KS_ALPHA = 1e-3  # each KS / z check below has false-alarm rate 0.1%
 

@@ -7,7 +7,7 @@ import pytest
 
 import bece
 
-from .conftest import simulate_binary
+from ..conftest import simulate_binary
 
 
 @pytest.fixture
