@@ -1,4 +1,5 @@
-"""Helpers every stage uses: argument checks, random generators, ArviZ on demand."""
+"""Helpers every stage uses: argument checks, random generators, ArviZ on demand,
+and the type aliases of the signatures (:mod:`bece.base.typing`)."""
 
 from .arviz import load_arviz, quiet_arviz
 from .checks import check_prob, positive_array, positive_int

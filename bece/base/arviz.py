@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 __all__ = [
     "load_arviz",
@@ -12,7 +14,7 @@ __all__ = [
 ]
 
 
-def load_arviz():
+def load_arviz() -> Any:  # the arviz module
     with warnings.catch_warnings():
         # arviz 0.2x announces its 1.0 refactor on import; it is not ours to show
         warnings.simplefilter("ignore", FutureWarning)
@@ -22,7 +24,7 @@ def load_arviz():
 
 
 @contextmanager
-def quiet_arviz():
+def quiet_arviz() -> Iterator[None]:
     """Silence ArviZ's notes that one chain is too few for R-hat and that an
     array holds NaN.
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = [
     "check_prob",
@@ -12,11 +13,8 @@ __all__ = [
     "positive_int",
 ]
 
-if TYPE_CHECKING:  # pragma: no cover
-    pass
 
-
-def positive_array(value: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
+def positive_array(value: ArrayLike, name: str, shape: tuple[int, ...]) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):

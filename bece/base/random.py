@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 import numpy as np
+
+from .typing import Seed
 
 __all__ = [
     "as_generator",
     "sample_dirichlet",
 ]
 
-if TYPE_CHECKING:  # pragma: no cover
-    pass
 
-
-def as_generator(seed: Any) -> np.random.Generator:
+def as_generator(seed: Seed) -> np.random.Generator:
     """A numpy Generator from an int seed or a Generator (used as is)."""
     if isinstance(seed, np.random.Generator):
         return seed

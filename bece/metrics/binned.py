@@ -21,10 +21,11 @@ neural networks", ICML.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 
+from ..base.typing import BinningSpec
+from ..stats.binning import Binning
 from ..stats.calibration_stats import CalibrationStats
 
 __all__ = [
@@ -48,12 +49,12 @@ def plugin_mce(stats: CalibrationStats) -> float:
 
 
 def expected_calibration_error(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
-    y_pred: Any = None,
+    y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
-    binning: Any = "uniform",
+    binning: BinningSpec | Binning = "uniform",
 ) -> float:
     """Binned expected calibration error (plug-in).
 
@@ -88,12 +89,12 @@ def expected_calibration_error(
 
 
 def maximum_calibration_error(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
-    y_pred: Any = None,
+    y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
-    binning: Any = "uniform",
+    binning: BinningSpec | Binning = "uniform",
 ) -> float:
     """Binned maximum calibration error: the worst non-empty bin's gap.
 

@@ -38,11 +38,11 @@ block by class block.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 
-from ..stats.binning import make_binning
+from ..base.typing import BinningSpec
+from ..stats.binning import Binning, make_binning
 from ..stats.inputs import check_labels, check_probabilities, check_top_label, scan_rows
 
 __all__ = [
@@ -55,7 +55,7 @@ __all__ = [
 _AVERAGES = ("label", "sample")
 
 
-def _matrix(y_prob: Any) -> np.ndarray:
+def _matrix(y_prob: ArrayLike) -> np.ndarray:
     p = check_probabilities(y_prob)
     if p.ndim != 2:
         raise ValueError(
@@ -66,7 +66,7 @@ def _matrix(y_prob: Any) -> np.ndarray:
 
 
 def _grouped_gaps(group: np.ndarray, z: np.ndarray, p: np.ndarray, n_groups: int,
-                  n_bins: Any, binning: Any) -> tuple[np.ndarray, np.ndarray]:
+                  n_bins: int | None, binning: BinningSpec | Binning) -> tuple[np.ndarray, np.ndarray]:
     """Per group g: sum_m |c1_gm - S_gm| and n_g, for bins shared or per group."""
     if isinstance(binning, str) and binning in ("quantile", "equal-mass"):
         gaps = np.zeros(n_groups)
@@ -91,7 +91,7 @@ def _grouped_gaps(group: np.ndarray, z: np.ndarray, p: np.ndarray, n_groups: int
 
 
 def top_label_inputs(
-    y_true: Any, y_prob: Any, y_pred: Any = None
+    y_true: ArrayLike, y_prob: ArrayLike, y_pred: ArrayLike | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Checked top-label data: predicted label, its confidence, true label and K.
 
@@ -120,8 +120,8 @@ def top_label_inputs(
 
 
 def per_label_ece(
-    y_true: Any, y_prob: Any, *, y_pred: Any = None, n_bins: int | None = None,
-    binning: Any = "uniform",
+    y_true: ArrayLike, y_prob: ArrayLike, *, y_pred: ArrayLike | None = None, n_bins: int | None = None,
+    binning: BinningSpec | Binning = "uniform",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top-label ECE of each label and how often it is predicted.
 
@@ -140,12 +140,12 @@ def per_label_ece(
 
 
 def top_label_ece(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
-    y_pred: Any = None,
+    y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
-    binning: Any = "uniform",
+    binning: BinningSpec | Binning = "uniform",
     average: str = "label",
 ) -> float:
     """Top-label expected calibration error (plug-in).
@@ -185,8 +185,8 @@ def top_label_ece(
 
 
 def classwise_ece(
-    y_true: Any, y_prob: Any, *, n_bins: int | None = None, binning: Any = "uniform",
-    block_size: int = 1 << 24,
+    y_true: ArrayLike, y_prob: ArrayLike, *, n_bins: int | None = None,
+    binning: BinningSpec | Binning = "uniform", block_size: int = 1 << 24,
 ) -> float:
     """Classwise expected calibration error (plug-in).
 
@@ -234,7 +234,7 @@ def classwise_ece(
     return float(total / k)
 
 
-def _matrix_unchecked(y_prob: Any) -> np.ndarray:
+def _matrix_unchecked(y_prob: ArrayLike) -> np.ndarray:
     """Shape checks only; values are checked in the fused pass."""
     from ..stats.inputs import checked_array
 
@@ -247,7 +247,7 @@ def _matrix_unchecked(y_prob: Any) -> np.ndarray:
     return arr if arr.dtype.kind == "f" else arr.astype(np.float64)
 
 
-def _classwise_sparse(p: np.ndarray, y: np.ndarray, spec) -> float:
+def _classwise_sparse(p: np.ndarray, y: np.ndarray, spec: Binning) -> float:
     """sum_k sum_m |c1_km - S_km| for bins with first edge 0, in one fused pass.
 
     Entries below ``thresh`` (just under the first bin's upper edge) are in

@@ -32,6 +32,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from ..base.typing import BinningSpec
 
 __all__ = [
     "Binning",
@@ -58,7 +61,7 @@ class Binning:
 
     __slots__ = ("edges", "rule")
 
-    def __init__(self, edges: np.ndarray, rule: str):
+    def __init__(self, edges: ArrayLike, rule: str) -> None:
         self.edges = np.asarray(edges, dtype=np.float64)
         self.edges.setflags(write=False)
         self.rule = rule
@@ -111,7 +114,9 @@ def check_n_bins(n_bins: Any) -> int:
     return int(n_bins)
 
 
-def make_binning(p: np.ndarray | None, n_bins: Any = None, binning: Any = "uniform") -> Binning:
+def make_binning(
+    p: np.ndarray | None, n_bins: int | None = None, binning: BinningSpec | Binning = "uniform"
+) -> Binning:
     """Build the :class:`Binning` for confidences ``p``.
 
     Parameters

@@ -18,7 +18,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from ..base.typing import BinningSpec
 from .binning import Binning
 from .fused import binned_sums, outcome_sums
 
@@ -45,7 +47,7 @@ class CalibrationStats:
 
     __slots__ = ("binning", "counts", "sum_p", "sum_p2")
 
-    def __init__(self, binning: Binning, counts: Any, sum_p: Any, sum_p2: Any):
+    def __init__(self, binning: Binning, counts: ArrayLike, sum_p: ArrayLike, sum_p2: ArrayLike) -> None:
         m = binning.n_bins
         counts = np.array(counts, dtype=np.int64)
         sum_p = np.array(sum_p, dtype=np.float64)
@@ -78,12 +80,12 @@ class CalibrationStats:
     @classmethod
     def from_arrays(
         cls,
-        y_true: Any,
-        y_prob: Any,
+        y_true: ArrayLike,
+        y_prob: ArrayLike,
         *,
-        y_pred: Any = None,
+        y_pred: ArrayLike | None = None,
         n_bins: int | None = None,
-        binning: Any = "uniform",
+        binning: BinningSpec | Binning = "uniform",
     ) -> CalibrationStats:
         """Statistics of classifier outputs.
 
@@ -131,13 +133,13 @@ class CalibrationStats:
     @classmethod
     def from_dataframe(
         cls,
-        df: Any,
+        df: Any,  # a pandas or Dask DataFrame (neither is imported with bece)
         *,
         y_true: str = "y_true",
         y_prob: str | list[str] | None = None,
         y_pred: str | None = None,
         n_bins: int | None = None,
-        binning: Any = "uniform",
+        binning: BinningSpec | Binning = "uniform",
     ) -> CalibrationStats:
         """Statistics of the predictions in a pandas or Dask DataFrame.
 
@@ -182,7 +184,7 @@ class CalibrationStats:
         ))
 
     # ------------------------------------------------------------------ merge
-    def __add__(self, other: Any) -> CalibrationStats:
+    def __add__(self, other: CalibrationStats | int) -> CalibrationStats:
         if isinstance(other, int) and other == 0:  # lets sum() start at 0
             return self
         if not isinstance(other, CalibrationStats):

@@ -214,6 +214,7 @@ def _label_errors(rep: dict[str, Any], name: str, n_classes: int | None) -> None
             f"{name} must hold integer class labels; {_describe(*rep['fraction'])} are not integers"
         )
     if "range" in rep and rep["range"][0]:
+        assert n_classes is not None  # labels are range-checked only against a number of classes
         c, idx, vals = rep["range"]
         vals = [int(v) for v in vals]
         shown = ", ".join(f"index {int(i)}: {v!r}" for i, v in zip(idx, vals) if i >= 0)
@@ -324,9 +325,13 @@ def device_sums(
     if "nan" in rep:  # located: raise the first problem, as bece.stats.inputs would
         for key, what in (("nan", "contains NaN"), ("inf", "contains infinity")):
             if rep[key][0]:
-                raise ValueError(f"y_prob {what}: {_describe(*rep[key], k or None)}")
+                count, idx, vals = rep[key]
+                raise ValueError(f"y_prob {what}: {_describe(count, idx, vals, k or None)}")
         if rep["out"][0]:
-            raise ValueError(f"y_prob must lie in [0, 1]; {_describe(*rep['out'], k or None)} are outside")
+            count, idx, vals = rep["out"]
+            raise ValueError(
+                f"y_prob must lie in [0, 1]; {_describe(count, idx, vals, k or None)} are outside"
+            )
         if kind == "matrix":
             count, row, total = rep["rows"]
             if count:

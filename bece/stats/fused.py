@@ -217,7 +217,9 @@ def available_engine() -> str:
     return "numba" if _compile() is not None else "numpy"
 
 
-def numpy_cells(z: np.ndarray, p: np.ndarray, binning: Binning) -> tuple[np.ndarray, ...]:
+def numpy_cells(
+    z: np.ndarray, p: np.ndarray, binning: Binning
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Counts and sums of checked ``z`` and float64 ``p`` with NumPy.
 
     One index pass and three ``np.bincount`` over cells ``2 b + z`` with
@@ -239,7 +241,9 @@ def numpy_cells(z: np.ndarray, p: np.ndarray, binning: Binning) -> tuple[np.ndar
     return fold(counts, sp.sum(axis=1), sp2.sum(axis=1), m)
 
 
-def fold(counts: np.ndarray, sum_p: np.ndarray, sum_p2: np.ndarray, m: int):
+def fold(
+    counts: np.ndarray, sum_p: np.ndarray, sum_p2: np.ndarray, m: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Add slot M (confidences on the upper edge) into bin M - 1."""
     counts = np.array(counts, dtype=np.int64)
     counts[:, m - 1] += counts[:, m]
@@ -277,7 +281,9 @@ def _threads(blocks: int) -> int:
     return max(1, min(blocks, cores, _MAX_THREADS))
 
 
-def _run(kernel: Callable[..., Any], arrays: tuple[np.ndarray, ...], binning: Binning, *extra: Any):
+def _run(
+    kernel: Callable[..., Any], arrays: tuple[np.ndarray, ...], binning: Binning, *extra: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Run ``kernel`` over blocks of :data:`_BLOCK` elements on up to
     :data:`_MAX_THREADS` threads; None if it stopped on a bad value.
 
@@ -365,7 +371,7 @@ def binned_sums(
     if kernels is not None and not quantile:
         yt = _try_array(y_true)
         yp = _try_array(y_pred)
-        fast = (
+        if (  # the fast path
             p is not None
             and p.ndim == 1
             and p.shape[0] > 0
@@ -373,8 +379,7 @@ def binned_sums(
             and yt is not None
             and _label_like(yt, p.shape[0])
             and (yp is None or _label_like(yp, p.shape[0]))
-        )
-        if fast:
+        ):
             bins = make_binning(None, n_bins, binning)
             if yp is None:
                 # float labels need the two comparisons; integer ones one

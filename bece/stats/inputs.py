@@ -131,7 +131,7 @@ def scan_rows(arr: np.ndarray, name: str, top: bool, visit: Any = None):
                 f"{np.sum(arr[bad], dtype=np.float64):.10g}. Normalise the rows "
                 "(e.g. softmax) before calling"
             )
-        if top:
+        if pred is not None and conf is not None:  # top
             j = block.argmax(axis=1)
             pred[start:start + rows] = j
             conf[start:start + rows] = np.take_along_axis(block, j[:, None], axis=1)[:, 0]
