@@ -5,18 +5,20 @@ bayesian_ece and posterior_ece dispatch between the binned and the smooth poster
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from numpy.typing import ArrayLike
+
+from .base.typing import BinningSpec, PriorParam, Seed
 from .binned.posterior import binned_posterior_ece
+from .results.ece import BayesianECE
+from .stats.binning import Binning
 from .stats.calibration_stats import CalibrationStats
 
 __all__ = [
     "bayesian_ece",
     "posterior_ece",
 ]
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .results.ece import BayesianECE
 
 
 def _binned_options_unused(**options: Any) -> None:
@@ -31,15 +33,15 @@ def _binned_options_unused(**options: Any) -> None:
 def posterior_ece(
     stats: CalibrationStats,
     *,
-    alpha: Any = None,
-    sigma: Any = None,
-    tau: Any = None,
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
     preset: str | None = None,
     num_samples: int = 10_000,
-    seed: Any = 0,
+    seed: Seed = 0,
     model: str = "binned",
     n_bins: int | None = None,
-    binning: Any = None,
+    binning: BinningSpec | Binning | None = None,
 ) -> BayesianECE:
     """Posterior over the ECE from statistics, by the closed form.
 
@@ -93,18 +95,18 @@ def posterior_ece(
 
 
 def bayesian_ece(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
-    y_pred: Any = None,
+    y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
-    binning: Any = "uniform",
-    alpha: Any = None,
-    sigma: Any = None,
-    tau: Any = None,
+    binning: BinningSpec | Binning = "uniform",
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
     preset: str | None = None,
     num_samples: int = 10_000,
-    seed: Any = 0,
+    seed: Seed = 0,
     model: str = "binned",
 ) -> BayesianECE:
     """Posterior over a classifier's expected calibration error (BECE).

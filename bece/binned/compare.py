@@ -55,14 +55,14 @@ a point mass.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..base.checks import positive_int
 from ..base.random import as_generator, sample_dirichlet
+from ..base.typing import BinningSpec, PriorParam, Seed
 from ..results.comparison import Comparison
-from ..stats.binning import make_binning
+from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
 from ..stats.inputs import as_outcomes, check_labels, check_probabilities
 from .conjugate import (
@@ -119,7 +119,7 @@ def joint_concentration(alpha_a: np.ndarray, alpha_b: np.ndarray) -> np.ndarray:
     return alpha_a[:, :, None, None] * alpha_b[None, None, :, :] / w_a
 
 
-def _check_pair(y_prob_a: Any, y_prob_b: Any) -> tuple[np.ndarray, np.ndarray]:
+def _check_pair(y_prob_a: ArrayLike, y_prob_b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     pa = check_probabilities(y_prob_a, "y_prob_a")
     pb = check_probabilities(y_prob_b, "y_prob_b")
     if pa.shape[0] != pb.shape[0]:
@@ -136,19 +136,19 @@ def _check_pair(y_prob_a: Any, y_prob_b: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def compare(
-    y_true: Any,
-    y_prob_a: Any,
-    y_prob_b: Any,
+    y_true: ArrayLike,
+    y_prob_a: ArrayLike,
+    y_prob_b: ArrayLike,
     *,
-    y_pred_a: Any = None,
-    y_pred_b: Any = None,
+    y_pred_a: ArrayLike | None = None,
+    y_pred_b: ArrayLike | None = None,
     n_bins: int | None = None,
-    binning: Any = "uniform",
-    alpha: Any = None,
-    sigma: Any = None,
-    tau: Any = None,
+    binning: BinningSpec | Binning = "uniform",
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
     num_samples: int = 10_000,
-    seed: Any = 0,
+    seed: Seed = 0,
     progress: bool = False,
 ) -> Comparison:
     """Paired posterior of two models' ECEs on the same test set.

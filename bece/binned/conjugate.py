@@ -56,17 +56,14 @@ bins), and :math:`1/(12M)` is the variance of a uniform over a bin of width
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import special
 
 from ..base.checks import positive_array
 from ..base.random import sample_dirichlet
+from ..base.typing import PriorParam
 from ..stats.calibration_stats import CalibrationStats
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
 
 __all__ = [
     "closed_form",
@@ -119,9 +116,9 @@ class ConjugatePosterior:
 def conjugate_posterior(
     stats: CalibrationStats,
     *,
-    alpha: Any = None,
-    sigma: Any = None,
-    tau: Any = None,
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
     preset: str | None = None,
 ) -> ConjugatePosterior:
     """Closed-form posterior parameters from statistics.

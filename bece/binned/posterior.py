@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..base.checks import positive_int
 from ..base.random import as_generator
+from ..base.typing import PriorParam, Seed
 from ..metrics.binned import plugin_ece
 from ..results.ece import BayesianECE
 from ..stats.calibration_stats import CalibrationStats
@@ -19,12 +18,12 @@ __all__ = ["binned_posterior_ece", "binned_result"]
 def binned_posterior_ece(
     stats: CalibrationStats,
     *,
-    alpha: Any = None,
-    sigma: Any = None,
-    tau: Any = None,
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
     preset: str | None = None,
     num_samples: int = 10_000,
-    seed: Any = 0,
+    seed: Seed = 0,
 ) -> BayesianECE:
     """Posterior over the ECE of the binned model, in the bins of ``stats``.
 

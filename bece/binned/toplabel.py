@@ -51,14 +51,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..base.checks import positive_array, positive_int
 from ..base.random import as_generator, sample_dirichlet
+from ..base.typing import BinningSpec, PriorParam, Seed
 from ..metrics.multiclass import top_label_inputs
 from ..results.ece import BayesianTopLabelECE
-from ..stats.binning import make_binning
+from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
-from .conjugate import closed_form, sample_truncated_normal
+from .conjugate import ConjugatePosterior, closed_form, sample_truncated_normal
 
 __all__ = [
     "AVERAGES",
@@ -94,8 +96,8 @@ def _check_average(average: Any) -> str:
 
 
 def top_label_statistics(
-    y_true: Any, y_prob: Any, *, y_pred: Any = None, n_bins: int | None = None,
-    binning: Any = "uniform",
+    y_true: ArrayLike, y_prob: ArrayLike, *, y_pred: ArrayLike | None = None, n_bins: int | None = None,
+    binning: BinningSpec | Binning = "uniform",
 ) -> tuple[np.ndarray, tuple[CalibrationStats, ...]]:
     """Per predicted label, the statistics of its top-label confidences.
 
@@ -146,7 +148,7 @@ def top_label_statistics(
     return labels, stats
 
 
-def _per_label(value: Any, name: str, n_labels: int, shape: tuple[int, ...]) -> np.ndarray:
+def _per_label(value: ArrayLike, name: str, n_labels: int, shape: tuple[int, ...]) -> np.ndarray:
     """A prior parameter as an array of shape (L,) + shape: scalar, per bin or per label."""
     arr = np.asarray(value, dtype=np.float64) if value is not None else None
     if arr is not None and arr.ndim == len(shape) + 1:
@@ -158,8 +160,9 @@ def _per_label(value: Any, name: str, n_labels: int, shape: tuple[int, ...]) -> 
 
 
 def top_label_posterior(
-    stats: Sequence[CalibrationStats], *, alpha: Any = None, sigma: Any = None, tau: Any = None
-):
+    stats: Sequence[CalibrationStats], *, alpha: PriorParam = None, sigma: PriorParam = None,
+    tau: PriorParam = None,
+) -> ConjugatePosterior:
     """Closed-form posterior over the L·M (label, bin) cells.
 
     Returns a :class:`bece.binned.conjugate.ConjugatePosterior` whose B = L·M bins
@@ -189,7 +192,7 @@ def top_label_posterior(
     lower = np.tile(binning.edges[:-1], n_labels)
     upper = np.tile(binning.edges[1:], n_labels)
 
-    def flat(x):  # (L, 2, M) -> (2, L M)
+    def flat(x: np.ndarray) -> np.ndarray:  # (L, 2, M) -> (2, L M)
         return np.ascontiguousarray(x.transpose(1, 0, 2).reshape(2, -1))
 
     return closed_form(flat(counts), sum_p, lower, upper, flat(alpha_a),
@@ -205,14 +208,14 @@ def _plugin(stats: Sequence[CalibrationStats], average: str) -> tuple[float, np.
 
 def posterior_top_label_ece(
     stats: Sequence[CalibrationStats],
-    labels: Any = None,
+    labels: ArrayLike | None = None,
     *,
     average: str = "label",
-    alpha: Any = None,
-    sigma: Any = None,
-    tau: Any = None,
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
     num_samples: int | None = None,
-    seed: Any = 0,
+    seed: Seed = 0,
     keep_bins: bool | str = "auto",
 ) -> BayesianTopLabelECE:
     """Posterior over the top-label ECE from per-label statistics (closed form).
@@ -277,9 +280,9 @@ def posterior_top_label_ece(
         with np.errstate(invalid="ignore", divide="ignore"):
             pooled["accuracy"][sl] = q1.sum(axis=1) / w
             pooled["confidence"][sl] = (pi * mu).sum(axis=1) / w
-            if keep:
+            if per_cell is not None:  # keep
                 per_cell["accuracy"][sl] = q1 / pi
-        if keep:
+        if per_cell is not None:
             per_cell["confidence"][sl] = mu
             per_cell["weight"][sl] = pi
     plugin, label_plugin = _plugin(stats, average)
@@ -305,18 +308,18 @@ def posterior_top_label_ece(
 
 
 def bayesian_top_label_ece(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
-    y_pred: Any = None,
+    y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
-    binning: Any = "uniform",
+    binning: BinningSpec | Binning = "uniform",
     average: str = "label",
-    alpha: Any = None,
-    sigma: Any = None,
-    tau: Any = None,
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
     num_samples: int | None = None,
-    seed: Any = 0,
+    seed: Seed = 0,
     keep_bins: bool | str = "auto",
 ) -> BayesianTopLabelECE:
     """Posterior over a multiclass classifier's top-label ECE.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ class Comparison(DrawSummaries):
         """
         return float(np.mean(self.diff_draws < 0))
 
-    def to_inference_data(self):
+    def to_inference_data(self) -> Any:  # arviz.InferenceData
         """The joint draws as ``arviz.InferenceData``.
 
         ``posterior`` holds ``ece_a``, ``ece_b``, ``ece_diff`` (chain, draw)

@@ -9,7 +9,7 @@ results compare directly. The ArviZ layer
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -65,7 +65,7 @@ class BayesianECE(DrawSummaries):
     params: Any = field(default=None)
 
     # --------------------------------------------------------------- ArviZ
-    def to_inference_data(self):
+    def to_inference_data(self) -> Any:  # arviz.InferenceData
         """The draws as ``arviz.InferenceData``.
 
         ``posterior`` holds ``ece`` (chain, draw) and ``accuracy``,
@@ -146,11 +146,13 @@ class BayesianTopLabelECE(BayesianECE):
         Per (label, bin) draws; None when not kept (large ``S * L * M``).
     """
 
-    labels: np.ndarray = None  # type: ignore[assignment]
+    # keyword-only: required fields after the defaults of BayesianECE's
+    _: KW_ONLY
+    labels: np.ndarray
     average: str = "label"
-    label_draws: np.ndarray = None  # type: ignore[assignment]
-    label_plugin: np.ndarray = None  # type: ignore[assignment]
-    label_stats: tuple = ()
+    label_draws: np.ndarray
+    label_plugin: np.ndarray
+    label_stats: tuple[CalibrationStats, ...] = ()
     label_accuracy: np.ndarray | None = None
     label_confidence: np.ndarray | None = None
     label_weight: np.ndarray | None = None
@@ -165,7 +167,7 @@ class BayesianTopLabelECE(BayesianECE):
         lo, hi = np.quantile(self.label_draws, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
         return lo, hi
 
-    def to_inference_data(self):
+    def to_inference_data(self) -> Any:  # arviz.InferenceData
         """As :meth:`BayesianECE.to_inference_data`, plus a ``label`` coordinate.
 
         ``posterior`` adds ``label_ece`` (chain, draw, label) and, when kept,
@@ -177,7 +179,9 @@ class BayesianTopLabelECE(BayesianECE):
         import xarray as xr
 
         coords = {"label": self.labels, "bin": np.arange(self.stats.n_bins)}
-        post = {"label_ece": (("chain", "draw", "label"), self.label_draws[None])}
+        post: dict[str, tuple[tuple[str, ...], np.ndarray]] = {
+            "label_ece": (("chain", "draw", "label"), self.label_draws[None])
+        }
         for name in ("label_accuracy", "label_confidence", "label_weight"):
             value = getattr(self, name)
             if value is not None:
@@ -224,13 +228,15 @@ class SmoothBayesianECE(BayesianECE):
         :math:`\\lambda` and :math:`\\tau` of each draw.
     """
 
-    curve_grid: np.ndarray = field(default=None)
-    curve: np.ndarray = field(default=None)
-    coefficients: np.ndarray = field(default=None)
-    smoothness: np.ndarray = field(default=None)
-    bin_sd: np.ndarray = field(default=None)
+    # keyword-only: required fields after the defaults of BayesianECE's
+    _: KW_ONLY
+    curve_grid: np.ndarray
+    curve: np.ndarray
+    coefficients: np.ndarray
+    smoothness: np.ndarray
+    bin_sd: np.ndarray
 
-    def to_inference_data(self):
+    def to_inference_data(self) -> Any:  # arviz.InferenceData
         """As :meth:`BayesianECE.to_inference_data`, plus in ``posterior``:
         ``curve`` (chain, draw, curve_confidence — the confidences of
         ``curve_grid``), ``intercept`` (:math:`a`), ``slope`` (:math:`1 + b`),

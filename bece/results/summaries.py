@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,10 @@ class DrawSummaries:
 
     _draws_attr = "draws"
     _summary_vars: list[str] | None = None
+
+    if TYPE_CHECKING:  # every subclass defines it
+
+        def to_inference_data(self) -> Any: ...  # arviz.InferenceData
 
     @property
     def _summary_draws(self) -> np.ndarray:
@@ -59,16 +63,20 @@ class DrawSummaries:
         lo, hi = load_arviz().hdi(self._summary_draws, hdi_prob=prob)
         return float(lo), float(hi)
 
-    def summary(self, var_names: Any = None, **kwargs: Any):
+    def summary(self, var_names: str | list[str] | None = None, **kwargs: Any) -> Any:
         """ArviZ summary table (``arviz.summary``) of :meth:`to_inference_data`.
 
         Parameters
         ----------
-        var_names : list of str, optional
+        var_names : str or list of str, optional
             Variables to include; default ``_summary_vars`` (None: all).
         **kwargs
             Passed to ``arviz.summary`` (default ``hdi_prob=0.9``; e.g.
             ``kind="stats"``).
+
+        Returns
+        -------
+        pandas.DataFrame
         """
         az = load_arviz()
         kwargs.setdefault("hdi_prob", 0.9)
