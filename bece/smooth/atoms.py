@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from ..base.checks import positive_int
+from ..base.typing import BinningSpec
 from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
 from .basis import logit_confidence
@@ -65,7 +65,7 @@ class Atoms:
         return int(self.trials.sum())
 
 
-def check_grid(grid: Any, n: int) -> int | None:
+def check_grid(grid: str | int | None, n: int) -> int | None:
     if isinstance(grid, str):
         if grid != "auto":
             raise ValueError(f"grid must be 'auto', None or a positive integer, got {grid!r}")
@@ -114,7 +114,7 @@ def _subdivide(coarse: Binning, grid: int) -> Binning:
     return Binning(fine, "edges")
 
 
-def _ece_binning(n_bins: Any, binning: Any) -> Binning:
+def _ece_binning(n_bins: int | None, binning: BinningSpec | Binning) -> Binning:
     if isinstance(binning, str) and binning in ("quantile", "equal-mass"):
         raise ValueError(
             "binning='quantile' needs the confidences to place its edges, which fine "
@@ -172,13 +172,15 @@ def _coarsen(stats: CalibrationStats, coarse: Binning, cell_bin: np.ndarray) -> 
     m = coarse.n_bins
     counts = np.zeros((2, m), dtype=np.int64)
     sum_p, sum_p2 = np.zeros(m), np.zeros(m)
-    np.add.at(counts, (slice(None), cell_bin), stats.counts)
+    # numpy's stubs type `indices` as an integer array, but a tuple of index objects
+    # (here a slice and an array) is documented and works
+    np.add.at(counts, (slice(None), cell_bin), stats.counts)  # type: ignore[arg-type]
     np.add.at(sum_p, cell_bin, stats.sum_p)
     np.add.at(sum_p2, cell_bin, stats.sum_p2)
     return CalibrationStats(coarse, counts, sum_p, sum_p2)
 
 
-def fine_binning(n_bins: int | None = None, binning: Any = "uniform", *,
+def fine_binning(n_bins: int | None = None, binning: BinningSpec | Binning = "uniform", *,
                  grid: int = DEFAULT_SUBCELLS) -> Binning:
     """The fine bins to collect statistics in for the smooth model.
 
@@ -219,7 +221,9 @@ def fine_binning(n_bins: int | None = None, binning: Any = "uniform", *,
     return _subdivide(_ece_binning(n_bins, binning), positive_int(grid, "grid"))
 
 
-def atoms_and_ece_stats(stats: Any, n_bins: Any, binning: Any) -> tuple[Atoms, CalibrationStats]:
+def atoms_and_ece_stats(
+    stats: CalibrationStats, n_bins: int | None, binning: BinningSpec | Binning
+) -> tuple[Atoms, CalibrationStats]:
     if not isinstance(stats, CalibrationStats):
         raise ValueError(f"stats must be a CalibrationStats, got {type(stats).__name__}")
     if stats.n == 0:
@@ -230,7 +234,7 @@ def atoms_and_ece_stats(stats: Any, n_bins: Any, binning: Any) -> tuple[Atoms, C
 
 
 def atoms_from_stats(stats: CalibrationStats, *, n_bins: int | None = None,
-                     binning: Any = "uniform") -> Atoms:
+                     binning: BinningSpec | Binning = "uniform") -> Atoms:
     """Fine-grid atoms from statistics whose bins refine the ECE bins.
 
     Each non-empty bin g of ``stats`` becomes one atom: ``trials``

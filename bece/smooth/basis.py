@@ -65,7 +65,7 @@ def roughness_penalty(knots: np.ndarray) -> np.ndarray:
     knots = np.asarray(knots, dtype=np.float64)
     last = knots[-1]
 
-    def second(t):
+    def second(t: np.ndarray) -> np.ndarray:
         t = np.asarray(t, dtype=np.float64)[:, None]
         d2 = 6.0 * (np.maximum(t - knots[:-1], 0.0) - np.maximum(t - last, 0.0)) / (last - knots[:-1])
         return d2[:, :-1] - d2[:, -1:]

@@ -69,13 +69,14 @@ generalization of the Savage–Dickey density ratio", JASA.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..base.checks import positive_int
 from ..base.random import as_generator
-from ..stats.binning import make_binning
+from ..base.typing import BinningSpec, Seed
+from ..stats.binning import Binning, make_binning
 from ..stats.inputs import as_outcomes
 from .atoms import Atoms, check_grid, make_atoms
 from .basis import DEFAULT_N_KNOTS
@@ -191,12 +192,12 @@ def resampled_ece(atoms: Atoms, num_resamples: int, rng: np.random.Generator,
 
 
 def calibration_test(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
-    y_pred: Any = None,
+    y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
-    binning: Any = "uniform",
+    binning: BinningSpec | Binning = "uniform",
     num_resamples: int = 1000,
     prior_odds: float = 1.0,
     num_samples: int = 2000,
@@ -205,8 +206,8 @@ def calibration_test(
     slope_scale: float = 0.5,
     smoothness_scale: float = 0.5,
     bin_scale: float | None = 0.25,
-    grid: Any = "auto",
-    seed: Any = 0,
+    grid: str | int | None = "auto",
+    seed: Seed = 0,
 ) -> CalibrationTest:
     """Test whether a classifier is perfectly calibrated.
 

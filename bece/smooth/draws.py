@@ -41,8 +41,9 @@ def draw_loglik(atoms: Atoms, basis: SmoothBasis, beta: np.ndarray,
     return out
 
 
-def importance_draws(atoms: Atoms, post: SmoothPosterior, num_samples: int,
-                     rng: np.random.Generator):
+def importance_draws(
+    atoms: Atoms, post: SmoothPosterior, num_samples: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, SmoothPosterior]:
     """Laplace-mixture draws corrected by Pareto-smoothed importance resampling.
 
     ``num_samples`` proposals :math:`(k, \\theta)` from the mixture get log
@@ -76,8 +77,10 @@ def importance_draws(atoms: Atoms, post: SmoothPosterior, num_samples: int,
     return beta[idx], lam[idx], tau[idx], post
 
 
-def ece_draws(atoms: Atoms, basis: SmoothBasis, beta: np.ndarray, rng: np.random.Generator,
-              *, chunk_elems: int = 4_000_000):
+def ece_draws(
+    atoms: Atoms, basis: SmoothBasis, beta: np.ndarray, rng: np.random.Generator,
+    *, chunk_elems: int = 4_000_000,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """ECE and per-bin summaries for curve draws ``beta`` under Bayesian-bootstrap weights.
 
     Parameters
@@ -103,6 +106,7 @@ def ece_draws(atoms: Atoms, basis: SmoothBasis, beta: np.ndarray, rng: np.random
     J = atoms.p.size
     nonempty, starts = np.unique(atoms.bin, return_index=True)
     if not atoms.exact:
+        assert atoms.lower is not None and atoms.upper is not None  # grid atoms have their cells
         xl, xu = logit_confidence(atoms.lower), logit_confidence(atoms.upper)
         h = atoms.upper - atoms.lower
     acc = np.empty((s_total, m))

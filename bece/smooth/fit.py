@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,7 +30,7 @@ N_TAU = 12
 HYPER_RANGE = (1e-2, 10.0)
 
 
-def single_threaded_blas():
+def single_threaded_blas() -> AbstractContextManager[Any]:
     """Context that limits BLAS to one thread while it is active (threadpoolctl,
     if installed; else nothing). The products here are small (P <= ~30
     columns); on a loaded machine a multi-threaded BLAS spends ten times
@@ -194,7 +195,9 @@ class SmoothPosterior:
         return np.concatenate([np.ones((lam.shape[0], 2)), np.repeat(lam, b.n_spline, axis=1),
                                np.repeat(tau, b.n_bins, axis=1)], axis=1)
 
-    def sample(self, num_samples: int, rng: np.random.Generator):
+    def sample(
+        self, num_samples: int, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Draws of the Laplace mixture (uncorrected; see :func:`importance_draws`).
 
         Returns
@@ -295,7 +298,7 @@ def fit_smooth(
     prec = 1.0 / scales**2
     half_logdet_prior = 0.5 * float(np.sum(np.log(prec)))
     lam_v, lam_m = _exponential_grid(s_l, N_LAMBDA) if basis.n_spline else (np.array([s_l]), np.ones(1))
-    tau_v, tau_m = _exponential_grid(s_t, N_TAU) if m else (np.zeros(1), np.ones(1))
+    tau_v, tau_m = _exponential_grid(s_t, N_TAU) if m and s_t is not None else (np.zeros(1), np.ones(1))
     # a snake through the grid so that each fit starts from a neighbour's mode
     pairs = [(i, j if i % 2 == 0 else tau_v.size - 1 - j)
              for i in range(lam_v.size) for j in range(tau_v.size)]

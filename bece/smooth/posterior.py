@@ -6,16 +6,20 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+from numpy.typing import ArrayLike
+
 from ..base.checks import positive_int
 from ..base.random import as_generator
+from ..base.typing import BinningSpec, Seed
 from ..results.ece import SmoothBayesianECE
-from ..stats.binning import make_binning
+from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
 from ..stats.inputs import as_outcomes
-from .atoms import atoms_and_ece_stats, check_grid, make_atoms
+from .atoms import Atoms, atoms_and_ece_stats, check_grid, make_atoms
 from .basis import DEFAULT_N_KNOTS
 from .draws import curve_grid, curve_values, ece_draws, importance_draws
-from .fit import fit_smooth, single_threaded_blas
+from .fit import SmoothPosterior, fit_smooth, single_threaded_blas
 
 __all__ = [
     "prepare_atoms",
@@ -28,7 +32,10 @@ __all__ = [
 # ------------------------------------------------------------------ result
 
 
-def smooth_result(atoms, stats, post, beta, lam, tau, rng, method, grid_points):
+def smooth_result(
+    atoms: Atoms, stats: CalibrationStats, post: SmoothPosterior, beta: np.ndarray, lam: np.ndarray,
+    tau: np.ndarray, rng: np.random.Generator, method: str, grid_points: np.ndarray,
+) -> SmoothBayesianECE:
     from ..metrics.binned import plugin_ece
 
     ece, acc, conf, wt, bound = ece_draws(atoms, post.basis, beta, rng)
@@ -41,7 +48,10 @@ def smooth_result(atoms, stats, post, beta, lam, tau, rng, method, grid_points):
     )
 
 
-def prepare_atoms(y_true, y_prob, y_pred, n_bins, binning, grid):
+def prepare_atoms(
+    y_true: ArrayLike, y_prob: ArrayLike, y_pred: ArrayLike | None, n_bins: int | None,
+    binning: BinningSpec | Binning, grid: str | int | None,
+) -> tuple[Atoms, CalibrationStats, np.ndarray]:
     z, p = as_outcomes(y_true, y_prob, y_pred)
     bins = make_binning(p, n_bins, binning)
     stats = CalibrationStats.from_outcomes(z, p, bins)
@@ -51,7 +61,10 @@ def prepare_atoms(y_true, y_prob, y_pred, n_bins, binning, grid):
     return atoms, stats, curve_grid(p if atoms.exact else atoms.p)
 
 
-def _laplace(atoms, stats, grid_points, rng, num_samples, **model):
+def _laplace(
+    atoms: Atoms, stats: CalibrationStats, grid_points: np.ndarray, rng: np.random.Generator,
+    num_samples: int, **model: Any,
+) -> SmoothBayesianECE:
     with single_threaded_blas():
         post = fit_smooth(atoms, **model)
         beta, lam, tau, post = importance_draws(atoms, post, num_samples, rng)
@@ -59,20 +72,20 @@ def _laplace(atoms, stats, grid_points, rng, num_samples, **model):
 
 
 def smooth_ece(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
-    y_pred: Any = None,
+    y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
-    binning: Any = "uniform",
+    binning: BinningSpec | Binning = "uniform",
     n_knots: int = DEFAULT_N_KNOTS,
     intercept_scale: float = 1.0,
     slope_scale: float = 0.5,
     smoothness_scale: float = 0.5,
     bin_scale: float | None = 0.25,
-    grid: Any = "auto",
+    grid: str | int | None = "auto",
     num_samples: int = 10_000,
-    seed: Any = 0,
+    seed: Seed = 0,
 ) -> SmoothBayesianECE:
     """Posterior over the ECE under the smooth calibration-curve model (Laplace).
 
@@ -124,14 +137,14 @@ def smooth_posterior_ece(
     stats: CalibrationStats,
     *,
     n_bins: int | None = None,
-    binning: Any = "uniform",
+    binning: BinningSpec | Binning = "uniform",
     n_knots: int = DEFAULT_N_KNOTS,
     intercept_scale: float = 1.0,
     slope_scale: float = 0.5,
     smoothness_scale: float = 0.5,
     bin_scale: float | None = 0.25,
     num_samples: int = 10_000,
-    seed: Any = 0,
+    seed: Seed = 0,
 ) -> SmoothBayesianECE:
     """Posterior over the ECE under the smooth model, from fine statistics.
 
