@@ -31,14 +31,16 @@ posterior at a level.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..base.arviz import load_arviz, quiet_arviz
 from ..base.checks import check_prob, positive_int
 from ..base.random import as_generator, sample_dirichlet
+from ..base.typing import Seed
 from ..results.summaries import DrawSummaries
 from .forecast import check_levels, check_pit, real_array
 from .metrics import DEFAULT_LEVELS, count_weights, observed_frequency
@@ -83,9 +85,9 @@ class BayesianCalibrationError(DrawSummaries):
     observed: np.ndarray
     plugin: float
     n: int
-    counts: np.ndarray = field(default=None)  # type: ignore[assignment]
-    alpha: np.ndarray = field(default=None)  # type: ignore[assignment]
-    weights: Any = None
+    counts: np.ndarray
+    alpha: np.ndarray
+    weights: str | np.ndarray | None = None
 
     def curve_interval(self, prob: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
         """Pointwise equal-tailed credible band of the curve :math:`C_j`.
@@ -98,7 +100,7 @@ class BayesianCalibrationError(DrawSummaries):
         lo, hi = np.quantile(self.curve, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
         return lo, hi
 
-    def to_inference_data(self):
+    def to_inference_data(self) -> Any:  # arviz.InferenceData
         """The draws as ``arviz.InferenceData``.
 
         ``posterior``: ``cal`` (chain, draw) and ``curve`` (chain, draw,
@@ -145,7 +147,7 @@ class BayesianCalibrationError(DrawSummaries):
         )
 
 
-def _prior(alpha: Any, levels: np.ndarray) -> np.ndarray:
+def _prior(alpha: ArrayLike | None, levels: np.ndarray) -> np.ndarray:
     width = np.diff(np.concatenate([[0.0], levels, [1.0]]))
     if alpha is None:
         return width.copy()
@@ -161,13 +163,13 @@ def _prior(alpha: Any, levels: np.ndarray) -> np.ndarray:
 
 
 def bayesian_calibration_error(
-    pit: Any,
-    levels: Any = None,
+    pit: ArrayLike,
+    levels: ArrayLike | None = None,
     *,
-    weights: Any = None,
-    alpha: Any = None,
+    weights: str | ArrayLike | None = None,
+    alpha: ArrayLike | None = None,
     num_samples: int = 10_000,
-    seed: Any = 0,
+    seed: Seed = 0,
 ) -> BayesianCalibrationError:
     """Posterior over the calibration curve and the cal score of a regression forecaster.
 

@@ -23,9 +23,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from ..base.random import as_generator
+from ..base.typing import Seed
 from ..stats.inputs import as_array, check_probabilities, describe_bad
 
 __all__ = [
@@ -44,7 +46,8 @@ _CHUNK_ELEMENTS = 1 << 24
 
 # ------------------------------------------------------------------ checks
 def real_array(x: Any, name: str, *, ndim: tuple[int, ...], positive: bool = False) -> np.ndarray:
-    """``x`` as finite float64 with one of the allowed ``ndim``; ValueError otherwise."""
+    """``x`` as finite float64 with one of the allowed ``ndim``; ValueError otherwise
+    (for anything else, None included)."""
     arr = as_array(x, name)
     if arr.dtype.kind not in "fiu":
         raise ValueError(f"{name} must hold real numbers, got dtype {arr.dtype}")
@@ -66,7 +69,7 @@ def real_array(x: Any, name: str, *, ndim: tuple[int, ...], positive: bool = Fal
     return out
 
 
-def check_levels(levels: Any, name: str = "levels", *, closed: bool = False) -> np.ndarray:
+def check_levels(levels: ArrayLike, name: str = "levels", *, closed: bool = False) -> np.ndarray:
     """Probability levels as float64 (J,), strictly increasing in (0, 1).
 
     With ``closed=True`` the end points 0 and 1 are allowed too (the grid of
@@ -87,7 +90,7 @@ def check_levels(levels: Any, name: str = "levels", *, closed: bool = False) -> 
     return p
 
 
-def check_pit(pit: Any, name: str = "pit") -> np.ndarray:
+def check_pit(pit: ArrayLike, name: str = "pit") -> np.ndarray:
     """PIT values as float64 (n,), finite, in [0, 1]."""
     arr = as_array(pit, name)
     if arr.ndim != 1:
@@ -123,7 +126,7 @@ def _check_quantile_forecast(quantiles: Any, levels: Any, n: int | None) -> tupl
     return q, tau
 
 
-def check_dist(dist: Any) -> Any:
+def check_dist(dist: Any) -> Any:  # a frozen scipy.stats distribution
     from scipy import stats
 
     if not isinstance(getattr(dist, "dist", None), stats.rv_continuous) or not hasattr(dist, "cdf"):
@@ -134,7 +137,10 @@ def check_dist(dist: Any) -> Any:
     return dist
 
 
-def _forecast_form(mean: Any, std: Any, dist: Any, samples: Any, quantiles: Any, levels: Any) -> str:
+def _forecast_form(
+    mean: ArrayLike | None, std: ArrayLike | None, dist: Any, samples: ArrayLike | None,
+    quantiles: ArrayLike | None, levels: ArrayLike | None,
+) -> str:
     given = {
         "mean/std": mean is not None or std is not None,
         "dist": dist is not None,
@@ -204,16 +210,16 @@ def _quantile_pit(y: np.ndarray, q: np.ndarray, tau: np.ndarray) -> tuple[np.nda
 
 
 def pit(
-    y: Any,
+    y: ArrayLike,
     *,
-    mean: Any = None,
-    std: Any = None,
-    dist: Any = None,
-    samples: Any = None,
-    quantiles: Any = None,
-    levels: Any = None,
+    mean: ArrayLike | None = None,
+    std: ArrayLike | None = None,
+    dist: Any = None,  # a frozen scipy.stats distribution (scipy.stats loads when used)
+    samples: ArrayLike | None = None,
+    quantiles: ArrayLike | None = None,
+    levels: ArrayLike | None = None,
     randomize: bool = False,
-    seed: Any = None,
+    seed: Seed | None = None,
 ) -> np.ndarray:
     """Probability integral transform :math:`u_t = F_t(y_t)` of forecasts.
 
@@ -346,14 +352,14 @@ def pit(
 
 # --------------------------------------------------------------- quantiles
 def forecast_quantiles(
-    level: Any,
+    level: ArrayLike,
     *,
-    mean: Any = None,
-    std: Any = None,
-    dist: Any = None,
-    samples: Any = None,
-    quantiles: Any = None,
-    levels: Any = None,
+    mean: ArrayLike | None = None,
+    std: ArrayLike | None = None,
+    dist: Any = None,  # a frozen scipy.stats distribution
+    samples: ArrayLike | None = None,
+    quantiles: ArrayLike | None = None,
+    levels: ArrayLike | None = None,
 ) -> np.ndarray:
     """Quantiles :math:`F_t^{-1}(\\tau)` of forecasts at levels :math:`\\tau`.
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..stats.inputs import describe_bad
 from .forecast import check_dist, check_levels, check_pit, real_array
@@ -81,7 +82,7 @@ def observed_frequency(u: np.ndarray, levels: np.ndarray, kind: str) -> np.ndarr
     return counts.astype(np.int64) / n
 
 
-def calibration_curve(pit: Any, levels: Any = None) -> tuple[np.ndarray, np.ndarray]:
+def calibration_curve(pit: ArrayLike, levels: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Expected and observed proportions of the calibration curve.
 
     .. math::
@@ -115,7 +116,7 @@ def calibration_curve(pit: Any, levels: Any = None) -> tuple[np.ndarray, np.ndar
     return p, observed_frequency(u, p, "quantile")
 
 
-def count_weights(weights: Any, observed: np.ndarray) -> np.ndarray:
+def count_weights(weights: str | ArrayLike | None, observed: np.ndarray) -> np.ndarray:
     j = observed.size
     if weights is None:
         return np.ones(j)
@@ -138,7 +139,9 @@ def count_weights(weights: Any, observed: np.ndarray) -> np.ndarray:
     return w
 
 
-def calibration_error(pit: Any, levels: Any = None, *, weights: Any = None) -> float:
+def calibration_error(
+    pit: ArrayLike, levels: ArrayLike | None = None, *, weights: str | ArrayLike | None = None
+) -> float:
     """Kuleshov's calibration error :math:`\\mathrm{cal} = \\sum_j w_j (p_j - \\hat p_j)^2`.
 
     Parameters
@@ -178,13 +181,15 @@ def calibration_error(pit: Any, levels: Any = None, *, weights: Any = None) -> f
     return float(np.sum(w * (p - obs) ** 2))
 
 
-def _ut_curve(pit: Any, levels: Any, kind: str) -> tuple[np.ndarray, np.ndarray]:
+def _ut_curve(pit: ArrayLike, levels: ArrayLike | None, kind: str) -> tuple[np.ndarray, np.ndarray]:
     u = check_pit(pit)
     p = UCT_LEVELS.copy() if levels is None else check_levels(levels, closed=True)
     return p, observed_frequency(u, p, kind)
 
 
-def mean_absolute_calibration_error(pit: Any, levels: Any = None, *, kind: str = "quantile") -> float:
+def mean_absolute_calibration_error(
+    pit: ArrayLike, levels: ArrayLike | None = None, *, kind: str = "quantile"
+) -> float:
     """Mean absolute calibration error :math:`\\frac1J\\sum_j |p_j - \\hat p_j|`.
 
     Parameters
@@ -211,7 +216,9 @@ def mean_absolute_calibration_error(pit: Any, levels: Any = None, *, kind: str =
     return float(np.mean(np.abs(p - obs)))
 
 
-def root_mean_squared_calibration_error(pit: Any, levels: Any = None, *, kind: str = "quantile") -> float:
+def root_mean_squared_calibration_error(
+    pit: ArrayLike, levels: ArrayLike | None = None, *, kind: str = "quantile"
+) -> float:
     """Root mean squared calibration error :math:`\\sqrt{\\frac1J\\sum_j (p_j - \\hat p_j)^2}`.
 
     Parameters as :func:`mean_absolute_calibration_error`. With unit weights
@@ -221,7 +228,9 @@ def root_mean_squared_calibration_error(pit: Any, levels: Any = None, *, kind: s
     return float(np.sqrt(np.mean((p - obs) ** 2)))
 
 
-def miscalibration_area(pit: Any, levels: Any = None, *, kind: str = "quantile") -> float:
+def miscalibration_area(
+    pit: ArrayLike, levels: ArrayLike | None = None, *, kind: str = "quantile"
+) -> float:
     """Area between the calibration curve and the diagonal, over ``[p_1, p_J]``.
 
     With :math:`d_j = \\hat p_j - p_j` and :math:`d` linear between levels,
@@ -250,7 +259,11 @@ def miscalibration_area(pit: Any, levels: Any = None, *, kind: str = "quantile")
     return float(np.sum(width * np.where(cross, hourglass, same)))
 
 
-def sharpness(*, std: Any = None, samples: Any = None, dist: Any = None, root: bool = False) -> float:
+def sharpness(
+    *, std: ArrayLike | None = None, samples: ArrayLike | None = None,
+    dist: Any = None,  # a frozen scipy.stats distribution
+    root: bool = False,
+) -> float:
     """Sharpness: the mean predictive variance :math:`\\frac1T\\sum_t \\mathrm{var}(F_t)`.
 
     Parameters

@@ -19,6 +19,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..base.checks import check_prob
 from .forecast import check_pit, forecast_quantiles, real_array
@@ -73,7 +74,7 @@ class Recalibrator:
         return f"Recalibrator(n_={self.n_})" if self.isotonic_ is not None else "Recalibrator()"
 
     # ----------------------------------------------------------------- map
-    def fit(self, pit_cal: Any) -> Recalibrator:
+    def fit(self, pit_cal: ArrayLike) -> Recalibrator:
         """Fit R on the PIT values of a calibration set.
 
         Parameters
@@ -104,12 +105,12 @@ class Recalibrator:
             raise ValueError("this Recalibrator is not fitted yet: call fit(pit_cal) first")
         return self.isotonic_
 
-    def transform(self, pit: Any) -> np.ndarray:
+    def transform(self, pit: ArrayLike) -> np.ndarray:
         """Recalibrated PIT values :math:`R(u_t)`, shape (n,)."""
         iso = self._fitted()
         return np.asarray(iso.predict(check_pit(pit)), dtype=np.float64)
 
-    def quantile_level(self, q: Any) -> np.ndarray | float:
+    def quantile_level(self, q: ArrayLike) -> np.ndarray | float:
         """Level of the base forecast that serves level ``q``: :math:`R^{-1}(q)`.
 
         The generalised inverse :math:`R^{-1}(q) = \\inf\\{u \\in [0, 1] : R(u) \\ge q\\}`
@@ -145,14 +146,14 @@ class Recalibrator:
     # ------------------------------------------------------------ forecasts
     def predict_quantiles(
         self,
-        q: Any,
+        q: ArrayLike,
         *,
-        mean: Any = None,
-        std: Any = None,
-        dist: Any = None,
-        samples: Any = None,
-        quantiles: Any = None,
-        levels: Any = None,
+        mean: ArrayLike | None = None,
+        std: ArrayLike | None = None,
+        dist: Any = None,  # a frozen scipy.stats distribution
+        samples: ArrayLike | None = None,
+        quantiles: ArrayLike | None = None,
+        levels: ArrayLike | None = None,
     ) -> np.ndarray:
         """Recalibrated quantiles :math:`F_t^{-1}(R^{-1}(q))` of any forecast form.
 
@@ -212,15 +213,15 @@ class Recalibrator:
             levels=levels,
         )
 
-    def gaussian_quantiles(self, mean: Any, std: Any, q: Any) -> np.ndarray:
+    def gaussian_quantiles(self, mean: ArrayLike, std: ArrayLike, q: ArrayLike) -> np.ndarray:
         """Recalibrated quantiles of Gaussian forecasts: :math:`\\mu_t + \\sigma_t\\Phi^{-1}(R^{-1}(q))`."""
         return self.predict_quantiles(q, mean=mean, std=std)
 
-    def sample_quantiles(self, samples: Any, q: Any) -> np.ndarray:
+    def sample_quantiles(self, samples: ArrayLike, q: ArrayLike) -> np.ndarray:
         """Recalibrated quantiles of sample forecasts (n, S) (see :meth:`predict_quantiles`)."""
         return self.predict_quantiles(q, samples=samples)
 
-    def interpolated_quantiles(self, quantiles: Any, levels: Any, q: Any) -> np.ndarray:
+    def interpolated_quantiles(self, quantiles: ArrayLike, levels: ArrayLike, q: ArrayLike) -> np.ndarray:
         """Recalibrated quantiles of quantile forecasts (n, K) at ``levels`` (K,)."""
         return self.predict_quantiles(q, quantiles=quantiles, levels=levels)
 
@@ -228,12 +229,12 @@ class Recalibrator:
         self,
         prob: float = 0.9,
         *,
-        mean: Any = None,
-        std: Any = None,
-        dist: Any = None,
-        samples: Any = None,
-        quantiles: Any = None,
-        levels: Any = None,
+        mean: ArrayLike | None = None,
+        std: ArrayLike | None = None,
+        dist: Any = None,  # a frozen scipy.stats distribution
+        samples: ArrayLike | None = None,
+        quantiles: ArrayLike | None = None,
+        levels: ArrayLike | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Recalibrated central ``prob`` interval of each forecast.
 
