@@ -21,7 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from ..base.typing import BinningSpec
+from ..stats.binning import Binning
 from ..stats.columns import select_columns
+from .stream import FileStatistics
 
 __all__ = [
     "example_path",
@@ -127,10 +130,10 @@ def read_statistics(
     path: str | Path,
     *,
     n_bins: int | None = None,
-    binning: Any = "uniform",
+    binning: BinningSpec | Binning = "uniform",
     batch_size: int | None = None,
     progress: bool = False,
-) -> Any:
+) -> FileStatistics:
     """Statistics of the predictions in a file, without loading it whole.
 
     CSV and Parquet are read in batches by
@@ -164,7 +167,7 @@ def read_statistics(
         stats = CalibrationStats.from_arrays(
             pred.y_true, pred.y_prob, y_pred=pred.y_pred, n_bins=n_bins, binning=binning
         )
-        return stream.FileStatistics(stats, pred.kind, pred.source)
+        return FileStatistics(stats, pred.kind, pred.source)
     if path.suffix.lower() not in (".csv", ".parquet", ".pq"):
         read_predictions(path)  # raises the unknown-type message
     size = stream.DEFAULT_BATCH_SIZE if batch_size is None else batch_size

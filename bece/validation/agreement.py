@@ -68,14 +68,14 @@ class CrossCheck:
     ess_bulk_min: float
     ess_tail_min: float
     divergences: int
-    table: Any
-    gap: Any
+    table: Any  # pandas.DataFrame (pandas and ArviZ load when used)
+    gap: Any  # pandas.DataFrame
     nuts: BayesianECE
     closed_form: BayesianECE
-    inference_data: Any
+    inference_data: Any  # arviz.InferenceData
 
     @property
-    def closed_form_inference_data(self):
+    def closed_form_inference_data(self) -> Any:  # arviz.InferenceData
         """The closed-form draws as ``arviz.InferenceData`` (the NUTS ones are
         :attr:`inference_data`)."""
         return self.closed_form.to_inference_data()
@@ -187,7 +187,7 @@ def _split_vars(chains: dict[str, np.ndarray]):
                 yield v[..., j]
 
 
-def gap_table(nuts: BayesianECE, closed: BayesianECE):
+def gap_table(nuts: BayesianECE, closed: BayesianECE) -> Any:  # pandas.DataFrame
     import pandas as pd
 
     m = nuts.stats.n_bins

@@ -45,14 +45,17 @@ import functools
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..base.arviz import load_arviz
-from ..binned.conjugate import conjugate_posterior
+from ..base.typing import BinningSpec, PriorParam
+from ..binned.conjugate import ConjugatePosterior, conjugate_posterior
 from ..binned.posterior import binned_posterior_ece
-from ..results.ece import BayesianECE
+from ..results.ece import BayesianECE, BayesianTopLabelECE
+from ..stats.binning import Binning
 from ..stats.calibration_stats import CalibrationStats
 from .agreement import CrossCheck, compare_draws, gap_table
-from .nuts import check_run_arguments, mcmc_inference_data, run_nuts
+from .nuts import NutsRun, check_run_arguments, mcmc_inference_data, run_nuts
 
 __all__ = [
     "collapsed_data",
@@ -97,7 +100,7 @@ def _log_total_scale(n: int, boosted: bool) -> float:
     return max(s, 0.01) if boosted else s
 
 
-def nuts_model(stats: CalibrationStats, post: Any, model: str):
+def nuts_model(stats: CalibrationStats, post: ConjugatePosterior, model: str) -> Any:  # a NumPyro model
     """The collapsed ``model`` ("conjugate" or "literal") with the Dirichlet
     site reparameterised for NUTS (:class:`bece.models.DirichletGammaReparam`)."""
     from numpyro.handlers import reparam
@@ -111,8 +114,9 @@ def nuts_model(stats: CalibrationStats, post: Any, model: str):
     return reparam(base, config={"q": DirichletGammaReparam(boost=boost, log_total_scale=scale)})
 
 
-def _nuts(stats, post, model, num_chains, num_warmup, num_samples, seed, progress_bar,
-          target_accept_prob):
+def _nuts(stats: CalibrationStats, post: ConjugatePosterior, model: str, num_chains: int,
+          num_warmup: int, num_samples: int, seed: int, progress_bar: bool,
+          target_accept_prob: float) -> NutsRun:
     return run_nuts(
         nuts_model(stats, post, model), stats.edges, post.alpha, post.sigma, post.tau,
         num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, seed=seed,
@@ -124,9 +128,9 @@ def _nuts(stats, post, model, num_chains, num_warmup, num_samples, seed, progres
 def cross_check_stats(
     stats: CalibrationStats,
     *,
-    alpha: Any = None,
-    sigma: Any = None,
-    tau: Any = None,
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
     model: str = "conjugate",
     num_chains: int = 4,
     num_warmup: int = 1000,
@@ -167,7 +171,7 @@ def cross_check_stats(
     )
     divergences = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
 
-    def as64(name):
+    def as64(name: str) -> np.ndarray:
         return np.asarray(samples[name], dtype=np.float64)
 
     chains = {name: as64(name) for name in ("ece", "accuracy", "confidence", "weight")}
@@ -197,15 +201,15 @@ def cross_check_stats(
 
 
 def cross_check(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
-    y_pred: Any = None,
+    y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
-    binning: Any = "uniform",
-    alpha: Any = None,
-    sigma: Any = None,
-    tau: Any = None,
+    binning: BinningSpec | Binning = "uniform",
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
     model: str = "conjugate",
     num_chains: int = 4,
     num_warmup: int = 1000,
@@ -296,22 +300,22 @@ def cross_check(
 
 
 def cross_check_top_label(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
     n_bins: int | None = None,
-    binning: Any = "uniform",
+    binning: BinningSpec | Binning = "uniform",
     average: str = "label",
-    alpha: Any = None,
-    sigma: Any = None,
-    tau: Any = None,
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
     model: str = "conjugate",
     num_chains: int = 4,
     num_warmup: int = 1000,
     num_samples: int = 1000,
     seed: int = 0,
     num_closed_form: int = 20_000,
-    closed_form: Any = None,
+    closed_form: BayesianECE | None = None,
     false_alarm: float = 1e-4,
     progress_bar: bool = False,
     target_accept_prob: float = 0.9,
@@ -330,7 +334,6 @@ def cross_check_top_label(
 
     from ..binned.toplabel import posterior_top_label_ece, top_label_statistics
     from ..models import DirichletGammaReparam, top_label_collapsed
-    from ..results.ece import BayesianTopLabelECE
 
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS} with top_label=True, got {model!r}")
@@ -384,8 +387,10 @@ def cross_check_top_label(
         label_plugin=closed_form.label_plugin, label_stats=tuple(stats),
         label_accuracy=flat["accuracy"], label_confidence=flat["confidence"], label_weight=w,
     )
+    label_accuracy, label_confidence = closed_form.label_accuracy, closed_form.label_confidence
+    assert label_accuracy is not None and label_confidence is not None  # kept: checked or keep_bins=True
     closed = {"ece": closed_form.draws, "label_ece": closed_form.label_draws,
-              "accuracy": closed_form.label_accuracy, "confidence": closed_form.label_confidence}
+              "accuracy": label_accuracy, "confidence": label_confidence}
     table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged = compare_draws(
         az, {k: chains[k] for k in closed}, closed, num_chains, num_samples, false_alarm)
     gap = gap_table(nuts_result, closed_form)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -15,14 +16,14 @@ __all__ = [
 
 
 def literal_gap(
-    ns: Any = (30, 100, 1000, 10_000),
-    sigma_factors: Any = (1, 2, 4),
+    ns: Sequence[int] = (30, 100, 1000, 10_000),
+    sigma_factors: Sequence[float] = (1, 2, 4),
     *,
     n_bins: int = 5,
     power: float = 1.5,
     seed: int = 0,
     **cross_check_kwargs: Any,
-):
+) -> Any:  # pandas.DataFrame
     """How far the closed form is from the seed's literal model, as n and sigma vary.
 
     For each n, simulate confidences ``p ~ U(0, 1)`` with outcomes

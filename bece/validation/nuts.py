@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +41,9 @@ EXTRA_FIELDS = ("diverging", "num_steps", "accept_prob", "energy", "potential_en
                 "adapt_state.step_size")
 
 
-def mcmc_inference_data(mcmc: Any, coords: dict | None = None, dims: dict | None = None):
+def mcmc_inference_data(
+    mcmc: Any, coords: dict[str, Any] | None = None, dims: dict[str, list[str]] | None = None
+) -> Any:
     """``arviz.InferenceData`` of a NUTS run from its stored draws.
 
     ``mcmc`` is a :class:`NutsRun` (what :func:`run_nuts` returns) or a
@@ -84,20 +87,20 @@ class NutsRun:
         The NUTS fields :data:`EXTRA_FIELDS`, shape (chain, draw).
     """
 
-    samples: dict
-    extra_fields: dict
+    samples: dict[str, np.ndarray]
+    extra_fields: dict[str, np.ndarray]
 
     @staticmethod
-    def _group(values: dict, group_by_chain: bool) -> dict:
+    def _group(values: dict[str, np.ndarray], group_by_chain: bool) -> dict[str, np.ndarray]:
         if group_by_chain:
             return dict(values)
         return {k: v.reshape((-1,) + v.shape[2:]) for k, v in values.items()}
 
-    def get_samples(self, group_by_chain: bool = False) -> dict:
+    def get_samples(self, group_by_chain: bool = False) -> dict[str, np.ndarray]:
         """Draws per site; (chain * draw, ...) unless ``group_by_chain``."""
         return self._group(self.samples, group_by_chain)
 
-    def get_extra_fields(self, group_by_chain: bool = False) -> dict:
+    def get_extra_fields(self, group_by_chain: bool = False) -> dict[str, np.ndarray]:
         """NUTS fields per name; (chain * draw,) unless ``group_by_chain``."""
         return self._group(self.extra_fields, group_by_chain)
 
@@ -106,7 +109,7 @@ class NutsRun:
         return f"NutsRun(samples={shapes})"
 
 
-def run_nuts(model: Any, *args: Any, num_chains: int, num_warmup: int, num_samples: int,
+def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup: int, num_samples: int,
              seed: int, progress_bar: bool, target_accept_prob: float, **kwargs: Any) -> NutsRun:
     """NUTS on ``model(*args, **kwargs)``: seeded, recording :data:`EXTRA_FIELDS`.
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..base.checks import positive_int
+from ..base.typing import PriorParam
 from ..binned.conjugate import conjugate_posterior, sample_posterior
 from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
@@ -89,7 +90,7 @@ class SBCResult:
         return _hist(self.ranks[name], self.num_draws, self.num_hist_bins)
 
     def __repr__(self) -> str:
-        worst = min(self.pvalues, key=self.pvalues.get)
+        worst = min(self.pvalues, key=self.pvalues.__getitem__)
         return (
             f"SBCResult(model={self.model!r}, method={self.method!r}, "
             f"num_simulations={self.num_simulations}, num_draws={self.num_draws}, "
@@ -167,9 +168,9 @@ def sbc(
     num_draws: int = 99,
     model: str = "conjugate",
     method: str = "conjugate",
-    alpha: Any = None,
-    sigma: Any = None,
-    tau: Any = None,
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
     posterior: Callable[..., dict[str, np.ndarray]] | None = None,
     num_hist_bins: int = 10,
     false_alarm: float = 1e-4,
@@ -239,7 +240,7 @@ def sbc(
     if not 0 < false_alarm < 1:
         raise ValueError(f"false_alarm must be in (0, 1), got {false_alarm!r}")
     binning = make_binning(None, m, "uniform")
-    prior = {"alpha": alpha, "sigma": sigma, "tau": tau}
+    prior: dict[str, Any] = {"alpha": alpha, "sigma": sigma, "tau": tau}
     # prior parameters as arrays, from the closed form's own defaults
     empty = CalibrationStats(binning, np.zeros((2, m)), np.zeros(m), np.zeros(m))
     base = conjugate_posterior(empty, **prior)

@@ -5,13 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..base.arviz import load_arviz
-from ..results.ece import BayesianECE
+from ..base.typing import BinningSpec
+from ..results.ece import BayesianECE, SmoothBayesianECE
 from ..smooth.basis import DEFAULT_N_KNOTS
 from ..smooth.draws import curve_values, importance_draws
 from ..smooth.fit import fit_smooth, single_threaded_blas
 from ..smooth.posterior import prepare_atoms, smooth_result
+from ..stats.binning import Binning
+from .agreement import CrossCheck
 
 __all__ = [
     "cross_check_smooth",
@@ -19,18 +23,18 @@ __all__ = [
 
 
 def cross_check_smooth(
-    y_true: Any,
-    y_prob: Any,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
     *,
-    y_pred: Any = None,
+    y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
-    binning: Any = "uniform",
+    binning: BinningSpec | Binning = "uniform",
     n_knots: int = DEFAULT_N_KNOTS,
     intercept_scale: float = 1.0,
     slope_scale: float = 0.5,
     smoothness_scale: float = 0.5,
     bin_scale: float | None = 0.25,
-    grid: Any = "auto",
+    grid: str | int | None = "auto",
     num_chains: int = 4,
     num_warmup: int = 1000,
     num_samples: int = 1000,
@@ -41,7 +45,7 @@ def cross_check_smooth(
     progress_bar: bool = False,
     target_accept_prob: float = 0.9,
     curve_points: int = 9,
-):
+) -> CrossCheck:
     """NUTS on :func:`bece.models.smooth.smooth_model` against the Laplace path.
 
     The model's knots, transform, atoms and prior are those of
@@ -65,12 +69,15 @@ def cross_check_smooth(
         (``method="laplace"``), ``nuts`` the NUTS ones (``method="nuts"``).
     """
     from ..models.smooth import smooth_model
-    from .agreement import CrossCheck, compare_draws, gap_table
+    from .agreement import compare_draws, gap_table
     from .nuts import check_run_arguments, mcmc_inference_data, run_nuts
 
     check_run_arguments(false_alarm=false_alarm, seed=seed, num_chains=num_chains,
                         num_warmup=num_warmup, num_samples=num_samples,
                         num_closed_form=num_closed_form, curve_points=curve_points)
+    if closed_form is not None and not isinstance(closed_form, SmoothBayesianECE):
+        raise ValueError("closed_form must be a SmoothBayesianECE (the smooth model's draws, with their "
+                         "curve coefficients)")
     atoms, stats, grid_points = prepare_atoms(y_true, y_prob, y_pred, n_bins, binning, grid)
     with single_threaded_blas():
         post = fit_smooth(atoms, n_knots=n_knots, intercept_scale=intercept_scale,
@@ -85,7 +92,7 @@ def cross_check_smooth(
             beta_c, lam_c, tau_c, post = importance_draws(atoms, post, num_closed_form, rng)
             closed_form = smooth_result(atoms, stats, post, beta_c, lam_c, tau_c, rng,
                                          "laplace", grid_points)
-    data = {"x": atoms.x, "z": atoms.successes}
+    data: dict[str, Any] = {"x": atoms.x, "z": atoms.successes}
     if not atoms.exact:
         data["trials"] = atoms.trials
     if basis.n_bins:
@@ -121,7 +128,7 @@ def cross_check_smooth(
         "accuracy": closed_form.accuracy,
         "curve": curve_values(basis, atoms.binning, probe, closed_form.coefficients),
     }
-    params = {k: smp[k] for k in ("a", "b", "lam", "u", "tau", "v") if k in smp}
+    params: dict[str, np.ndarray] = {k: smp[k] for k in ("a", "b", "lam", "u", "tau", "v") if k in smp}
     table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged = compare_draws(
         az, chains, refs, num_chains, num_samples, false_alarm, diagnose=params)
     return CrossCheck(
