@@ -33,7 +33,7 @@ import math
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -53,7 +53,7 @@ class _UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
+    def error(self, message: str) -> NoReturn:  # one line, exit 2, no usage dump
         raise _UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
 
@@ -250,7 +250,7 @@ def _report(args: argparse.Namespace) -> int:
         fig = _figure((5.5, 6.2))
         # smooth: the bands are the model's pooled per-bin accuracy, which is
         # what it adds over the counts (band_prior=None)
-        band = {"band_prior": None} if args.model == "smooth" else {}
+        band: dict[str, Any] = {"band_prior": None} if args.model == "smooth" else {}
         ax = reliability_diagram(result, ax=fig.add_subplot(), **band)
         if args.model == "smooth":
             ax.set_title(f"smooth model: {ax.get_title()}", fontsize="medium")

@@ -35,6 +35,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..stats.binning import make_binning
 from ..stats.inputs import check_labels, check_top_label
@@ -82,7 +83,7 @@ class _Platt:
 class _Histogram:
     """Uniform-mass histogram binning (Gupta & Ramdas' HB_binary, without the random nudge)."""
 
-    def __init__(self, points_per_bin: int):
+    def __init__(self, points_per_bin: int) -> None:
         self.points_per_bin = points_per_bin
 
     def fit(self, p: np.ndarray, z: np.ndarray) -> _Histogram:
@@ -141,7 +142,7 @@ class TopLabelCalibrator:
     """
 
     def __init__(self, method: str = "isotonic", *, min_samples: int = 20,
-                 points_per_bin: int = 50):
+                 points_per_bin: int = 50) -> None:
         self.method = method
         self.min_samples = min_samples
         self.points_per_bin = points_per_bin
@@ -154,7 +155,7 @@ class TopLabelCalibrator:
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
-    def _new(self):
+    def _new(self) -> Any:
         if self.method == "isotonic":
             from sklearn.isotonic import IsotonicRegression
 
@@ -164,7 +165,7 @@ class TopLabelCalibrator:
             return _Platt()
         return _Histogram(self.points_per_bin)
 
-    def fit(self, y_prob: Any, y_true: Any) -> TopLabelCalibrator:
+    def fit(self, y_prob: ArrayLike, y_true: ArrayLike) -> TopLabelCalibrator:
         """Fit one calibrator per predicted label.
 
         Parameters
@@ -207,7 +208,7 @@ class TopLabelCalibrator:
             )
         return self
 
-    def _check_fitted(self, y_prob: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _check_fitted(self, y_prob: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         if not hasattr(self, "calibrators_"):
             raise ValueError("this TopLabelCalibrator is not fitted yet: call fit first")
         pred, conf, k = check_top_label(y_prob)
@@ -218,7 +219,7 @@ class TopLabelCalibrator:
             )
         return pred, conf
 
-    def predict_confidence(self, y_prob: Any) -> np.ndarray:
+    def predict_confidence(self, y_prob: ArrayLike) -> np.ndarray:
         """Calibrated top-label confidence of each row.
 
         Returns
@@ -238,7 +239,7 @@ class TopLabelCalibrator:
                 out[idx] = cal.predict(conf[idx])
         return out
 
-    def predict(self, y_prob: Any) -> np.ndarray:
+    def predict(self, y_prob: ArrayLike) -> np.ndarray:
         """The predicted labels (argmax of each row), unchanged by calibration."""
         pred, _ = self._check_fitted(y_prob)
         return pred

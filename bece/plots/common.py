@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from ..stats.calibration_stats import CalibrationStats
+
 __all__ = [
     "ece_title",
     "format_interval",
@@ -19,7 +21,7 @@ BAND_COLOR = "C0"
 EMPTY_COLOR = "0.55"
 
 
-def pyplot():
+def pyplot() -> Any:  # the matplotlib.pyplot module
     import matplotlib.pyplot as plt
 
     return plt
@@ -34,7 +36,7 @@ def ece_title(prefix: str, draws: np.ndarray, plugin: float, prob: float) -> str
     return f"{prefix}ECE {format_interval(draws, prob)} ({prob:.0%}), plug-in {plugin:.3f}"
 
 
-def label_plugin(stats: Any) -> float:
+def label_plugin(stats: CalibrationStats) -> float:
     from ..metrics.binned import plugin_ece
 
     return plugin_ece(stats) if stats.n > 0 else float("nan")

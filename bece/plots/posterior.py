@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..base.checks import check_prob
+from ..results.comparison import Comparison
+from ..results.ece import BayesianECE
 from .common import ece_title, pyplot
 from .reliability import reliability_diagram
 
@@ -18,7 +20,9 @@ __all__ = [
 ]
 
 
-def _expand(results: Sequence[Any], labels: Sequence[str] | None) -> tuple[list[Any], list[str]]:
+def _expand(
+    results: Sequence[BayesianECE | Comparison], labels: Sequence[str] | None
+) -> tuple[list[Any], list[str]]:
     items: list[Any] = []
     names: list[str] = []
     for i, r in enumerate(results):
@@ -47,12 +51,12 @@ def _expand(results: Sequence[Any], labels: Sequence[str] | None) -> tuple[list[
 
 
 def plot_ece_posterior(
-    *results: Any,
+    *results: BayesianECE | Comparison,
     labels: Sequence[str] | None = None,
-    ax: Any = None,
+    ax: Any = None,  # a matplotlib Axes
     kind: str = "forest",
     prob: float = 0.9,
-):
+) -> Any:  # the matplotlib Axes
     """ECE posteriors of several models side by side.
 
     Parameters
@@ -126,19 +130,19 @@ def plot_ece_posterior(
     return ax
 
 
-def _arviz():
+def _arviz() -> Any:
     from ..base.arviz import load_arviz as load
 
     return load()
 
 
 def plot_comparison(
-    comparison: Any,
+    comparison: Comparison,
     *,
     labels: Sequence[str] = ("A", "B"),
     prob: float = 0.9,
-    fig: Any = None,
-):
+    fig: Any = None,  # a matplotlib Figure
+) -> Any:  # the matplotlib Figure
     """A paired comparison: both reliability diagrams and the difference.
 
     Parameters

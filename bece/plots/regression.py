@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..base.checks import check_prob
+from ..regression.bayesian import BayesianCalibrationError
 from .common import BAND_COLOR, pyplot
 
 __all__ = [
@@ -14,7 +15,9 @@ __all__ = [
 ]
 
 
-def plot_calibration_curve(result: Any, *, ax: Any = None, prob: float = 0.9):
+def plot_calibration_curve(
+    result: BayesianCalibrationError, *, ax: Any = None, prob: float = 0.9
+) -> Any:  # the matplotlib Axes
     """Regression calibration curve with its posterior band.
 
     Parameters

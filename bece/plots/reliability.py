@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..base.checks import check_prob
+from ..results.ece import BayesianECE
+from ..stats.calibration_stats import CalibrationStats
 from .common import BAND_COLOR, EMPTY_COLOR, ece_title, label_plugin, pyplot
 
 __all__ = [
@@ -46,7 +48,7 @@ def _quantiles(draws: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray, 
     return med, lo, hi
 
 
-def _beta_band(stats: Any, prob: float, a: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _beta_band(stats: CalibrationStats, prob: float, a: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Median and modified equal-tailed interval of Beta(a + c1, a + c0) per bin."""
     from scipy import stats as sps
 
@@ -73,9 +75,9 @@ def _check_band_prior(band_prior: Any) -> float | None:
 
 def _draw_reliability(
     ax: Any,
-    accuracy: np.ndarray,
-    confidence: np.ndarray,
-    stats: Any,
+    accuracy: np.ndarray | None,
+    confidence: np.ndarray | None,
+    stats: CalibrationStats,
     *,
     prob: float,
     band_prior: float | None,
@@ -83,7 +85,11 @@ def _draw_reliability(
     show_counts: bool,
     legend: bool,
 ) -> Any:
-    """Draw one reliability diagram on ``ax``; returns the count Axes or None."""
+    """Draw one reliability diagram on ``ax``; returns the count Axes or None.
+
+    ``accuracy`` (S, M) draws are needed for ``band_prior=None`` only; without
+    ``confidence`` draws the dot sits at the plug-in confidence.
+    """
     edges = np.asarray(stats.edges, dtype=np.float64)
     lower, upper = edges[:-1], edges[1:]
     counts = np.asarray(stats.bin_counts)
@@ -163,15 +169,15 @@ def _legend_below(ax: Any, bottom: Any) -> None:
 
 
 def reliability_diagram(
-    result: Any,
+    result: BayesianECE,
     *,
-    ax: Any = None,
+    ax: Any = None,  # a matplotlib Axes
     prob: float = 0.9,
     band_prior: float | None = 0.5,
     show_plugin: bool = True,
     show_counts: bool = True,
     per_label: bool = False,
-):
+) -> Any:  # a matplotlib Axes, or Figure with per_label=True
     """Reliability diagram with posterior credible bands.
 
     Parameters
@@ -254,7 +260,7 @@ def reliability_diagram(
 
 
 def _per_label(result: Any, *, ax: Any, prob: float, band_prior: float | None, show_plugin: bool,
-               show_counts: bool):
+               show_counts: bool) -> Any:
     need = ("labels", "label_accuracy", "label_confidence", "label_stats", "label_draws")
     missing = [k for k in need if not hasattr(result, k)]
     if missing:
