@@ -9,7 +9,7 @@ results compare directly. The ArviZ layer
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -123,7 +123,8 @@ class BayesianECE(DrawSummaries):
         )
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+# kw_only: this class's own fields, some required, follow BayesianECE's defaulted ones
+@dataclass(frozen=True, repr=False, eq=False, kw_only=True)
 class BayesianTopLabelECE(BayesianECE):
     """Posterior draws of the top-label ECE (:func:`bece.bayesian_top_label_ece`).
 
@@ -146,8 +147,6 @@ class BayesianTopLabelECE(BayesianECE):
         Per (label, bin) draws; None when not kept (large ``S * L * M``).
     """
 
-    # keyword-only: required fields after the defaults of BayesianECE's
-    _: KW_ONLY
     labels: np.ndarray
     average: str = "label"
     label_draws: np.ndarray
@@ -211,7 +210,8 @@ class BayesianTopLabelECE(BayesianECE):
         )
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+# kw_only: this class's own fields, some required, follow BayesianECE's defaulted ones
+@dataclass(frozen=True, repr=False, eq=False, kw_only=True)
 class SmoothBayesianECE(BayesianECE):
     """:class:`~bece.results.ece.BayesianECE` of the smooth model, with the curve.
 
@@ -228,8 +228,6 @@ class SmoothBayesianECE(BayesianECE):
         :math:`\\lambda` and :math:`\\tau` of each draw.
     """
 
-    # keyword-only: required fields after the defaults of BayesianECE's
-    _: KW_ONLY
     curve_grid: np.ndarray
     curve: np.ndarray
     coefficients: np.ndarray
