@@ -11,19 +11,17 @@ would import the library with bece.
 from typing import TypeAlias
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 __all__ = [
-    "ArrayLike",
     "BinningSpec",
-    "FloatArray",
-    "IntArray",
     "PriorParam",
     "Seed",
 ]
 
-#: Randomness: a non-negative int seed (the same int gives the same draws) or
-#: a numpy Generator, used as is (:func:`bece.base.random.as_generator`).
+#: Randomness: a non-negative int seed, Python's or numpy's (the same int gives
+#: the same draws), or a numpy Generator, used as is
+#: (:func:`bece.base.random.as_generator`).
 Seed: TypeAlias = int | np.integer | np.random.Generator
 
 #: Bins: a rule name ("uniform", "quantile"/"equal-mass") or an array of
@@ -34,7 +32,3 @@ BinningSpec: TypeAlias = str | ArrayLike
 #: A prior parameter (alpha, sigma, tau): a positive number or array, or None
 #: for the default.
 PriorParam: TypeAlias = ArrayLike | None
-
-#: float64 and int64 arrays.
-FloatArray: TypeAlias = NDArray[np.float64]
-IntArray: TypeAlias = NDArray[np.int64]
