@@ -28,6 +28,14 @@ def simulate_multiclass(n: int, k: int, rng: np.random.Generator, temperature: f
     return np.minimum(y, k - 1), prob
 
 
+def _data(n, rng, power=1.5, a=1.0, b=1.0):
+    """Confidences p ~ Beta(a, b) and outcomes with P(z=1 | p) = p**power
+    (the smooth model's tests)."""
+    p = rng.beta(a, b, size=n)
+    z = (rng.uniform(size=n) < p**power).astype(np.int64)
+    return z, p
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261125)

@@ -1,4 +1,4 @@
-"""bece.compare: joint counts, the joint prior, marginals, an independent
+"""bece.binned.compare: joint counts, the joint prior, marginals, an independent
 sampler, and frequentist behaviour of the paired interval on simulations."""
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ import pytest
 from scipy import integrate, special, stats
 
 import bece
-from bece.results.comparison import Comparison
-from bece.binned.compare import compare, joint_concentration, joint_counts
-from bece.api import bayesian_ece
-from bece.stats.calibration_stats import CalibrationStats
+from bece import bayesian_ece
+from bece.binned import compare
+from bece.binned.compare import joint_concentration, joint_counts
+from bece.results import Comparison
+from bece.stats import CalibrationStats
 
 from ..conftest import simulate_multiclass
 

@@ -1,8 +1,10 @@
-"""Bayesian top-label ECE: statistics, closed form, result object, NUTS cross-check.
+"""bece.binned.toplabel: the Bayesian top-label ECE; statistics, closed form,
+result object.
 
 Monte Carlo comparisons use Z = 5 standard errors (two-sided false-alarm
 rate 5.7e-7 per comparison; the largest test makes 60, so < 3.5e-5). The
-cross-check's own false-alarm rate is 1e-4 family-wise (tests/test_crosscheck.py).
+NUTS cross-check of this model (false-alarm rate 1e-4 family-wise) is in
+tests/validation/test_crosscheck.py.
 """
 
 from __future__ import annotations
@@ -13,10 +15,8 @@ from scipy import stats as sps
 
 import bece
 from bece import bayesian_ece, bayesian_top_label_ece, top_label_ece
-from bece.validation.agreement import compare_draws
-from bece.results.ece import BayesianTopLabelECE
-from bece.base.arviz import load_arviz
-from bece.binned.toplabel import posterior_top_label_ece, top_label_statistics
+from bece.binned import posterior_top_label_ece
+from bece.binned.toplabel import top_label_statistics
 
 from ..conftest import simulate_multiclass
 
@@ -205,41 +205,6 @@ def test_bad_options(kwargs, message):
 def test_bad_input(y, prob, kwargs, message):
     with pytest.raises(ValueError, match=message):
         bayesian_top_label_ece(y, prob, **kwargs)
-
-
-# ----------------------------------------------------------------- NUTS
-@pytest.fixture(scope="module")
-def nuts_top_label():
-    rng = np.random.default_rng(5)
-    y, prob = simulate_multiclass(300, 3, rng, temperature=1.5)
-    return y, prob, bece.cross_check(y, prob, top_label=True, n_bins=4, num_warmup=600, seed=0)
-
-
-def test_cross_check_agrees_on_the_top_label_model(nuts_top_label):
-    _, _, cc = nuts_top_label
-    assert cc.converged, cc
-    assert cc.agree, cc.table.sort_values("z").tail()
-    assert set(cc.table["variable"]) == {"ece", "label_ece", "accuracy", "confidence"}
-    assert isinstance(cc.nuts, BayesianTopLabelECE) and cc.nuts.method == "nuts"
-    assert "label" in cc.inference_data.posterior.coords
-
-
-def test_cross_check_catches_a_wrong_top_label_closed_form(nuts_top_label):
-    """The same NUTS draws against a closed form whose prior is off (alpha = 1 per
-    cell instead of 1/(2LM)): the comparison must reject it."""
-    y, prob, cc = nuts_top_label
-    wrong = bayesian_top_label_ece(y, prob, n_bins=4, alpha=1.0, num_samples=20_000,
-                                   seed=3, keep_bins=True)
-    chains = {
-        "ece": cc.nuts.draws.reshape(4, 1000),
-        "label_ece": cc.nuts.label_draws.reshape(4, 1000, -1),
-        "accuracy": cc.nuts.label_accuracy.reshape(4, 1000, -1),
-        "confidence": cc.nuts.label_confidence.reshape(4, 1000, -1),
-    }
-    closed = {"ece": wrong.draws, "label_ece": wrong.label_draws,
-              "accuracy": wrong.label_accuracy, "confidence": wrong.label_confidence}
-    _, _, _, _, max_z, threshold, _ = compare_draws(load_arviz(), chains, closed, 4, 1000, 1e-4)
-    assert max_z > 2 * threshold
 
 
 def test_default_number_of_draws_shrinks_with_many_labels():

@@ -1,5 +1,6 @@
-"""Top-label recalibration: per-label calibrators against scikit-learn / scipy,
-fallbacks, row placement (MAPIE's column bug) and a held-out recalibration study.
+"""bece.calibrate.toplabel: top-label recalibration; per-label calibrators
+against scikit-learn / scipy, fallbacks, row placement (MAPIE's column bug)
+and a held-out recalibration study.
 
 Everything here is deterministic (fixed data and splits); no test has a
 false-alarm rate.
@@ -20,7 +21,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 
 from bece import bayesian_top_label_ece, top_label_ece
-from bece.calibrate.toplabel import CalibrationWarning, TopLabelCalibrator
+from bece.calibrate import CalibrationWarning, TopLabelCalibrator
 
 from ..conftest import simulate_multiclass
 

@@ -1,4 +1,4 @@
-"""Reading predictions from CSV, Parquet and NPZ."""
+"""bece.io.files: reading predictions from CSV, Parquet and NPZ."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bece.io.files import example_path, read_predictions
+from bece.io import example_path, read_predictions
 
 
 def _frame(rng, k=3, n=50):

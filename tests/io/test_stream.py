@@ -1,4 +1,4 @@
-"""Chunked reading (bece.io.stream): same statistics as the in-memory path."""
+"""bece.io.stream: chunked reading gives the same statistics as the in-memory path."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import pandas as pd
 import pytest
 
 from bece import CalibrationStats
-from bece.io.files import example_path, read_predictions, read_statistics
-from bece.io.stream import file_statistics, iter_chunks
+from bece.io import example_path, file_statistics, iter_chunks, read_predictions, read_statistics
 
 
 def _assert_same(got: CalibrationStats, ref: CalibrationStats) -> None:

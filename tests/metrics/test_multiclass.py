@@ -1,4 +1,5 @@
-"""Top-label and classwise ECE: hand cases, naive loops and MAPIE."""
+"""bece.metrics.multiclass: top-label and classwise ECE against hand cases, naive
+loops and MAPIE."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 
 from bece import classwise_ece, top_label_ece
-from bece.metrics.multiclass import per_label_ece
+from bece.metrics import per_label_ece
 
 from ..conftest import simulate_multiclass
 

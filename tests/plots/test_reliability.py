@@ -1,36 +1,24 @@
-"""bece.plots: each figure's artists (bands, lines, counts, labels) checked
-against independent computations (scipy's Beta quantiles, scikit-learn's
-calibration_curve, numpy's histogram); every figure is also written as PNG."""
+"""bece.plots.reliability: the reliability diagram's artists (bands, lines,
+counts, labels) checked against independent computations (scipy's Beta
+quantiles, scikit-learn's calibration_curve, numpy's histogram); every figure
+is also written as PNG."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from types import SimpleNamespace
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.collections import PolyCollection
+from scipy import stats
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.collections import PolyCollection  # noqa: E402
-from scipy import stats  # noqa: E402
-
-import bece  # noqa: E402
-from bece.binned.compare import compare
-from bece.plots.reliability import COUNTS_LABEL, reliability_diagram
-from bece.plots.regression import plot_calibration_curve
-from bece.plots.posterior import plot_comparison, plot_ece_posterior
+import bece
+from bece.plots import reliability_diagram
+from bece.plots.reliability import COUNTS_LABEL
 
 from ..conftest import simulate_multiclass
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
+from .conftest import _counts_axes, _line
 
 
 def _bands(ax):
@@ -44,15 +32,6 @@ def _bands(ax):
     return sorted(out)
 
 
-def _line(ax, label):
-    (line,) = [ln for ln in ax.get_lines() if ln.get_label() == label]
-    return line
-
-
-def _counts_axes(fig):
-    return [a for a in fig.axes if a.get_label() == COUNTS_LABEL]
-
-
 def _jeffreys(c1, c0, prob=0.9):
     """Brown, Cai & DasGupta's modified Jeffreys interval, from scipy."""
     lo = stats.beta.ppf((1 - prob) / 2, c1 + 0.5, c0 + 0.5)
@@ -62,12 +41,6 @@ def _jeffreys(c1, c0, prob=0.9):
     if c1 + c0 > 0 and c0 == 0:
         hi = 1.0
     return lo, hi
-
-
-def test_importing_bece_plots_does_not_import_matplotlib():
-    code = "import sys, bece.plots, bece.compare; print('matplotlib' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
 
 
 # ---------------------------------------------------------- reliability diagram
@@ -250,123 +223,3 @@ def test_per_label_with_a_hand_built_result_without_kept_bins():
     np.testing.assert_allclose(med.get_xdata(), s1.confidence[s1.bin_counts > 0])
     with pytest.raises(ValueError, match="keep_bins=True"):
         reliability_diagram(fake, per_label=True, band_prior=None)
-
-
-# ---------------------------------------------------------- ECE posteriors
-def test_forest_plot(tmp_path):
-    rng = np.random.default_rng(6)
-    p = rng.uniform(size=500)
-    y = (rng.uniform(size=500) < p).astype(int)
-    r1 = bece.bayesian_ece(y, p, num_samples=1000, seed=1)
-    c = compare(y, p**0.7, p**1.5, num_samples=1000, seed=2)
-    ax = plot_ece_posterior(r1, c, labels=["p", "p^0.7", "p^1.5"])
-    ax.figure.savefig(tmp_path / "forest.png")
-    ticks = {t.get_position()[1]: t.get_text() for t in ax.get_yticklabels()}
-    assert ticks == {2: "p", 1: "p^0.7", 0: "p^1.5"}  # top to bottom in argument order
-    for res, name in ((r1, "p"), (c.a, "p^0.7"), (c.b, "p^1.5")):
-        (thin,) = [co for co in ax.collections if co.get_label() == f"{name}: 90% interval"]
-        (seg,) = thin.get_segments()
-        np.testing.assert_allclose(seg[:, 0], np.quantile(res.draws, [0.05, 0.95]))
-        (thick,) = [co for co in ax.collections if co.get_label() == f"{name}: 50% interval"]
-        np.testing.assert_allclose(thick.get_segments()[0][:, 0], np.quantile(res.draws, [0.25, 0.75]))
-        assert _line(ax, f"{name}: median").get_xdata()[0] == pytest.approx(np.median(res.draws))
-        assert _line(ax, f"{name}: plug-in ECE").get_xdata()[0] == res.plugin
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
-        "90% interval", "50% interval", "median", "plug-in ECE"]
-
-
-def test_density_plot(tmp_path):
-    rng = np.random.default_rng(7)
-    p = rng.uniform(size=500)
-    y = (rng.uniform(size=500) < p).astype(int)
-    rs = [bece.bayesian_ece(y, p**k, num_samples=2000, seed=k) for k in (1, 2)]
-    ax = plot_ece_posterior(*rs, kind="density")
-    ax.figure.savefig(tmp_path / "density.png")
-    curves = [ln for ln in ax.get_lines() if "mean" in ln.get_label()]
-    assert [ln.get_label().split(":")[0] for ln in curves] == ["model 1", "model 2"]
-    for ln, r in zip(curves, rs):
-        x, dens = ln.get_xdata(), ln.get_ydata()
-        assert np.trapezoid(dens, x) == pytest.approx(1.0, abs=0.02)  # a density
-        assert x[np.argmax(dens)] == pytest.approx(np.median(r.draws), abs=3 * r.std)
-    vlines = [ln for ln in ax.get_lines() if "plug-in" in ln.get_label()]
-    assert [ln.get_xdata()[0] for ln in vlines] == [r.plugin for r in rs]
-    assert len([co for co in ax.collections if isinstance(co, PolyCollection)]) == 2
-
-
-@pytest.mark.parametrize(
-    "args,kwargs,message",
-    [
-        ((), {}, "at least one result"),
-        (("x",), {}, "results must be BayesianECE or Comparison"),
-        ((None,), {"kind": "violin"}, "kind must be 'forest' or 'density'"),
-        ((None,), {"labels": ["a", "b"]}, "labels has 2 entries but there are 1"),
-    ],
-)
-def test_plot_ece_posterior_bad_input(args, kwargs, message):
-    r = bece.bayesian_ece([0, 1, 1], [0.2, 0.7, 0.9], n_bins=3, num_samples=50)
-    args = tuple(r if a is None else a for a in args)
-    with pytest.raises(ValueError, match=message):
-        plot_ece_posterior(*args, **kwargs)
-
-
-# ---------------------------------------------------------- comparison figure
-def test_comparison_figure(tmp_path):
-    from matplotlib.figure import Figure
-
-    rng = np.random.default_rng(8)
-    t = rng.uniform(size=800)
-    y = (rng.uniform(size=800) < t).astype(int)
-    c = compare(y, t, t**0.6, n_bins=10, num_samples=2000, seed=3)
-    fig = plot_comparison(c, labels=("calibrated", "sqrt-ish"), fig=Figure(figsize=(15, 5.6)))
-    fig.savefig(tmp_path / "compare.png")
-    main = [a for a in fig.axes if a.get_label() != COUNTS_LABEL]
-    assert len(main) == 3 and len(_counts_axes(fig)) == 2
-    assert main[0].get_title().startswith("calibrated\n") and main[1].get_title().startswith("sqrt-ish\n")
-    diff = main[2]
-    assert f"= {c.prob_a_better:.3f}" in diff.get_title()
-    assert _line(diff, "no difference").get_xdata()[0] == 0.0
-    lo, hi = c.interval(0.9)
-    (band,) = [co for co in diff.collections if co.get_label().startswith("90% interval")]
-    xs = band.get_paths()[0].vertices[:, 0]
-    assert lo - 1e-9 <= xs.min() and xs.max() <= hi + 1e-9
-    assert diff.get_xlabel() == "ECE(calibrated) - ECE(sqrt-ish)"
-    with pytest.raises(ValueError, match="comparison must be a Comparison"):
-        plot_comparison(c.a)
-    with pytest.raises(ValueError, match="labels must name the two models"):
-        plot_comparison(c, labels=("a",))
-
-
-# ---------------------------------------------------------- regression curve
-def test_calibration_curve_of_a_regression_result(tmp_path):
-    from bece.regression import bayesian_calibration_error
-
-    rng = np.random.default_rng(9)
-    u = stats.norm.cdf(rng.normal(size=400) / 0.8)  # PIT of a too-narrow forecaster
-    levels = np.linspace(0.1, 0.9, 9)
-    r = bayesian_calibration_error(u, levels, num_samples=2000, seed=1)
-    ax = plot_calibration_curve(r)
-    ax.figure.savefig(tmp_path / "regression.png")
-    observed = _line(ax, "observed (empirical)")
-    np.testing.assert_array_equal(observed.get_xdata(), levels)
-    np.testing.assert_allclose(observed.get_ydata(), [(u <= p).mean() for p in levels])
-    np.testing.assert_allclose(_line(ax, "posterior median").get_ydata(), np.median(r.curve, axis=0))
-    (band,) = [co for co in ax.collections if isinstance(co, PolyCollection)]
-    v = band.get_paths()[0].vertices
-    lo, hi = np.quantile(r.curve, [0.05, 0.95], axis=0)
-    for j, p in enumerate(levels):
-        ys = v[np.isclose(v[:, 0], p), 1]
-        assert ys.min() == pytest.approx(lo[j]) and ys.max() == pytest.approx(hi[j])
-    assert "calibration error" in ax.get_title()
-
-
-def test_calibration_curve_with_a_hand_built_result():
-    curve = np.array([[0.2, 0.5, 0.8], [0.3, 0.6, 0.7], [0.25, 0.55, 0.75]])
-    fake = SimpleNamespace(levels=np.array([0.25, 0.5, 0.75]), curve=curve,
-                           observed=np.array([0.25, 0.55, 0.75]))
-    ax = plot_calibration_curve(fake, prob=0.5)
-    assert ax.get_title() == "calibration curve"
-    np.testing.assert_allclose(_line(ax, "posterior median").get_ydata(), [0.25, 0.55, 0.75])
-    with pytest.raises(ValueError, match="expected \\(J,\\), \\(S, J\\) and \\(J,\\)"):
-        plot_calibration_curve(SimpleNamespace(levels=np.zeros(2), curve=curve, observed=np.zeros(3)))
-    with pytest.raises(ValueError, match="has no 'levels'"):
-        plot_calibration_curve(object())

@@ -1,19 +1,10 @@
-"""BayesianECE summaries and the ArviZ layer."""
+"""bece.results.summaries: the summaries of a BayesianECE (mean, sd, intervals,
+HDI, summary table) are those of its draws."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import bece
-
-from ..conftest import simulate_binary
-
-
-@pytest.fixture
-def result(rng):
-    y, p = simulate_binary(400, rng, power=1.5)
-    return bece.bayesian_ece(y, p, n_bins=8, num_samples=4000, seed=5)
 
 
 def test_summaries_are_those_of_the_draws(result):
@@ -41,24 +32,6 @@ def test_bad_prob(result, prob):
         result.interval(prob)
 
 
-def test_inference_data_layout(result):
-    idata = result.to_inference_data()
-    post = idata.posterior
-    assert set(post.data_vars) == {"ece", "accuracy", "confidence", "weight"}
-    assert post["ece"].dims == ("chain", "draw")
-    assert post["accuracy"].dims == ("chain", "draw", "bin")
-    assert post.sizes["bin"] == 8 and post.sizes["draw"] == 4000
-    np.testing.assert_array_equal(post["ece"].values[0], result.draws)
-    np.testing.assert_array_equal(post["confidence"].values[0], result.confidence)
-    const = idata.constant_data
-    np.testing.assert_array_equal(const["count_correct"].values, result.stats.counts[1])
-    np.testing.assert_array_equal(const["count_incorrect"].values, result.stats.counts[0])
-    np.testing.assert_array_equal(const["edges"].values, result.stats.edges)
-    assert post.attrs["model"] == "binned" and post.attrs["n"] == 400
-    # weights are the bin masses of each draw: they sum to one
-    np.testing.assert_allclose(post["weight"].sum("bin").values, 1.0, rtol=1e-12)
-
-
 def test_summary_table(result):
     table = result.summary()
     assert table.index[0] == "ece"
@@ -66,8 +39,3 @@ def test_summary_table(result):
     assert table.loc["ece", "mean"] == pytest.approx(result.mean, abs=1e-3)
     only = result.summary(var_names=["ece"], kind="stats")
     assert list(only.index) == ["ece"]
-
-
-def test_repr_is_short(result):
-    text = repr(result)
-    assert text.startswith("BayesianECE(mean=") and "interval90" in text and len(text) < 250

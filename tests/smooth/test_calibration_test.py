@@ -14,12 +14,16 @@ import pytest
 from scipy import special
 
 import bece
-from bece.stats.binning import make_binning
-from bece.smooth.calibration_test import CalibrationTest, calibration_test, resampled_ece
+from bece.smooth import (
+    CalibrationTest,
+    calibration_test,
+    fit_smooth,
+    importance_draws,
+    make_atoms,
+    resampled_ece,
+)
+from bece.stats import make_binning
 from bece.stats.inputs import as_outcomes
-from bece.smooth.fit import fit_smooth
-from bece.smooth.draws import importance_draws
-from bece.smooth.atoms import make_atoms
 
 Z = 5.0
 

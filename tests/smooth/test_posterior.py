@@ -1,34 +1,44 @@
-"""The smooth model from CalibrationStats (bece.smooth.smooth_posterior_ece).
+"""bece.smooth.posterior: the smooth model's ECE posterior from arrays
+(smooth_ece) and from CalibrationStats (smooth_posterior_ece).
 
-What is checked: fine statistics from one pass over arrays give draws
+From arrays: the result's draws, curve and ArviZ layer, seeds, bad options,
+the fine-grid path against the exact one, and coverage on known truths.
+Stochastic tests state their false-alarm rates: Z = 5 standard errors for
+Monte Carlo comparisons (5.7e-7 each, two-sided); the coverage test's
+binomial bound is computed from the binomial distribution at the nominal
+coverage 0.9 (below).
+
+From statistics: fine statistics from one pass over arrays give draws
 identical (same seed) to ``smooth_ece(..., grid=128)`` on the arrays, for
 binary, top-label and quantile (explicit-edge) ECE bins; statistics added
 over chunks, read from files in batches (bece.io.read_statistics) or reduced
 by Dask give the same draws to float64 rounding; the documented bound on the
 grid's ECE error holds draw by draw against the exact (one atom per
 prediction) ECE of the same curve under the same bootstrap weights; bad input
-raises ValueError naming the argument. Nothing here is stochastic beyond
-fixed seeds: every comparison is deterministic, so no false alarms.
+raises ValueError naming the argument. These comparisons are deterministic
+(fixed seeds), so they have no false alarms.
 """
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 from scipy import special
 
 import bece
-from bece.stats.binning import make_binning
-from bece.io.files import read_statistics
-from bece.smooth.atoms import atoms_from_stats, fine_binning, make_atoms
-from bece.smooth.fit import fit_smooth
-from bece.smooth.posterior import smooth_ece, smooth_posterior_ece
-from bece.stats.calibration_stats import CalibrationStats
+from bece.io import read_statistics
+from bece.smooth import atoms_from_stats, fine_binning, fit_smooth, smooth_ece, smooth_posterior_ece
+from bece.stats import CalibrationStats, make_binning
 
-from ..conftest import simulate_binary, simulate_multiclass
+from ..conftest import _data, simulate_binary, simulate_multiclass
+from .conftest import N, S
 
-N = 20_000
-S = 1500
+Z = 5.0
+
+
 # chunked sums differ from one pass by float64 rounding in another order;
 # that moves the Newton modes by ~1e-13 and the draws by far less than this
 RTOL = 1e-9
@@ -48,70 +58,146 @@ def _close(a, b):
                                    err_msg=name)
 
 
-@pytest.fixture(scope="module")
-def binary():
-    y, p = simulate_binary(N, np.random.default_rng(7), power=2.0)
-    p[:5] = 1.0  # the top edge
-    p[5:8] = 0.0
-    return y, p, smooth_ece(y, p, n_bins=15, grid=128, num_samples=S, seed=3)
+# ---------------------------------------------------------------- results
+def test_top_label_input_is_the_outcome_confidence_pair(rng):
+    logits = rng.normal(size=(500, 4)) * 2
+    prob = special.softmax(logits, axis=1)
+    y = np.array([rng.choice(4, p=row) for row in special.softmax(1.5 * logits, axis=1)])
+    conf, correct = prob.max(axis=1), (prob.argmax(axis=1) == y).astype(int)
+    a = smooth_ece(y, prob, num_samples=300, seed=2)
+    b = smooth_ece(correct, conf, num_samples=300, seed=2)
+    np.testing.assert_array_equal(a.draws, b.draws)
+    c = smooth_ece(y, conf, y_pred=prob.argmax(axis=1), num_samples=300, seed=2)
+    np.testing.assert_array_equal(a.draws, c.draws)
 
 
-# ------------------------------------------------------------- fine bins
-def test_fine_binning_by_hand():
-    fine = fine_binning(15)
-    assert fine.rule == "uniform" and fine.n_bins == 15 * 128
-    assert fine == make_binning(None, 15 * 128, "uniform")
-    assert fine_binning(4, grid=2) == make_binning(None, 8, "uniform")
-    edges = fine_binning(binning=[0.0, 0.5, 0.9, 1.0], grid=2).edges
-    np.testing.assert_allclose(edges, [0.0, 0.25, 0.5, 0.7, 0.9, 0.95, 1.0], rtol=0, atol=1e-15)
-    # the ECE edges are among the fine edges as the same floats
-    q = make_binning(np.random.default_rng(0).uniform(size=999), 10, "quantile").edges
-    fe = fine_binning(binning=q, grid=128).edges
-    np.testing.assert_array_equal(fe[::128], q)
-    assert np.all(np.diff(fe) >= 0)
+def test_inference_data_holds_the_curve(rng):
+    z, p = _data(300, rng)
+    r = smooth_ece(z, p, num_samples=200, seed=0)
+    idata = r.to_inference_data()
+    post = idata.posterior
+    assert post["curve"].shape == (1, 200, r.curve_grid.size)
+    np.testing.assert_allclose(post["curve_confidence"].values, r.curve_grid)
+    for name in ("ece", "accuracy", "intercept", "slope", "smoothness", "bin_sd"):
+        assert name in post
+    assert post.attrs["model"] == "smooth" and np.isfinite(post.attrs["log_bayes_factor_calibrated"])
+    assert np.all((r.curve > 0) & (r.curve < 1))
+    assert "smooth" in repr(r)
+
+
+def test_same_seed_same_draws_and_generator_seed(rng):
+    z, p = _data(200, rng)
+    a = smooth_ece(z, p, num_samples=300, seed=7)
+    b = smooth_ece(z, p, num_samples=300, seed=7)
+    c = smooth_ece(z, p, num_samples=300, seed=np.random.default_rng(7))
+    np.testing.assert_array_equal(a.draws, b.draws)
+    assert c.draws.shape == (300,)
 
 
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"binning": "quantile"}, "quantile.*edges"),
+        ({"grid": "fine"}, "grid"),
         ({"grid": 0}, "grid"),
-        ({"grid": 2.5}, "grid"),
-        ({"n_bins": 0}, "n_bins"),
-        ({"binning": [0.0, 0.5, 0.4, 1.0]}, "binning edges"),
+        ({"n_knots": 0}, "n_knots"),
+        ({"smoothness_scale": 0.0}, "smoothness_scale"),
+        ({"bin_scale": float("nan")}, "bin_scale"),
+        ({"slope_scale": True}, "slope_scale"),
+        ({"intercept_scale": -1}, "intercept_scale"),
+        ({"num_samples": 0}, "num_samples"),
+        ({"seed": -1}, "seed"),
     ],
 )
-def test_fine_binning_bad_options(kwargs, match):
+def test_bad_options_raise(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        fine_binning(**kwargs)
+        smooth_ece([0, 1, 1], [0.2, 0.7, 0.9], **kwargs)
 
 
-def test_atoms_from_stats_are_the_fine_cells():
-    """Hand case: 2 ECE bins x 2 sub-cells, five predictions."""
-    p = np.array([0.1, 0.2, 0.3, 0.6, 1.0])
-    y = np.array([0, 1, 1, 0, 1])
-    stats = CalibrationStats.from_arrays(y, p, binning=fine_binning(2, grid=2))
-    at = atoms_from_stats(stats, n_bins=2)
-    np.testing.assert_array_equal(at.trials, [2, 1, 1, 1])
-    np.testing.assert_array_equal(at.successes, [1, 1, 0, 1])
-    np.testing.assert_allclose(at.p, [0.15, 0.3, 0.6, 1.0])
-    np.testing.assert_array_equal(at.bin, [0, 0, 1, 1])
-    np.testing.assert_array_equal(at.lower, [0.0, 0.25, 0.5, 0.75])
-    np.testing.assert_array_equal(at.upper, [0.25, 0.5, 0.75, 1.0])
-    np.testing.assert_allclose(at.x, special.logit([0.15, 0.3, 0.6, 1 - 1e-6]))
-    assert at.grid == 2 and not at.exact and at.binning == make_binning(None, 2)
+def test_bad_data_and_binned_options_raise():
+    with pytest.raises(ValueError, match="y_prob contains NaN"):
+        smooth_ece([0, 1], [0.2, np.nan])
+    with pytest.raises(ValueError, match="same length"):
+        smooth_ece([0, 1, 1], [0.2, 0.4])
+    with pytest.raises(ValueError, match="alpha"):
+        bece.bayesian_ece([0, 1], [0.2, 0.4], model="smooth", alpha=1.0)
+    with pytest.raises(ValueError, match="'binned' or 'smooth'"):
+        bece.bayesian_ece([0, 1], [0.2, 0.4], model="spline")
+    with pytest.raises(ValueError, match="sigma"):
+        bece.cross_check([0, 1], [0.2, 0.4], model="smooth", sigma=0.1)
 
 
-def test_atoms_from_stats_equal_make_atoms(binary):
-    y, p, _ = binary
-    bins = make_binning(None, 15)
-    a = make_atoms(y, p, bins, 128)
-    b = atoms_from_stats(CalibrationStats.from_arrays(y, p, binning=fine_binning(15)), n_bins=15)
-    for name in ("p", "x", "trials", "successes", "bin", "lower", "upper"):
-        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
-    # each atom sits in its ECE bin (the same bin the binned model uses)
-    np.testing.assert_array_equal(b.bin, bins.index(b.lower))
-    assert b.n == N
+def test_few_distinct_confidences_give_a_linear_curve():
+    r = smooth_ece([0, 1, 1, 0, 1, 1], [0.3, 0.3, 0.8, 0.8, 0.8, 0.3], num_samples=200)
+    assert r.params.basis.n_spline == 0 and np.isfinite(r.draws).all()
+
+
+def test_fast_path_does_not_import_jax():
+    code = ("import sys, numpy as np, bece\n"
+            "p = np.linspace(0.01, 0.99, 300); y = (np.arange(300) % 3 == 0)\n"
+            "bece.bayesian_ece(y, p, model='smooth', num_samples=100)\n"
+            "print(sorted(m for m in ('jax', 'numpyro') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------- large n, grid
+def test_grid_path_agrees_with_the_exact_path(rng):
+    """The fine-grid posterior mean equals the exact one within the grid's
+    bound plus Z Monte Carlo standard errors (independent draws)."""
+    z, p = _data(8000, rng)
+    exact = smooth_ece(z, p, grid=None, num_samples=3000, seed=1)
+    fine = smooth_ece(z, p, grid=128, num_samples=3000, seed=2)
+    assert 0 < fine.params.grid_error < 2.5e-3 and exact.params.grid_error == 0
+    se = np.hypot(exact.std, fine.std) / np.sqrt(3000)
+    assert abs(exact.mean - fine.mean) <= fine.params.grid_error + Z * se
+    assert abs(exact.std - fine.std) <= 0.1 * exact.std
+
+
+def test_a_million_predictions_take_seconds(rng):
+    z, p = _data(1_000_000, rng)
+    import time
+
+    t = time.perf_counter()
+    r = smooth_ece(z, p, num_samples=2000, seed=0)
+    assert time.perf_counter() - t < 30  # about 2 s on an idle core
+    # the population ECE of p^1.5 under U(0, 1) is 1/2 - 1/2.5 = 0.1 (Z sd)
+    assert abs(r.mean - 0.1) <= Z * r.std
+    assert abs(r.mean - r.plugin) <= r.std and r.params.grid_error < 2e-3
+
+
+# --------------------------------------------------------------- coverage
+def _coverage(reps, n, power, seed):
+    truth = 0.5 - 1.0 / (power + 1.0)  # p - p^d > 0 in every bin: binned = unbinned ECE
+    covered, means, plugins = 0, [], []
+    for r in range(reps):
+        g = np.random.default_rng([seed, r])
+        z, p = _data(n, g, power)
+        res = smooth_ece(z, p, num_samples=1000, seed=g)
+        lo, hi = res.interval(0.9)
+        covered += lo <= truth <= hi
+        means.append(res.mean - truth)
+        plugins.append(res.plugin - truth)
+    return covered, np.array(means), np.array(plugins)
+
+
+def test_coverage_on_a_known_truth_small():
+    """25 data sets of n = 300 from p ~ U(0, 1), P(y=1|p) = p^1.5 (ECE = 0.1
+    exactly). With coverage at its nominal 0.9, P(covered <= 17) = 0.0023
+    (binomial): the false-alarm rate. The full study is the slow test below."""
+    covered, _, _ = _coverage(25, 300, 1.5, 0)
+    assert covered >= 18
+
+
+@pytest.mark.slow
+def test_coverage_and_bias_on_known_truths():
+    """200 data sets per case. Coverage: P(Binomial(200, 0.9) <= 166) = 7e-4
+    at nominal coverage; we ask for >= 167 (0.835). Bias: the smooth posterior
+    mean's bias is at most half the plug-in's plus Z standard errors."""
+    for n, power in ((300, 1.25), (1000, 1.25), (300, 1.5)):
+        covered, bias, plug = _coverage(200, n, power, 1)
+        assert covered >= 167, (n, power, covered)
+        se = bias.std() / np.sqrt(bias.size)
+        assert abs(bias.mean()) <= 0.5 * abs(plug.mean()) + Z * se, (n, power)
 
 
 # ------------------------------------------------ same draws as the arrays
@@ -205,7 +291,7 @@ def test_grid_error_bound_holds_draw_by_draw():
     post = fit_smooth(at)
     beta = post.sample(200, rng)[0]
     basis = post.basis
-    from bece.smooth.basis import logit_confidence
+    from bece.smooth import logit_confidence
 
     b_exact = bins.index(p)
     s_exact = special.expit(basis.logits(logit_confidence(p), b_exact, beta))
@@ -263,21 +349,6 @@ def test_bad_input_names_the_argument(make, kwargs, match):
     y, p = simulate_binary(500, np.random.default_rng(3))
     with pytest.raises(ValueError, match=match):
         smooth_posterior_ece(make(y, p), **kwargs)
-
-
-def test_posterior_ece_dispatch_refuses_mixed_options():
-    y, p = simulate_binary(500, np.random.default_rng(3))
-    fine = CalibrationStats.from_arrays(y, p, binning=fine_binning(15))
-    with pytest.raises(ValueError, match="alpha"):
-        bece.posterior_ece(fine, model="smooth", alpha=1.0)
-    with pytest.raises(ValueError, match="n_bins belong"):
-        bece.posterior_ece(fine, n_bins=15)
-    with pytest.raises(ValueError, match="'binned' or 'smooth'"):
-        bece.posterior_ece(fine, model="spline")
-    with pytest.raises(ValueError, match="stats must be a CalibrationStats"):
-        bece.posterior_ece([0.1, 0.2], model="smooth")
-    # the binned model on fine statistics is the binned model in 1920 bins
-    assert bece.posterior_ece(fine, num_samples=10).stats.n_bins == 1920
 
 
 def test_jax_array_statistics_give_the_same_draws():

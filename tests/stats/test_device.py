@@ -1,4 +1,5 @@
-"""JAX arrays: statistics computed where the array lives (tested on CPU).
+"""bece.stats.device: statistics of JAX arrays computed where the array lives
+(tested on CPU).
 
 Each case compares with the host path on the *same* values (a JAX array in
 32-bit mode holds float32; ``np.asarray`` of it is what the host path sees).

@@ -1,4 +1,5 @@
-"""Dask arrays and DataFrames on a 2-process LocalCluster: same statistics as one pass."""
+"""bece.stats.distributed: Dask arrays and DataFrames on a 2-process LocalCluster
+give the same statistics as one pass."""
 
 from __future__ import annotations
 

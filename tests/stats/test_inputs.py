@@ -1,4 +1,4 @@
-"""Input checks: every bad input raises ValueError naming the argument."""
+"""bece.stats.inputs: every bad input raises ValueError naming the argument."""
 
 from __future__ import annotations
 

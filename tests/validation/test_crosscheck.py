@@ -1,4 +1,5 @@
-"""NUTS cross-check of the closed form.
+"""bece.validation.crosscheck: the NUTS cross-check of the closed form (binned
+and top-label).
 
 ``cross_check`` declares agreement when every z-score (probability-space
 comparison at 5 quantiles of each quantity) is below the Bonferroni threshold
@@ -15,13 +16,15 @@ import numpy as np
 import pytest
 
 import bece
-from bece import CalibrationStats, posterior_ece
-from bece.validation.crosscheck import cross_check_stats
-from bece.binned.conjugate import conjugate_posterior, ece_of_draws
-from bece.base.random import sample_dirichlet
-from bece.results.ece import BayesianECE
+from bece import CalibrationStats, bayesian_top_label_ece, posterior_ece
+from bece.base import load_arviz, sample_dirichlet
+from bece.binned import conjugate_posterior
+from bece.binned.conjugate import ece_of_draws
+from bece.results import BayesianECE, BayesianTopLabelECE
+from bece.validation import cross_check_stats
+from bece.validation.agreement import compare_draws
 
-from ..conftest import simulate_binary
+from ..conftest import simulate_binary, simulate_multiclass
 
 
 def _beta_data(n, seed):
@@ -120,96 +123,36 @@ def test_zero_width_bins_are_refused():
         bece.cross_check(np.ones(10, int), p, n_bins=5, binning="quantile")
 
 
-def test_nuts_draws_do_not_depend_on_jax_enable_x64():
-    """NUTS runs in a scoped float64 context: a process with JAX_ENABLE_X64=1
-    gives the same draws as one without (short chains, tiny data)."""
-    import os
-    import subprocess
-    import sys
-
-    code = (
-        "import numpy as np, bece\n"
-        "y = np.array([0, 1, 1, 0, 1, 1, 1, 0, 1, 1]); p = np.linspace(0.35, 0.95, 10)\n"
-        "cc = bece.cross_check(y, p, n_bins=3, num_chains=1, num_warmup=30, num_samples=20,"
-        " num_closed_form=100)\n"
-        "print(repr(cc.nuts.draws.tolist()))\n"
-    )
-    out = []
-    for flag in ("0", "1"):
-        env = dict(os.environ, JAX_ENABLE_X64=flag, JAX_PLATFORMS="cpu")
-        res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                             check=True)
-        out.append(res.stdout.strip().splitlines()[-1])
-    assert out[0] == out[1]
+# ------------------------------------------------------------ top-label
+@pytest.fixture(scope="module")
+def nuts_top_label():
+    rng = np.random.default_rng(5)
+    y, prob = simulate_multiclass(300, 3, rng, temperature=1.5)
+    return y, prob, bece.cross_check(y, prob, top_label=True, n_bins=4, num_warmup=600, seed=0)
 
 
-def _toy_model():
-    import numpyro
-    import numpyro.distributions as dist
-
-    x = numpyro.sample("x", dist.Normal(0.0, 1.0).expand([2]))
-    s = numpyro.sample("s", dist.LogNormal(0.0, 0.5))
-    numpyro.deterministic("y", s * x.sum())
-
-
-def test_run_nuts_follows_numpyro_mcmc():
-    """run_nuts (one compiled program per chain) gives NumPyro MCMC's draws,
-    sample sites constrained, deterministic sites and NUTS fields, for the
-    same seed; its progress bar does not change them. Deterministic: fixed
-    seeds. The programs are compiled differently, so values may differ by
-    rounding that grows along the chains (equal here against the vectorised
-    MCMC, 4e-11 against chain_method="sequential" after 50 steps)."""
-    import jax
-    from numpyro.infer import MCMC, NUTS
-
-    from bece.validation.nuts import EXTRA_FIELDS, NutsRun, mcmc_inference_data, run_nuts
-
-    settings = dict(num_chains=2, num_warmup=30, num_samples=20, seed=3,
-                    target_accept_prob=0.8)
-    run = run_nuts(_toy_model, progress_bar=True, **settings)
-    assert isinstance(run, NutsRun)
-    mcmc = MCMC(NUTS(_toy_model, target_accept_prob=0.8), num_warmup=30, num_samples=20,
-                num_chains=2, chain_method="vectorized", progress_bar=False)
-    with jax.enable_x64(True):
-        mcmc.run(jax.random.PRNGKey(3), extra_fields=EXTRA_FIELDS)
-    for group in (True, False):
-        ours, theirs = run.get_samples(group), mcmc.get_samples(group)
-        assert set(ours) == set(theirs) == {"x", "s", "y"}
-        for k in ours:
-            np.testing.assert_allclose(ours[k], np.asarray(theirs[k]), rtol=1e-7, atol=1e-9)
-        ours, theirs = run.get_extra_fields(group), mcmc.get_extra_fields(group)
-        assert set(ours) == set(theirs)
-        for k in ours:
-            np.testing.assert_allclose(ours[k], np.asarray(theirs[k]), rtol=1e-7, atol=1e-9)
-    assert run.get_samples(group_by_chain=True)["x"].shape == (2, 20, 2)
-    assert run.get_samples()["x"].shape == (40, 2)
-    idata = mcmc_inference_data(run)
-    assert idata.posterior["x"].shape == (2, 20, 2)
-    assert {"diverging", "lp", "step_size", "tree_depth"} <= set(idata.sample_stats)
+def test_cross_check_agrees_on_the_top_label_model(nuts_top_label):
+    _, _, cc = nuts_top_label
+    assert cc.converged, cc
+    assert cc.agree, cc.table.sort_values("z").tail()
+    assert set(cc.table["variable"]) == {"ece", "label_ece", "accuracy", "confidence"}
+    assert isinstance(cc.nuts, BayesianTopLabelECE) and cc.nuts.method == "nuts"
+    assert "label" in cc.inference_data.posterior.coords
 
 
-def test_run_nuts_samples_a_known_posterior():
-    """Moments of a 3-dim Normal (means 1, -2, 0.5; sds 1, 0.1, 3) within
-    5 Monte Carlo standard errors per coordinate (ESS from ArviZ): false-alarm
-    rate about 6e-7 per coordinate if the draws are right; fixed seed."""
-    import arviz as az
-    import numpyro
-    import numpyro.distributions as dist
-
-    from bece.validation.nuts import run_nuts
-
-    loc, scale = np.array([1.0, -2.0, 0.5]), np.array([1.0, 0.1, 3.0])
-
-    def model():
-        numpyro.sample("x", dist.Normal(loc, scale))
-
-    run = run_nuts(model, num_chains=4, num_warmup=300, num_samples=500, seed=0,
-                   progress_bar=False, target_accept_prob=0.8)
-    x = run.get_samples(group_by_chain=True)["x"]
-    assert x.shape == (4, 500, 3)
-    for j in range(3):
-        ess = float(az.ess(x[..., j]))
-        assert abs(x[..., j].mean() - loc[j]) <= 5 * scale[j] / np.sqrt(ess)
-        assert float(az.rhat(x[..., j])) < 1.01
-        # sd: relative MCSE of a sample sd ~ 1/sqrt(2 ESS)
-        assert abs(x[..., j].std() / scale[j] - 1) <= 5 / np.sqrt(2 * ess)
+def test_cross_check_catches_a_wrong_top_label_closed_form(nuts_top_label):
+    """The same NUTS draws against a closed form whose prior is off (alpha = 1 per
+    cell instead of 1/(2LM)): the comparison must reject it."""
+    y, prob, cc = nuts_top_label
+    wrong = bayesian_top_label_ece(y, prob, n_bins=4, alpha=1.0, num_samples=20_000,
+                                   seed=3, keep_bins=True)
+    chains = {
+        "ece": cc.nuts.draws.reshape(4, 1000),
+        "label_ece": cc.nuts.label_draws.reshape(4, 1000, -1),
+        "accuracy": cc.nuts.label_accuracy.reshape(4, 1000, -1),
+        "confidence": cc.nuts.label_confidence.reshape(4, 1000, -1),
+    }
+    closed = {"ece": wrong.draws, "label_ece": wrong.label_draws,
+              "accuracy": wrong.label_accuracy, "confidence": wrong.label_confidence}
+    _, _, _, _, max_z, threshold, _ = compare_draws(load_arviz(), chains, closed, 4, 1000, 1e-4)
+    assert max_z > 2 * threshold

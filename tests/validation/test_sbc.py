@@ -1,4 +1,4 @@
-"""Simulation-based calibration.
+"""bece.validation.sbc: simulation-based calibration.
 
 ``SBCResult.uniform`` tests every quantity's rank histogram with a
 chi-square test and a Bonferroni correction: family-wise false-alarm rate
@@ -9,10 +9,9 @@ below 1e-10).
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from bece.validation.sbc import closed_form_draws, sbc
+from bece.validation import closed_form_draws, sbc
 
 
 def test_closed_form_is_calibrated_on_its_model():

@@ -1,0 +1,28 @@
+"""Shared by the tests of bece.plots: the Agg backend, figures closed after
+each test, and finders for labelled artists."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from bece.plots.reliability import COUNTS_LABEL  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _line(ax, label):
+    (line,) = [ln for ln in ax.get_lines() if ln.get_label() == label]
+    return line
+
+
+def _counts_axes(fig):
+    return [a for a in fig.axes if a.get_label() == COUNTS_LABEL]

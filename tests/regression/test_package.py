@@ -1,0 +1,27 @@
+"""bece.regression as a package: a light import, and shipped by setuptools."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import tomllib
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# ================================================================ package
+def test_import_is_light():
+    code = (
+        "import sys, bece.regression; print(','.join(m for m in "
+        "('sklearn', 'arviz', 'matplotlib', 'jax', 'numpyro', 'pandas') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_pyproject_ships_the_regression_package():
+    """bece.regression is a subpackage; setuptools' explicit package list must name it."""
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "bece.regression" in cfg["tool"]["setuptools"]["packages"]

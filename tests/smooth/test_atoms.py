@@ -1,0 +1,108 @@
+"""bece.smooth.atoms: the atoms of the smooth model, from arrays (one per
+prediction, or fine-grid cells that keep the bin statistics) and from
+CalibrationStats in fine bins (fine_binning, atoms_from_stats).
+
+Deterministic: checked against numpy sums, CalibrationStats and hand cases.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special
+
+import bece
+from bece.smooth import atoms_from_stats, fine_binning, make_atoms
+from bece.stats import CalibrationStats, make_binning
+
+from ..conftest import _data
+from .conftest import N
+
+
+# ------------------------------------------------------------------ atoms
+def test_exact_atoms_keep_every_prediction_sorted_by_bin(rng):
+    z, p = _data(500, rng)
+    bins = make_binning(p, 15)
+    at = make_atoms(z, p, bins, None)
+    assert at.exact and at.n == 500 and np.all(np.diff(at.bin) >= 0)
+    np.testing.assert_array_equal(np.sort(at.p), np.sort(p))
+    assert at.successes.sum() == z.sum()
+    np.testing.assert_array_equal(at.bin, bins.index(at.p))
+    np.testing.assert_allclose(at.x, special.logit(at.p))
+
+
+@pytest.mark.parametrize("binning", ["uniform", "quantile"])
+def test_grid_atoms_preserve_bin_statistics(rng, binning):
+    z, p = _data(20_000, rng)
+    p[:7] = 1.0  # the top edge
+    bins = make_binning(p, 15, binning)
+    at = make_atoms(z, p, bins, 16)
+    stats = bece.CalibrationStats.from_arrays(z, p, n_bins=15, binning=bins)
+    assert at.trials.sum() == 20_000 and at.grid == 16
+    np.testing.assert_array_equal(np.bincount(at.bin, weights=at.trials, minlength=15),
+                                  stats.bin_counts)
+    np.testing.assert_array_equal(np.bincount(at.bin, weights=at.successes, minlength=15),
+                                  stats.counts[1])
+    np.testing.assert_allclose(np.bincount(at.bin, weights=at.trials * at.p, minlength=15),
+                               stats.sum_p, rtol=1e-12)
+    assert np.all((at.lower <= at.p) & (at.p <= at.upper))
+    edges = bins.edges
+    assert np.all(at.lower >= edges[at.bin] - 1e-15) and np.all(at.upper <= edges[at.bin + 1] + 1e-15)
+
+
+# ------------------------------------------------------------- fine bins
+def test_fine_binning_by_hand():
+    fine = fine_binning(15)
+    assert fine.rule == "uniform" and fine.n_bins == 15 * 128
+    assert fine == make_binning(None, 15 * 128, "uniform")
+    assert fine_binning(4, grid=2) == make_binning(None, 8, "uniform")
+    edges = fine_binning(binning=[0.0, 0.5, 0.9, 1.0], grid=2).edges
+    np.testing.assert_allclose(edges, [0.0, 0.25, 0.5, 0.7, 0.9, 0.95, 1.0], rtol=0, atol=1e-15)
+    # the ECE edges are among the fine edges as the same floats
+    q = make_binning(np.random.default_rng(0).uniform(size=999), 10, "quantile").edges
+    fe = fine_binning(binning=q, grid=128).edges
+    np.testing.assert_array_equal(fe[::128], q)
+    assert np.all(np.diff(fe) >= 0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"binning": "quantile"}, "quantile.*edges"),
+        ({"grid": 0}, "grid"),
+        ({"grid": 2.5}, "grid"),
+        ({"n_bins": 0}, "n_bins"),
+        ({"binning": [0.0, 0.5, 0.4, 1.0]}, "binning edges"),
+    ],
+)
+def test_fine_binning_bad_options(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        fine_binning(**kwargs)
+
+
+def test_atoms_from_stats_are_the_fine_cells():
+    """Hand case: 2 ECE bins x 2 sub-cells, five predictions."""
+    p = np.array([0.1, 0.2, 0.3, 0.6, 1.0])
+    y = np.array([0, 1, 1, 0, 1])
+    stats = CalibrationStats.from_arrays(y, p, binning=fine_binning(2, grid=2))
+    at = atoms_from_stats(stats, n_bins=2)
+    np.testing.assert_array_equal(at.trials, [2, 1, 1, 1])
+    np.testing.assert_array_equal(at.successes, [1, 1, 0, 1])
+    np.testing.assert_allclose(at.p, [0.15, 0.3, 0.6, 1.0])
+    np.testing.assert_array_equal(at.bin, [0, 0, 1, 1])
+    np.testing.assert_array_equal(at.lower, [0.0, 0.25, 0.5, 0.75])
+    np.testing.assert_array_equal(at.upper, [0.25, 0.5, 0.75, 1.0])
+    np.testing.assert_allclose(at.x, special.logit([0.15, 0.3, 0.6, 1 - 1e-6]))
+    assert at.grid == 2 and not at.exact and at.binning == make_binning(None, 2)
+
+
+def test_atoms_from_stats_equal_make_atoms(binary):
+    y, p, _ = binary
+    bins = make_binning(None, 15)
+    a = make_atoms(y, p, bins, 128)
+    b = atoms_from_stats(CalibrationStats.from_arrays(y, p, binning=fine_binning(15)), n_bins=15)
+    for name in ("p", "x", "trials", "successes", "bin", "lower", "upper"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    # each atom sits in its ECE bin (the same bin the binned model uses)
+    np.testing.assert_array_equal(b.bin, bins.index(b.lower))
+    assert b.n == N

@@ -1,0 +1,195 @@
+"""bece.stats.fused: the one-pass reduction (NumPy and numba engines) against
+a naive loop with exactly rounded sums, and its input checks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from bece import CalibrationStats
+from bece.stats import fused as _fused
+from bece.stats import make_binning
+
+ENGINES = ["numpy"] + (["numba"] if _fused.available_engine() == "numba" else [])
+
+
+def _naive(z, p, edges):
+    """Per-bin counts and exactly rounded sums (math.fsum) by a plain loop."""
+    m = len(edges) - 1
+    counts = np.zeros((2, m), dtype=np.int64)
+    terms = [[] for _ in range(m)]
+    for zi, pi in zip(z, p):
+        pi = float(pi)
+        b = m - 1 if pi == edges[-1] else int(np.searchsorted(edges, pi, side="right")) - 1
+        counts[int(zi), b] += 1
+        terms[b].append(pi)
+    sp = np.array([math.fsum(t) for t in terms])
+    sp2 = np.array([math.fsum(x * x for x in t) for t in terms])
+    return counts, sp, sp2
+
+
+def _assert_sums_close(got, exact, terms_abs, n):
+    # any order of n float64 additions is within (n - 1) u sum|x| of the exact
+    # sum (Higham 2002, eq. 4.4); fsum is exact to one rounding
+    eps = np.finfo(np.float64).eps
+    np.testing.assert_allclose(got, exact, rtol=0, atol=n * eps * terms_abs + 1e-300)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("binning", ["uniform", "edges", "quantile"])
+def test_fused_pass_matches_naive_loop(rng, engine, dtype, binning):
+    n, m = 3001, 9
+    p = rng.beta(4, 1, size=n).astype(dtype)
+    p[:5] = [0.0, 1.0, 0.5, 1 / 3, 8 / 9]  # edges of uniform bins, both ends
+    y = (rng.uniform(size=n) < p).astype(np.int64)
+    spec = {"uniform": "uniform", "quantile": "quantile",
+            "edges": [0.0, 0.1, 0.5, 0.5 + 1e-9, 0.7, 0.9, 1.0]}[binning]
+    nb = None if binning == "edges" else m
+    bins, counts, sp, sp2 = _fused.binned_sums(y, p, None, nb, spec, engine=engine)
+    p64 = p.astype(np.float64)
+    if binning == "uniform":
+        # uniform bins index by floor(pM), which can differ from searchsorted on
+        # linspace edges by one ulp: compare with that rule directly
+        b = np.minimum((p64 * m).astype(np.int64), m - 1)
+        exp_counts = np.zeros((2, m), np.int64)
+        np.add.at(exp_counts, (y, b), 1)
+        exp_sp = np.array([math.fsum(p64[b == j]) for j in range(m)])
+        exp_sp2 = np.array([math.fsum(p64[b == j] ** 2) for j in range(m)])
+    else:
+        exp_counts, exp_sp, exp_sp2 = _naive(y, p64, bins.edges)
+    assert counts.dtype == np.int64 and sp.dtype == np.float64
+    assert np.array_equal(counts, exp_counts)
+    _assert_sums_close(sp, exp_sp, p64.sum(), n)
+    _assert_sums_close(sp2, exp_sp2, (p64 * p64).sum(), n)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_fused_pass_input_forms_equal_as_outcomes(rng, engine):
+    """Binary, triples (int, bool and whole float labels) and top-label input
+    give what the NumPy reference gives on as_outcomes' (z, p)."""
+    from bece.stats.inputs import as_outcomes
+
+    n = 777
+    p = rng.uniform(size=n)
+    y = rng.integers(0, 2, n)
+    yt, yp = rng.integers(0, 5, n), rng.integers(0, 5, n)
+    prob = rng.dirichlet(np.ones(5), size=n)
+    cases = [
+        (y, p, None),
+        (y.astype(bool), p, None),
+        (y.astype(np.float64), p.astype(np.float32), None),
+        (y.astype(np.int8), p, None),
+        (yt, p, yp),
+        (yt.astype(np.float64), p, yp.astype(np.uint16)),
+        (yt, prob, None),
+        (yt, prob, yp),
+        (list(y), list(p), None),
+    ]
+    for y_true, y_prob, y_pred in cases:
+        bins, counts, sp, sp2 = _fused.binned_sums(y_true, y_prob, y_pred, 10, "uniform", engine=engine)
+        z, conf = as_outcomes(y_true, y_prob, y_pred)
+        ref = _fused.numpy_cells(z, conf, make_binning(None, 10))
+        assert np.array_equal(counts, ref[0])
+        _assert_sums_close(sp, ref[1], 2 * conf.sum(), n)
+        _assert_sums_close(sp2, ref[2], 2 * (conf * conf).sum(), n)
+
+
+BAD = [
+    ("y_prob NaN", lambda y, p: (y, np.r_[p[:-1], np.nan], None), "y_prob contains NaN"),
+    ("y_prob inf", lambda y, p: (y, np.r_[np.inf, p[1:]], None), "y_prob contains infinity"),
+    ("y_prob > 1", lambda y, p: (y, np.r_[p[:7], 1.0 + 1e-12, p[8:]], None), "outside"),
+    ("y_prob < 0", lambda y, p: (y, np.r_[p[:7], -0.1, p[8:]], None), "outside"),
+    ("label 2", lambda y, p: (np.r_[y[:-1], 2], p, None), r"labels in 0\.\.1"),
+    ("label -1", lambda y, p: (np.r_[-1, y[1:]], p, None), r"labels in 0\.\.1"),
+    ("label 0.5", lambda y, p: (np.r_[y[:-1], 0.5], p, None), "not integers"),
+    ("label NaN", lambda y, p: (np.r_[y[:-1], np.nan], p, None), "NaN or infinity"),
+    ("y_pred 1.5", lambda y, p: (y, p, np.r_[y[:-1], 1.5]), "y_pred must hold integer"),
+    ("y_pred inf", lambda y, p: (y.astype(float), p, np.r_[y[:-1], np.inf]), "y_pred contains NaN or inf"),
+    ("short y_true", lambda y, p: (y[:-1], p, None), "same length"),
+    ("2-D y_true", lambda y, p: (y[:, None], p, None), "shape"),
+    ("strings", lambda y, p: (y.astype(str), p, None), "y_true"),
+    ("empty", lambda y, p: (y[:0], p[:0], None), "empty"),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name,make,message", BAD, ids=[b[0] for b in BAD])
+def test_fused_pass_raises_what_the_checks_raise(rng, engine, name, make, message):
+    """The compiled loop only detects; the message is bece.stats.inputs' own."""
+    from bece.stats.inputs import as_outcomes
+
+    y, p = rng.integers(0, 2, 50), rng.uniform(size=50)
+    y_true, y_prob, y_pred = make(y, p)
+    with pytest.raises(ValueError, match=message) as ours:
+        _fused.binned_sums(y_true, y_prob, y_pred, 15, "uniform", engine=engine)
+    with pytest.raises(ValueError) as ref:
+        as_outcomes(y_true, y_prob, y_pred)
+    assert str(ours.value) == str(ref.value)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_fused_pass_outside_explicit_edges(rng, engine):
+    y, p = rng.integers(0, 2, 40), rng.uniform(0.2, 0.8, size=40)
+    p[3] = 0.95
+    with pytest.raises(ValueError, match=r"outside the bin edges \[0.1, 0.9\]"):
+        _fused.binned_sums(y, p, None, None, [0.1, 0.5, 0.9], engine=engine)
+
+
+@pytest.mark.skipif(_fused.available_engine() != "numba", reason="numba is not installed")
+def test_auto_engine_and_numba_agree_on_large_input(rng):
+    """Above AUTO_ROWS the loop is used; counts equal the NumPy formulation."""
+    n = _fused.AUTO_ROWS + 3
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p).astype(np.int8)
+    got = CalibrationStats.from_arrays(y, p)
+    ref = _fused.binned_sums(y, p, None, 15, "uniform", engine="numpy")
+    assert np.array_equal(got.counts, ref[1])
+    _assert_sums_close(got.sum_p, ref[2], 2 * p.sum(), n)
+
+
+def test_engine_argument_is_checked():
+    with pytest.raises(ValueError, match="engine must be one of"):
+        _fused.binned_sums([0], [0.5], None, 2, "uniform", engine="gpu")
+
+
+def test_statistics_do_not_touch_jax_config(rng):
+    """Sums are float64 and exact to rounding in JAX's default 32-bit mode too,
+    and computing them leaves JAX's configuration alone."""
+    jax = pytest.importorskip("jax")
+    before = jax.config.jax_enable_x64
+    p = rng.uniform(size=1000)
+    y = rng.integers(0, 2, 1000)
+    s = CalibrationStats.from_arrays(y, p, n_bins=4)
+    assert jax.config.jax_enable_x64 == before
+    exp = _naive(y, p, np.linspace(0, 1, 5))
+    _assert_sums_close(s.sum_p, exp[1], p.sum(), p.size)
+
+
+@pytest.mark.skipif(_fused.available_engine() != "numba", reason="numba is not installed")
+def test_blocks_and_threads_do_not_change_the_result(rng, monkeypatch):
+    """Blocks have their own accumulators and are added in block order: the
+    sums are bit-identical for any number of threads, and a bad value in the
+    last block is still found."""
+    monkeypatch.setattr(_fused, "_BLOCK", 1000)
+    n = 7_777
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p).astype(np.int64)
+    results = []
+    for threads in (1, 2, 3, 8):
+        monkeypatch.setattr(_fused, "_MAX_THREADS", threads)
+        results.append(_fused.binned_sums(y, p, None, 15, "uniform", engine="numba"))
+    for got in results[1:]:
+        assert np.array_equal(got[1], results[0][1])
+        assert np.array_equal(got[2], results[0][2]) and np.array_equal(got[3], results[0][3])
+    ref = _fused.binned_sums(y, p, None, 15, "uniform", engine="numpy")
+    assert np.array_equal(results[0][1], ref[1])
+    _assert_sums_close(results[0][2], ref[2], 2 * p.sum(), n)
+    bad = p.copy()
+    bad[-2] = np.nan
+    with pytest.raises(ValueError, match=r"index 7775: nan"):
+        _fused.binned_sums(y, bad, None, 15, "uniform", engine="numba")
+    with pytest.raises(ValueError, match=r"index 7775: 3"):
+        _fused.binned_sums(np.r_[y[:-2], 3, 1], p, None, 15, "uniform", engine="numba")
