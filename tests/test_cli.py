@@ -190,13 +190,15 @@ def test_compare_top_label_files(tmp_path, capsys, rng):
         np.savez(tmp_path / name, y_true=y, **{f"p_{k}": prob[:, k] for k in range(3)})
     code, out, _ = run(capsys, "compare", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--json")
     assert code == 0
-    assert json.loads(out)["b"]["plugin_ece"] == pytest.approx(bece.expected_calibration_error(y, prob_b), abs=1e-15)
+    assert json.loads(out)["b"]["plugin_ece"] == pytest.approx(
+        bece.expected_calibration_error(y, prob_b), abs=1e-15)
 
 
 @pytest.mark.parametrize(
     "content_b,message",
     [
-        ("y_true,y_prob\n1,0.5\n0,0.5\n1,0.5\n", "not the same test set: y_true differs in 2 of 3 rows (first at row 1)"),
+        ("y_true,y_prob\n1,0.5\n0,0.5\n1,0.5\n",
+         "not the same test set: y_true differs in 2 of 3 rows (first at row 1)"),
         ("y_true,y_prob\n1,0.5\n", "has 3 rows but"),
         ("y_true,p_0,p_1\n1,0.5,0.5\n1,0.5,0.5\n0,0.5,0.5\n", "holds binary predictions but"),
         ("y_true,y_prob\n1,0.5\n1,nan\n0,0.5\n", "missing or NaN"),

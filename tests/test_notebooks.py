@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import nbformat
@@ -17,10 +16,12 @@ def test_notebook_executes(path, monkeypatch, tmp_path):
     monkeypatch.setenv("BECE_NOTEBOOK_SMALL", "1")
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+    resources = {"metadata": {"path": str(tmp_path)}}
+    NotebookClient(nb, timeout=900, kernel_name="python3", resources=resources).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    errors = [o for o in outputs if o.output_type == "error"]
     assert not errors
-    images = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert images, "the notebook should draw its figures"
 
 

@@ -287,7 +287,8 @@ def test_progress_bar_goes_to_stderr(capsys, monkeypatch):
     "kwargs,message",
     [
         (dict(y_prob_b=np.full(9, 0.5)), "y_prob_a has 10 predictions but y_prob_b has 9"),
-        (dict(y_prob_b=np.full((10, 2), 0.5)), "y_prob_a has shape \\(10,\\) but y_prob_b has shape \\(10, 2\\)"),
+        (dict(y_prob_b=np.full((10, 2), 0.5)),
+         "y_prob_a has shape \\(10,\\) but y_prob_b has shape \\(10, 2\\)"),
         (dict(y_prob_b=np.r_[np.nan, np.full(9, 0.5)]), "y_prob_b contains NaN"),
         (dict(y_prob_a=np.r_[1.5, np.full(9, 0.5)]), "y_prob_a must lie in \\[0, 1\\]"),
         (dict(y_true=np.r_[2, np.zeros(9, int)]), "y_true must hold labels in 0..1"),

@@ -115,7 +115,8 @@ def test_rare_labels_fall_back_to_identity_with_a_warning(rng):
 @pytest.mark.parametrize(
     "fit_prob,fit_y,pred_prob,message",
     [
-        ([[0.6, 0.4]] * 30, [0] * 30, [[0.3, 0.3, 0.4]], "K = 3 classes but the calibrator was fitted with K = 2"),
+        ([[0.6, 0.4]] * 30, [0] * 30, [[0.3, 0.3, 0.4]],
+         "K = 3 classes but the calibrator was fitted with K = 2"),
         ([[0.6, 0.4]] * 30, [0] * 29 + [2], None, "y_true must hold labels in 0..1"),
         ([[0.6, 0.5]] * 30, [0] * 30, None, "rows must sum to 1"),
         ([0.6] * 30, [0] * 30, None, "shape \\(n, K\\)"),

@@ -100,7 +100,8 @@ def test_example_file(tmp_path):
         ("y_prob", 250, 1.5, r"y_prob must lie in \[0, 1\]; 1 value\(s\) \(row 250: 1.5\)"),
         ("y_prob", 399, -0.25, r"\(row 399: -0.25\) are outside"),
         ("y_true", 123, 2, r"y_true must hold labels in 0\.\.1; 1 value\(s\) \(row 123: 2\)"),
-        ("y_prob", 77, np.nan, r"column 'y_prob' has 1 missing or NaN value\(s\) in rows 64\.\.95, the first at row 77"),
+        ("y_prob", 77, np.nan,
+         r"column 'y_prob' has 1 missing or NaN value\(s\) in rows 64\.\.95, the first at row 77"),
     ],
 )
 def test_errors_name_the_file_and_row(tmp_path, frames, suffix, column, row, value, message):

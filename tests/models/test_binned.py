@@ -14,7 +14,15 @@ from numpyro.infer import Predictive
 from numpyro.infer.util import log_density
 from scipy import stats as sps
 
-from bece.models import DirichletGammaReparam, conjugate_collapsed, conjugate_model, literal_collapsed, literal_model, truncnorm_log_normalizer, truncnorm_mean
+from bece.models import (
+    DirichletGammaReparam,
+    conjugate_collapsed,
+    conjugate_model,
+    literal_collapsed,
+    literal_model,
+    truncnorm_log_normalizer,
+    truncnorm_mean,
+)
 
 Z = 5.0
 M = 4
@@ -40,7 +48,8 @@ def test_prior_predictive_shapes_and_q_is_dirichlet(model):
     assert_mean_close(out["q"], d.mean())
     mu = np.asarray(out["mu"])
     assert np.all((mu >= EDGES[:-1]) & (mu <= EDGES[1:]))
-    ref = sps.truncnorm((EDGES[:-1] - (EDGES[:-1] + W / 2)) / TAU, W / 2 / TAU, loc=EDGES[:-1] + W / 2, scale=TAU)
+    ref = sps.truncnorm((EDGES[:-1] - (EDGES[:-1] + W / 2)) / TAU, W / 2 / TAU,
+                        loc=EDGES[:-1] + W / 2, scale=TAU)
     assert_mean_close(mu, ref.mean())
 
 
@@ -111,7 +120,8 @@ def test_truncnorm_helpers_match_scipy(mu, sigma, low, high):
     x = (low + high) / 2
     log_z = sps.norm.logpdf(x, mu, sigma) - ref.logpdf(x)
     assert float(truncnorm_log_normalizer(mu, sigma, low, high)) == pytest.approx(log_z, rel=1e-4)
-    assert float(truncnorm_mean(mu, sigma, low, high)) == pytest.approx(ref.mean(), abs=2e-6 + 1e-5 * abs(ref.mean()))
+    assert float(truncnorm_mean(mu, sigma, low, high)) == pytest.approx(
+        ref.mean(), abs=2e-6 + 1e-5 * abs(ref.mean()))
 
 
 def test_reparam_leaves_the_dirichlet_prior_unchanged():

@@ -18,7 +18,8 @@ from scipy import integrate, interpolate, special
 from scipy import stats as sps
 
 from bece.models.smooth import curve_logit, natural_cubic_basis, smooth_model
-from bece.smooth.basis import SmoothBasis, natural_cubic_basis as np_basis, roughness_penalty
+from bece.smooth.basis import SmoothBasis, roughness_penalty
+from bece.smooth.basis import natural_cubic_basis as np_basis
 
 Z = 5.0
 KNOTS = np.array([-2.0, -0.7, 0.1, 0.9, 2.5])

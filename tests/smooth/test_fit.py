@@ -67,7 +67,7 @@ def test_fit_grid_and_weights(rng):
     assert post.lambdas.size == N_LAMBDA * N_TAU
     assert post.weights.sum() == pytest.approx(1.0) and post.prior_mass.sum() == pytest.approx(1.0)
     # H0's likelihood is the identity curve's
-    c, t = at.successes, at.trials
+    c = at.successes
     assert post.log_marginal_calibrated == pytest.approx(
         np.sum(sps.bernoulli.logpmf(c, special.expit(at.x))), rel=1e-12)
     no_bins = fit_smooth(at, bin_scale=None)
@@ -101,7 +101,7 @@ def test_importance_ratio_is_prior_over_proposal(rng):
     g = np.random.default_rng(3)
     beta, lam, tau, log_ratio = post.sample(50, g)
     # recover the component of each draw from its hyper-parameters
-    k = np.array([np.flatnonzero((post.lambdas == l) & (post.taus == t))[0] for l, t in zip(lam, tau)])
+    k = np.array([np.flatnonzero((post.lambdas == la) & (post.taus == ta))[0] for la, ta in zip(lam, tau)])
     theta = beta / post.column_scale(lam, tau)
     for j in range(50):
         kk = k[j]

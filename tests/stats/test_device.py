@@ -103,7 +103,9 @@ def test_float64_sums_in_32_bit_mode_without_changing_the_config(arrays):
     ref = CalibrationStats.from_arrays(arrays["y"], np.asarray(p))
     _assert_same(got, ref)
     # float32 partial sums would be off by ~1e-5 here; float64 ones are not
-    exact = np.array([np.sum(np.asarray(p, np.float64)[ref.binning.index(np.asarray(p, np.float64)) == m], dtype=np.longdouble) for m in range(15)])
+    p64 = np.asarray(p, np.float64)
+    bins = ref.binning.index(p64)
+    exact = np.array([np.sum(p64[bins == m], dtype=np.longdouble) for m in range(15)])
     np.testing.assert_allclose(got.sum_p, exact.astype(np.float64), rtol=1e-13, atol=1e-300)
 
 

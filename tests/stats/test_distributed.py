@@ -51,7 +51,8 @@ def test_dask_arrays_on_the_cluster(client, data):
     assert len(ran_on) == 2
     for chunks in (1000, 3001, 20_011):
         with distributed.get_task_stream(client) as ts:
-            got = CalibrationStats.from_arrays(da.from_array(y, chunks=chunks), da.from_array(p, chunks=chunks))
+            got = CalibrationStats.from_arrays(da.from_array(y, chunks=chunks),
+                                               da.from_array(p, chunks=chunks))
         _assert_same(got, CalibrationStats.from_arrays(y, p))
         # the blocks and the tree ran in the worker processes
         assert ts.data and {t["worker"] for t in ts.data} <= ran_on
@@ -61,7 +62,8 @@ def test_dask_arrays_on_the_cluster(client, data):
                  CalibrationStats.from_arrays(labels, prob, n_bins=8))
     yp = da.from_array(labels[::-1].copy(), chunks=4000)
     _assert_same(CalibrationStats.from_arrays(labels, P, y_pred=yp, binning=[0, 0.3, 0.6, 1.0]),
-                 CalibrationStats.from_arrays(labels, prob, y_pred=labels[::-1].copy(), binning=[0, 0.3, 0.6, 1.0]))
+                 CalibrationStats.from_arrays(labels, prob, y_pred=labels[::-1].copy(),
+                                              binning=[0, 0.3, 0.6, 1.0]))
 
 
 def test_dask_dataframe_on_the_cluster(client, data):
@@ -86,7 +88,8 @@ def test_errors_come_back_from_the_workers(client, data):
     y, p, _, _ = data
     bad = p.copy()
     bad[12_345] = 1.5
-    with pytest.raises(ValueError, match=r"dask array: y_prob must lie in \[0, 1\]; 1 value\(s\) \(row 12345: 1.5\)"):
+    message = r"dask array: y_prob must lie in \[0, 1\]; 1 value\(s\) \(row 12345: 1.5\)"
+    with pytest.raises(ValueError, match=message):
         CalibrationStats.from_arrays(da.from_array(y, chunks=1000), da.from_array(bad, chunks=1000))
     frame = pd.DataFrame({"y_true": y, "y_prob": bad})
     with pytest.raises(ValueError, match=r"dask dataframe partition \d+: y_prob must lie in \[0, 1\]"):
