@@ -3,8 +3,12 @@
 Column conventions (DESIGN.md §4): ``y_true`` (integer labels) and either
 ``y_prob`` (binary, :math:`P(y=1)`) or ``p_0 ... p_{K-1}`` (class
 probabilities, K >= 2, numbered from 0 without gaps), optionally ``y_pred``
-(predicted labels: the seed's triples). Other columns are ignored. Values
-are passed on unchanged; :mod:`bece.stats.inputs` checks them.
+(predicted labels: the seed's triples). Other columns are ignored; a column
+that bece uses must appear once (two ``y_true`` columns are an error, not a
+choice). Values are passed on unchanged; :mod:`bece.stats.inputs` checks
+them. Each array of an NPZ file is one column: shape ``(n,)``, all of the
+same length. A directory is read as a Parquet dataset (Spark or Dask output;
+:func:`bece.io.stream.parquet_parts`).
 
 :func:`read_predictions` loads a whole file; :func:`read_statistics` reduces
 it to :class:`~bece.stats.CalibrationStats`, reading CSV and Parquet in
@@ -75,36 +79,93 @@ def _arrow_column(table: Any, name: str) -> np.ndarray:
     return col.to_numpy()
 
 
+def _npz_column(arrays: dict[str, np.ndarray], source: str) -> Callable[[str], np.ndarray]:
+    """Arrays of an NPZ file as columns: each of shape (n,), all of one length."""
+    lengths: dict[str, int] = {}
+
+    def get(name: str) -> np.ndarray:
+        arr = arrays[name]
+        if arr.ndim != 1:
+            raise ValueError(
+                f"{source}: array '{name}' has shape {arr.shape}; each array of an NPZ file "
+                "is one column, of shape (n,)"
+            )
+        lengths[name] = arr.shape[0]
+        if len(set(lengths.values())) > 1:
+            shown = ", ".join(f"'{k}' {v}" for k, v in lengths.items())
+            raise ValueError(f"{source}: arrays of different lengths ({shown}); each is one "
+                             "column of the same rows")
+        return arr
+
+    return get
+
+
+def _read_csv(path: Path) -> Any:
+    """The whole CSV file as a table; pyarrow's block grows to hold its
+    longest line (the default 1 MiB refuses a longer field)."""
+    import pyarrow.csv as pcsv
+
+    from .stream import _larger_block
+
+    size, block = path.stat().st_size, 1 << 20
+    while True:
+        try:
+            return pcsv.read_csv(path, read_options=pcsv.ReadOptions(block_size=block))
+        except Exception as exc:
+            larger = _larger_block(exc, block, size)
+            if larger is None:
+                raise
+            block = larger
+
+
+def _read_dataset(path: Path) -> Any:
+    """The columns bece uses of a directory of Parquet files, one table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .stream import open_part, parquet_parts
+
+    parts = parquet_parts(path)
+    yt, probs, yp = select_columns(list(pq.ParquetFile(parts[0]).schema_arrow.names), str(path))
+    cols = [yt, *probs] + ([yp] if yp else [])
+    tables = [open_part(path, f, cols).read(columns=cols) for f in parts]
+    return pa.concat_tables(tables, promote_options="permissive")
+
+
 def read_predictions(path: str | Path) -> Predictions:
-    """Read predictions from a ``.csv``, ``.parquet``/``.pq`` or ``.npz`` file.
+    """Read predictions from a ``.csv``, ``.parquet``/``.pq`` or ``.npz`` file,
+    or from a directory of Parquet files (a dataset written by Spark or Dask).
 
     Raises
     ------
     FileNotFoundError
         If the file does not exist.
     ValueError
-        For an unknown extension, an unreadable file, missing columns or
-        missing values.
+        For an unknown extension, a directory without Parquet files, an
+        unreadable file, missing or duplicated columns, NPZ arrays that are
+        not columns of one length, or missing values.
     """
     path = Path(path)
     source = str(path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"{source}: no such file")
     suffix = path.suffix.lower()
     try:
-        if suffix == ".npz":
+        if path.is_dir():
+            table = _read_dataset(path)
+        elif suffix == ".npz":
             with np.load(path, allow_pickle=False) as data:
                 names = list(data.files)
                 arrays = {k: data[k] for k in names}
-            return _assemble(arrays.__getitem__, names, source)
-        if suffix in (".parquet", ".pq"):
+            return _assemble(_npz_column(arrays, source), names, source)
+        elif suffix in (".parquet", ".pq"):
             import pyarrow.parquet as pq
 
-            table = pq.read_table(path)
+            # not pq.read_table: its dataset reader refuses duplicated column
+            # names before select_columns can name the one that matters
+            table = pq.ParquetFile(path).read()
         elif suffix == ".csv":
-            import pyarrow.csv as pcsv
-
-            table = pcsv.read_csv(path)
+            table = _read_csv(path)
         else:
             raise ValueError(
                 f"{source}: unknown file type '{suffix}'; use .csv, .parquet (.pq) or .npz"
@@ -136,7 +197,7 @@ def read_statistics(
 ) -> FileStatistics:
     """Statistics of the predictions in a file, without loading it whole.
 
-    CSV and Parquet are read in batches by
+    CSV, Parquet and Parquet datasets (directories) are read in batches by
     :func:`bece.io.stream.file_statistics`; NPZ is read whole
     (:func:`read_predictions`; ``np.load`` has no chunked reader). The
     result is the same as :meth:`~bece.CalibrationStats.from_arrays` on the
@@ -159,16 +220,21 @@ def read_statistics(
         ``"triples"``) and ``.source``.
     """
     from ..stats.calibration_stats import CalibrationStats
+    from ..stats.inputs import as_outcomes, located
     from . import stream
 
     path = Path(path)
-    if path.suffix.lower() == ".npz" or not path.is_file():
+    if path.suffix.lower() == ".npz" or not path.exists():
         pred = read_predictions(path)
+        try:  # the file's own errors, named as in the chunked reader
+            as_outcomes(pred.y_true, pred.y_prob, pred.y_pred)
+        except ValueError as exc:
+            raise located(exc, pred.source, 0) from None
         stats = CalibrationStats.from_arrays(
             pred.y_true, pred.y_prob, y_pred=pred.y_pred, n_bins=n_bins, binning=binning
         )
         return FileStatistics(stats, pred.kind, pred.source)
-    if path.suffix.lower() not in (".csv", ".parquet", ".pq"):
+    if not path.is_dir() and path.suffix.lower() not in (".csv", ".parquet", ".pq"):
         read_predictions(path)  # raises the unknown-type message
     size = stream.DEFAULT_BATCH_SIZE if batch_size is None else batch_size
     return stream.file_statistics(

@@ -13,7 +13,8 @@ Memory. For uniform or explicit bins only one batch is held at a time:
 ``batch_size`` rows (default 2^20) for Parquet, whose reader also holds the
 row group being decoded (pyarrow writes row groups of at most 2^20 rows by
 default; a file written as one huge row group needs that group in memory),
-and 8 MiB blocks of text for CSV. Quantile bins need the global quantiles
+and 8 MiB blocks of text for CSV (larger only for a file with a longer
+line: the block grows to hold it). Quantile bins need the global quantiles
 of the confidences, so they take two passes: the first keeps one float64
 confidence per row (8 bytes per row; 16 at the peak for CSV, whose row
 count is unknown in advance) and places the edges with ``np.quantile``
@@ -25,13 +26,23 @@ Every check of :func:`bece.stats.inputs.as_outcomes` runs on every batch; an err
 names the file and the row (counted from 0 over the whole file, header
 excluded), e.g. ``pred.csv: y_prob contains NaN: 1 value(s) (row 1234567:
 nan)``. CSV column types: probability columns are read as float64; label
-columns are typed from the first 8 MiB block, so a label column whose first
-block holds only integers and a later block ``1.0`` is refused with
-pyarrow's message (write labels as integers).
+columns are typed from the first 8 MiB block and, where a later block holds
+a value that type cannot (``1.0`` after integers), read on as float64 from
+that row: the types :func:`bece.io.read_predictions` gives by looking at the
+whole file (integers stay int64; labels such as ``1.0`` are then checked to
+be whole numbers, as in memory).
+
+A directory is read as a Parquet dataset (the output of Spark, Dask or
+pyarrow's ``write_dataset``): its ``*.parquet``/``*.pq`` files, in all its
+sub-directories, one after another in natural order of their paths
+(``part.2`` before ``part.10``), skipping names that start with ``.`` or
+``_`` (``_SUCCESS``, ``_metadata``, checksum files) as pyarrow does; the
+columns come from the files, not from directory names such as ``key=value``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,15 +62,23 @@ __all__ = [
     "file_statistics",
     "FileStatistics",
     "iter_chunks",
+    "parquet_parts",
 ]
 
 #: Rows per batch: 2^20 rows of one label and one float64 column is 16 MiB.
 DEFAULT_BATCH_SIZE = 1 << 20
 
 #: Bytes of CSV text parsed at a time (pyarrow's block size), and to find
-#: the column names.
+#: the column names. A block must hold a whole line (the header too): pyarrow
+#: refuses a longer one, and the reader then tries again with a larger block
+#: (_larger_block), up to pyarrow's limit (an int32).
 _CSV_BLOCK = 8 << 20
 _CSV_PROBE = 1 << 16
+_CSV_MAX_BLOCK = (1 << 31) - 1
+
+#: pyarrow's messages for a line longer than its block (the header, or a row)
+_LONG_LINE = ("straddling object straddles two block boundaries",
+              "Empty CSV file or block: cannot infer number of columns")
 
 #: Above this many bytes of CSV the compiled loop is worth importing numba
 #: for (about 0.4 s) in a fresh process (rows: bece.stats.fused.AUTO_ROWS).
@@ -90,7 +109,64 @@ def _kind(probs: list[str], y_pred: str | None) -> str:
     return "binary" if len(probs) == 1 else "top-label"
 
 
-def _suffix(path: Path) -> str:
+def _natural_key(path: Path) -> list[Any]:
+    """Sort key: runs of digits compared as numbers (part.2 before part.10)."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path.as_posix())]
+
+
+def parquet_parts(path: str | Path) -> list[Path]:
+    """The Parquet files of a dataset directory, in the order they are read.
+
+    Every ``*.parquet`` or ``*.pq`` file under ``path`` (sub-directories
+    included, e.g. Hive-style ``key=value`` folders), in natural order of
+    their paths relative to ``path`` (``part.2`` before ``part.10``; Spark's
+    zero-padded ``part-00002`` sort the same either way). Files and folders
+    whose names start with ``.`` or ``_`` are skipped, as pyarrow does
+    (``_SUCCESS``, ``_metadata``, ``.crc`` checksums, ``_temporary``).
+
+    Raises
+    ------
+    ValueError
+        If ``path`` is not a directory or holds no such file.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        raise ValueError(f"{path}: not a directory")
+    parts = []
+    for f in path.rglob("*"):
+        rel = f.relative_to(path)
+        if any(n.startswith((".", "_")) for n in rel.parts):
+            continue
+        if f.suffix.lower() in (".parquet", ".pq") and f.is_file():
+            parts.append(rel)
+    if not parts:
+        raise ValueError(
+            f"{path}: is a directory without Parquet files (*.parquet, *.pq); a directory "
+            "is read only as a Parquet dataset (e.g. the output of Spark or Dask)"
+        )
+    return [path / rel for rel in sorted(parts, key=_natural_key)]
+
+
+def open_part(root: Path, part: Path, cols: list[str], **options: Any) -> Any:
+    """``pyarrow.parquet.ParquetFile`` of one file of a dataset (or of the
+    file ``root`` itself), checked to hold the columns ``cols``."""
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(part, **options)
+    missing = [c for c in cols if c not in pf.schema_arrow.names]
+    if missing:
+        raise ValueError(f"{root}: part {part.relative_to(root)} has no column(s) "
+                         f"{', '.join(missing)} (found: {', '.join(pf.schema_arrow.names)})")
+    return pf
+
+
+def _format(path: Path) -> str:
+    """``"csv"``, ``"parquet"`` or ``"dataset"`` (a directory of Parquet files)."""
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.is_dir():
+        parquet_parts(path)  # a clear error for a directory that is not a dataset
+        return "dataset"
     suffix = path.suffix.lower()
     if suffix in (".parquet", ".pq"):
         return "parquet"
@@ -101,49 +177,103 @@ def _suffix(path: Path) -> str:
 
 def _rows_hint(path: Path, fmt: str) -> tuple[int | None, bool]:
     """(number of rows if known, whether the compiled loop pays off)."""
-    if fmt == "parquet":
+    if fmt in ("parquet", "dataset"):
         import pyarrow.parquet as pq
 
-        rows = pq.ParquetFile(path).metadata.num_rows
+        files = parquet_parts(path) if fmt == "dataset" else [path]
+        rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
         return rows, rows >= _fused.AUTO_ROWS
     return None, path.stat().st_size >= _COMPILED_CSV_BYTES
+
+
+def _larger_block(exc: Exception, block: int, size: int) -> int | None:
+    """A larger CSV block after pyarrow refused a line longer than ``block``,
+    or None (another error, or the block already holds the whole file)."""
+    if not any(m in str(exc) for m in _LONG_LINE) or block >= min(size, _CSV_MAX_BLOCK):
+        return None
+    return min(block * 8, _CSV_MAX_BLOCK)
+
+
+def _csv_names(path: Path) -> list[str]:
+    """The column names of a CSV file (its header line, however long)."""
+    import pyarrow.csv as pcsv
+
+    size, block = path.stat().st_size, _CSV_PROBE
+    while True:
+        try:
+            with pcsv.open_csv(path, read_options=pcsv.ReadOptions(block_size=block)) as head:
+                return list(head.schema.names)
+        except Exception as exc:
+            larger = _larger_block(exc, block, size)
+            if larger is None:
+                raise
+            block = larger
+
+
+def _csv_batches(path: Path, cols: list[str], probs: list[str]) -> Iterator[Any]:
+    """Record batches of the columns ``cols`` of a CSV file, read block by block.
+
+    pyarrow types each label column from the first block. Two refusals of a
+    valid file are recovered from by opening it again after the rows already
+    yielded (``skip_rows_after_names``): a line longer than the block (a
+    larger block), and a label column typed int64 that meets a value such as
+    ``1.0`` (that column as float64 from then on: pyarrow's own rule when it
+    reads the whole file, int64 widened to double).
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    size, block = path.stat().st_size, _CSV_BLOCK
+    types: dict[str, Any] = {c: pa.float64() for c in probs}
+    done = 0
+    inferred: dict[str, Any] = {}
+    while True:
+        read = pcsv.ReadOptions(block_size=block, skip_rows_after_names=done)
+        convert = pcsv.ConvertOptions(include_columns=cols, column_types=types)
+        try:
+            with pcsv.open_csv(path, read_options=read, convert_options=convert) as reader:
+                inferred = {f.name: f.type for f in reader.schema}
+                for batch in reader:
+                    yield batch
+                    done += batch.num_rows
+            return
+        except pa.ArrowInvalid as exc:
+            larger = _larger_block(exc, block, size)
+            if larger is not None:
+                block = larger
+                continue
+            widen = [c for c in cols if c not in types and pa.types.is_integer(inferred.get(c))]
+            if "conversion error to int" in str(exc) and widen:
+                types.update({c: pa.float64() for c in widen})
+                continue
+            raise
 
 
 def _open_batches(path: Path, fmt: str, batch_size: int) -> tuple[list[str], Any]:
     """Column names and a function giving an iterator of record batches."""
     source = str(path)
-    if fmt == "parquet":
+    if fmt in ("parquet", "dataset"):
         import pyarrow.parquet as pq
 
-        names = list(pq.ParquetFile(path).schema_arrow.names)
+        files = parquet_parts(path) if fmt == "dataset" else [path]
+        names = list(pq.ParquetFile(files[0]).schema_arrow.names)
         yt, probs, yp = select_columns(names, source)
         cols = [yt, *probs] + ([yp] if yp else [])
 
         def parquet_batches() -> Iterator[Any]:
-            # pre_buffer=False: pyarrow's read-ahead cache otherwise grows with
-            # the file (415 MiB peak at 3e7 rows, 213 MiB without)
-            pf = pq.ParquetFile(path, pre_buffer=False)
-            yield from pf.iter_batches(batch_size=batch_size, columns=cols)
+            for f in files:
+                # pre_buffer=False: pyarrow's read-ahead cache otherwise grows with
+                # the file (415 MiB peak at 3e7 rows, 213 MiB without)
+                pf = open_part(path, f, cols, pre_buffer=False)
+                yield from pf.iter_batches(batch_size=batch_size, columns=cols)
 
         return names, parquet_batches
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-
-    read = pcsv.ReadOptions(block_size=_CSV_BLOCK)
-    # the names from the first 64 KiB only (the types come with the real read)
-    with pcsv.open_csv(path, read_options=pcsv.ReadOptions(block_size=_CSV_PROBE)) as head:
-        names = list(head.schema.names)
+    # the names from the first 64 KiB (more for a longer header); the types
+    # come with the real read
+    names = _csv_names(path)
     yt, probs, yp = select_columns(names, source)
     cols = [yt, *probs] + ([yp] if yp else [])
-    convert = pcsv.ConvertOptions(
-        include_columns=cols, column_types={c: pa.float64() for c in probs}
-    )
-
-    def csv_batches() -> Iterator[Any]:
-        with pcsv.open_csv(path, read_options=read, convert_options=convert) as reader:
-            yield from reader
-
-    return names, csv_batches
+    return names, lambda: _csv_batches(path, cols, probs)
 
 
 def iter_chunks(
@@ -160,9 +290,7 @@ def iter_chunks(
     source = str(path)
     if not isinstance(batch_size, (int, np.integer)) or isinstance(batch_size, bool) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-    if not path.is_file():
-        raise FileNotFoundError(f"{source}: no such file")
-    fmt = _suffix(path)
+    fmt = _format(path)
     try:
         names, batches = _open_batches(path, fmt, int(batch_size))
         start = 0
@@ -257,7 +385,8 @@ def file_statistics(
     ----------
     path : str or Path
         A ``.csv`` or ``.parquet``/``.pq`` file with the columns of
-        :mod:`bece.io`.
+        :mod:`bece.io`, or a directory of Parquet files (a dataset written
+        by Spark, Dask or pyarrow; module docstring).
     n_bins : int, default 15
         Number of bins M.
     binning : {"uniform", "quantile"} or array_like of edges or Binning, default "uniform"
@@ -278,7 +407,8 @@ def file_statistics(
     FileNotFoundError
         If the file does not exist.
     ValueError
-        For another file type, an unreadable file, missing columns or
+        For another file type, a directory without Parquet files, an
+        unreadable file, missing or duplicated columns or
         values, or any value :func:`bece.stats.inputs.as_outcomes` refuses (with
         its row in the file).
 
@@ -292,9 +422,7 @@ def file_statistics(
     """
     path = Path(path)
     source = str(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{source}: no such file")
-    fmt = _suffix(path)
+    fmt = _format(path)
     try:
         total, compiled = _rows_hint(path, fmt)
         names, _ = _open_batches(path, fmt, 1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -77,3 +79,125 @@ def test_example_is_shipped_and_valid():
     pred = read_predictions(example_path())
     assert pred.y_prob.shape == (899, 10)
     np.testing.assert_allclose(pred.y_prob.sum(axis=1), 1.0, atol=1e-8)
+
+
+# ------------------------------------------------ robustness (issue 14, catalogue J)
+def test_a_field_longer_than_pyarrows_block_is_read(tmp_path):
+    """Catalogue #27: a valid CSV with a field over 1 MiB (pyarrow's default
+    block), here in an ignored column, is read; the block grows to hold it."""
+    path = tmp_path / "long.csv"
+    path.write_text("y_true,y_prob,note\n1,0.5," + "x" * (2 << 20) + "\n0,0.25,short\n")
+    pred = read_predictions(path)
+    assert pred.y_true.tolist() == [1, 0] and pred.y_prob.tolist() == [0.5, 0.25]
+
+
+@pytest.mark.parametrize(
+    "header,message",
+    [
+        ("y_true,y_prob,y_true", "column 'y_true' appears 2 times"),
+        ("y_true,y_prob,y_prob", "column 'y_prob' appears 2 times"),
+        ("y_true,y_pred,y_prob,y_pred", "column 'y_pred' appears 2 times"),
+        ("y_true,p_0,p_1,p_1", "column 'p_1' appears twice"),
+        ("y_true,p_0,p_1,p_01", "columns 'p_1' and 'p_01' both hold class 1"),
+    ],
+)
+def test_duplicated_columns_are_an_error(tmp_path, header, message):
+    """Catalogue #5: two columns of one name are not silently resolved."""
+    path = tmp_path / "dup.csv"
+    row = ",".join(["1", "1", "0.5", "0.5"][: header.count(",") + 1])
+    path.write_text(f"{header}\n{row}\n")
+    with pytest.raises(ValueError, match=message) as err:
+        read_predictions(path)
+    assert str(err.value).startswith(str(path))
+
+
+def test_duplicated_parquet_columns_are_named(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_arrays([pa.array([1, 0]), pa.array([0.5, 0.2]), pa.array([0.1, 0.3])],
+                                 names=["y_true", "y_prob", "y_prob"])
+    pq.write_table(table, tmp_path / "dup.parquet")
+    with pytest.raises(ValueError, match="column 'y_prob' appears 2 times"):
+        read_predictions(tmp_path / "dup.parquet")
+    # an ignored column may repeat
+    table = table.rename_columns(["y_true", "y_prob", "y_true_"]).append_column("y_true_", pa.array([2, 3]))
+    pq.write_table(table, tmp_path / "ok.parquet")
+    assert read_predictions(tmp_path / "ok.parquet").y_true.tolist() == [1, 0]
+
+
+@pytest.mark.parametrize(
+    "arrays,message",
+    [
+        ({"y_true": np.ones((4, 1), int), "y_prob": np.full(4, 0.5)},
+         r"array 'y_true' has shape \(4, 1\); each array of an NPZ file is one column"),
+        ({"y_true": np.ones(4, int), "y_prob": np.full((4, 2), 0.5)},
+         r"array 'y_prob' has shape \(4, 2\)"),
+        ({"y_true": np.ones(3, int), "y_prob": np.full(4, 0.5)},
+         r"arrays of different lengths \('y_true' 3, 'y_prob' 4\)"),
+        ({"y_true": np.ones(4, int), "p_0": np.full(4, 0.5), "p_1": np.full(5, 0.5)},
+         r"'p_1' 5"),
+    ],
+)
+def test_npz_array_errors_name_the_file(tmp_path, arrays, message):
+    """Catalogue #28: errors about an NPZ file's arrays name the file."""
+    path = tmp_path / "bad.npz"
+    np.savez(path, **arrays)
+    with pytest.raises(ValueError, match=message) as err:
+        read_predictions(path)
+    assert str(err.value).startswith(f"{path}: ")
+
+
+def test_npz_value_errors_name_the_file_and_row(tmp_path):
+    from bece.io import read_statistics
+
+    path = tmp_path / "bad.npz"
+    np.savez(path, y_true=np.array(["a", "b"]), y_prob=np.array([0.1, 0.2]))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: y_true must hold integer class"):
+        read_statistics(path)
+    np.savez(path, y_true=np.array([0, 1, 1]), y_prob=np.array([0.1, 0.2, 1.5]))
+    message = f"{path}: y_prob must lie in [0, 1]; 1 value(s) (row 2: 1.5)"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        read_statistics(path)
+
+
+def _dataset(tmp_path, name="out.parquet", parts=12):
+    """A Dask-style dataset: part.0 ... part.11 (part.10 sorts before part.2 as
+    text), Spark's marker and checksum files, a partition sub-folder."""
+    frame = pd.DataFrame({"y_true": np.arange(3 * parts) % 2,
+                          "y_prob": np.repeat(np.arange(parts) / parts, 3)})
+    root = tmp_path / name
+    (root / "x=1").mkdir(parents=True)
+    for i in range(parts - 1):
+        frame.iloc[3 * i:3 * i + 3].to_parquet(root / f"part.{i}.parquet")
+    frame.iloc[-3:].to_parquet(root / "x=1" / "part.0.parquet")  # the last in natural order
+    (root / "_SUCCESS").write_text("")
+    (root / ".part.0.parquet.crc").write_text("not parquet")
+    (root / "_metadata").write_text("not parquet either")
+    return root, frame
+
+
+def test_parquet_dataset_directory_is_read_in_natural_order(tmp_path):
+    """Catalogue #29: a directory of Parquet files (Spark/Dask output) is read,
+    part.2 before part.10, bookkeeping files skipped."""
+    from bece.io.stream import parquet_parts
+
+    root, frame = _dataset(tmp_path)
+    names = [p.relative_to(root).as_posix() for p in parquet_parts(root)]
+    assert names == [f"part.{i}.parquet" for i in range(11)] + ["x=1/part.0.parquet"]
+    pred = read_predictions(root)
+    assert pred.kind == "binary" and pred.source == str(root)
+    np.testing.assert_array_equal(pred.y_true, frame["y_true"])
+    np.testing.assert_array_equal(pred.y_prob, frame["y_prob"])
+
+
+def test_a_directory_that_is_not_a_dataset(tmp_path):
+    plain = tmp_path / "adir.csv"
+    plain.mkdir()
+    (plain / "notes.csv").write_text("y_true,y_prob\n1,0.5\n")
+    with pytest.raises(ValueError, match=r"adir.csv: is a directory without Parquet files"):
+        read_predictions(plain)
+    root, _ = _dataset(tmp_path)
+    pd.DataFrame({"y_true": [1], "score": [0.5]}).to_parquet(root / "part.99.parquet")
+    with pytest.raises(ValueError, match=r"part part.99.parquet has no column\(s\) y_prob"):
+        read_predictions(root)

@@ -193,3 +193,105 @@ def test_arrow_columns_to_numpy_without_pandas(rng):
             got = _numpy(part)
             ref = part.to_numpy(zero_copy_only=False)
             assert got.dtype == ref.dtype and np.array_equal(got, ref)
+
+
+# ------------------------------------------------ robustness (issue 14, catalogue J)
+def test_header_longer_than_64_kib(tmp_path):
+    """Catalogue #4: a header over 64 KiB (10,000 class columns) is streamed."""
+    k = 10_000
+    path = tmp_path / "wide.csv"
+    header = "y_true," + ",".join(f"p_{j}" for j in range(k))
+    assert len(header) > 1 << 16
+    rows = [f"{i}," + ",".join(["0.0001"] * k) for i in (3, 9999)]
+    path.write_text(header + "\n" + "\n".join(rows) + "\n")
+    fs = file_statistics(path)
+    assert fs.kind == "top-label" and fs.stats.n == 2
+    _assert_same(fs.stats, _in_memory(path))
+
+
+def test_field_longer_than_the_block(tmp_path, monkeypatch):
+    """Catalogue #27: a line longer than the CSV block, first or later in the
+    file, is read (the block grows); 8 MiB blocks shrunk to 1 KiB here."""
+    import bece.io.stream as stream
+
+    path = tmp_path / "long.csv"
+    lines = [f"{i % 2},0.{i % 10}5,note" for i in range(200)]
+    lines[0] = lines[0].replace("note", "x" * 300_000)  # longer than the 64 KiB name probe
+    lines[150] = lines[150].replace("note", "y" * 5000)
+    path.write_text("y_true,y_prob,note\n" + "\n".join(lines) + "\n")
+    monkeypatch.setattr(stream, "_CSV_BLOCK", 1024)
+    for batch_size in (7, 10**6):
+        fs = file_statistics(path, batch_size=batch_size)
+        assert fs.stats.n == 200
+        _assert_same(fs.stats, _in_memory(path))
+    rows = [cols["y_true"].size for _, cols in iter_chunks(path, batch_size=64)]
+    assert sum(rows) == 200
+
+
+@pytest.mark.parametrize("column", ["y_true", "y_pred"])
+def test_late_float_labels(tmp_path, monkeypatch, column):
+    """Catalogue #30: a label '1.0' after blocks of integers is read as in
+    memory (pyarrow widens int64 to double); '1.5' is refused with its row."""
+    import bece.io.stream as stream
+
+    n = 2000
+    y = np.arange(n) % 2
+    text = ["y_true,y_pred,y_prob"] + [f"{a},{a},0.{a}5" for a in y]
+    at = 1 + 1901  # row 1901 (header first)
+    text[at] = {"y_true": "1.0,1,0.15", "y_pred": "1,1.0,0.15"}[column]
+    path = tmp_path / "late.csv"
+    path.write_text("\n".join(text) + "\n")
+    monkeypatch.setattr(stream, "_CSV_BLOCK", 4096)  # the '1.0' blocks after the first
+    fs = file_statistics(path, batch_size=300)
+    _assert_same(fs.stats, _in_memory(path))
+    assert fs.stats.n == n and fs.kind == "triples"
+    path.write_text("\n".join(text).replace("1.0,", "1.5,") + "\n")
+    message = rf"{column} must hold integer class labels; 1 value\(s\) \(row 1901: 1.5\)"
+    with pytest.raises(ValueError, match=message):
+        file_statistics(path, batch_size=300)
+    pred = read_predictions(path)  # in memory: the same error
+    with pytest.raises(ValueError, match=r"index 1901: 1.5"):
+        CalibrationStats.from_arrays(pred.y_true, pred.y_prob, y_pred=pred.y_pred)
+
+
+def test_late_text_label_is_still_an_error(tmp_path, monkeypatch):
+    import bece.io.stream as stream
+
+    text = "y_true,y_prob\n" + "1,0.5\n" * 1000 + "abc,0.5\n"
+    (tmp_path / "t.csv").write_text(text)
+    monkeypatch.setattr(stream, "_CSV_BLOCK", 1024)
+    with pytest.raises(ValueError, match=r"t.csv: cannot read: .*invalid value 'abc'"):
+        file_statistics(tmp_path / "t.csv")
+
+
+def test_duplicated_columns_stream(tmp_path):
+    """Catalogue #5, chunked reader."""
+    path = tmp_path / "dup.csv"
+    path.write_text("y_true,y_prob,y_true\n1,0.5,0\n0,0.2,1\n")
+    with pytest.raises(ValueError, match=r"dup.csv: column 'y_true' appears 2 times"):
+        file_statistics(path)
+
+
+def test_parquet_dataset_directory_streams(tmp_path, frames):
+    """Catalogue #29: a dataset directory, read part by part in natural order."""
+    root = tmp_path / "spark_output.parquet"
+    root.mkdir()
+    frame = frames["top-label"]
+    bounds = [0, 50, 51, 200, 333, 401]
+    for i, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+        frame.iloc[lo:hi].to_parquet(root / f"part-{i:05d}-c000.snappy.parquet", row_group_size=40)
+    (root / "_SUCCESS").write_text("")
+    fs = file_statistics(root, n_bins=10, batch_size=64)
+    assert fs.kind == "top-label" and fs.stats.n == 401
+    ref = CalibrationStats.from_arrays(frame["y_true"].to_numpy(),
+                                       frame[[f"p_{j}" for j in range(4)]].to_numpy(), n_bins=10)
+    _assert_same(fs.stats, ref)
+    _assert_same(read_statistics(root, n_bins=10).stats, ref)
+    q = file_statistics(root, n_bins=7, binning="quantile", batch_size=100)
+    assert np.array_equal(q.stats.edges, _in_memory(root, n_bins=7, binning="quantile").edges)
+    starts = [start for start, _ in iter_chunks(root, batch_size=64)]
+    assert starts[:3] == [0, 50, 51]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(ValueError, match="is a directory without Parquet files"):
+        file_statistics(plain)
