@@ -2,7 +2,8 @@
 
 ``bece report [FILE] [--model binned] [--n-bins 15] [--binning uniform]
 [--samples 10000] [--seed 0] [--json]`` prints the Bayesian ECE of the
-predictions in FILE (CSV, Parquet or NPZ; columns as in :mod:`bece.io`), or
+predictions in FILE (CSV, Parquet or NPZ, or a directory of Parquet files;
+columns as in :mod:`bece.io`), or
 of the example shipped with bece when FILE is omitted; ``--plot PATH`` also
 writes its reliability diagram (:func:`bece.plots.reliability_diagram`).
 ``--model smooth`` uses the smooth calibration-curve model
@@ -21,8 +22,15 @@ models' ECEs (:func:`bece.compare`) from two prediction files of the same
 test set (same ``y_true``, row for row); ``--plot`` writes both reliability
 diagrams and the posterior of the difference.
 
-Exit codes: 0 on success, 2 on bad usage or bad input (one line on stderr,
-no traceback).
+``bece --version`` prints ``bece <version>``.
+
+Exit codes: 0 on success; 2 on bad usage or bad input (one line on stderr,
+no traceback); 1 when memory runs out (one line: the input was valid, the
+machine too small for it, so not a usage error: fewer ``--samples``, fewer
+``--n-bins`` or a larger machine); 130 on Ctrl-C (one line, the shell's
+code for a command ended by SIGINT); 1 when stdout is closed early
+(``bece report | head``, quietly). ``--json`` prints strict JSON: a
+number that is not finite (the sd of a single draw) is ``null``.
 """
 
 from __future__ import annotations
@@ -43,6 +51,8 @@ __all__ = [
     "format_report",
     "main",
     "report_dict",
+    "to_json",
+    "version",
 ]
 
 PROB = 0.9
@@ -74,23 +84,51 @@ def _add_options(parser: argparse.ArgumentParser, draws: str, figure: str) -> No
     )
 
 
+def version() -> str:
+    """bece's version: the installed distribution's metadata, else
+    ``bece.__version__`` (a source tree that is not installed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("bece")
+    except PackageNotFoundError:
+        from . import __version__
+
+        return str(__version__)
+
+
+class _Version(argparse.Action):
+    """``--version``: looks the version up only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> NoReturn:
+        print(f"bece {version()}")
+        parser.exit(0)
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="bece",
         description="Bayesian assessment of calibration: a posterior over the "
         "expected calibration error (ECE) of a classifier's predictions.",
     )
+    parser.add_argument("--version", action=_Version, help="print bece's version and exit")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     rep = sub.add_parser(
         "report",
         help="posterior ECE, plug-in ECE and per-bin table of a predictions file",
         description="Posterior over the ECE of the predictions in FILE. FILE is CSV, "
         "Parquet or NPZ with a 'y_true' column and either 'y_prob' (P(y=1) of a binary "
-        "classifier) or 'p_0' ... 'p_{K-1}' (class probabilities), optionally 'y_pred'. "
+        "classifier) or 'p_0' ... 'p_{K-1}' (class probabilities), optionally 'y_pred', "
+        "or a directory of Parquet files (Spark or Dask output). "
         "Without FILE, runs on the example shipped with bece (logistic regression on "
         "scikit-learn's digits).",
     )
-    rep.add_argument("file", nargs="?", metavar="FILE", help="CSV, Parquet or NPZ file")
+    rep.add_argument("file", nargs="?", metavar="FILE",
+                     help="CSV, Parquet or NPZ file, or a directory of Parquet files")
     rep.add_argument(
         "--model",
         default="binned",
@@ -117,6 +155,26 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _num(x: float) -> float | None:
     return None if math.isnan(x) else float(x)
+
+
+def _finite(obj: Any) -> Any:
+    """``obj`` with every number that is not finite (NaN, +-inf) as None and
+    NumPy scalars as Python numbers."""
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    return obj
+
+
+def to_json(obj: Any) -> str:
+    """Strict JSON (RFC 8259): non-finite numbers as null, never NaN or
+    Infinity; ``allow_nan=False`` makes any that slip through an error."""
+    return json.dumps(_finite(obj), allow_nan=False)
 
 
 def report_dict(result: Any, prob: float = PROB) -> dict[str, Any]:
@@ -240,7 +298,7 @@ def _report(args: argparse.Namespace) -> int:
         pred = read_statistics(path, n_bins=args.n_bins, binning=args.binning, progress=progress)
         result = posterior_ece(pred.stats, num_samples=args.samples, seed=args.seed)
     if args.json:
-        print(json.dumps(report_dict(result)))
+        print(to_json(report_dict(result)))
     else:
         source = str(path) if args.file is not None else f"{path.name} (example shipped with bece)"
         print(format_report(result, source, pred.kind, args.binning))
@@ -389,18 +447,27 @@ def _compare(args: argparse.Namespace) -> int:
 
     from .binned.compare import compare
     from .io.files import read_predictions
+    from .stats.inputs import as_outcomes, located
 
     if args.plot is not None:
         _check_plot_path(args.plot)
     a, b = read_predictions(args.file_a), read_predictions(args.file_b)
+    for pred in (a, b):
+        try:  # each file's own errors, named with the file and row as in report
+            as_outcomes(pred.y_true, pred.y_prob, pred.y_pred)
+        except ValueError as exc:
+            raise located(exc, pred.source, 0) from None
     if a.kind != b.kind:
         raise ValueError(
             f"{a.source} holds {a.kind} predictions but {b.source} holds {b.kind}; "
             "compare needs both of the same kind"
         )
     if a.y_true.shape != b.y_true.shape:
+        what = (f"{a.y_true.shape[0]} rows", f"{b.y_true.shape[0]}")
+        if a.y_true.shape[0] == b.y_true.shape[0]:
+            what = (f"y_true of shape {a.y_true.shape}", f"shape {b.y_true.shape}")
         raise ValueError(
-            f"{a.source} has {a.y_true.shape[0]} rows but {b.source} has {b.y_true.shape[0]}; "
+            f"{a.source} has {what[0]} but {b.source} has {what[1]}; "
             "compare needs both models' predictions on the same test set, row for row"
         )
     differ = np.flatnonzero(np.asarray(a.y_true) != np.asarray(b.y_true))
@@ -423,7 +490,7 @@ def _compare(args: argparse.Namespace) -> int:
     )
     sources = (str(args.file_a), str(args.file_b))
     if args.json:
-        print(json.dumps(compare_dict(comparison, sources)))
+        print(to_json(compare_dict(comparison, sources)))
     else:
         print(format_compare(comparison, sources, a.kind, args.binning))
     if args.plot is not None:
@@ -451,6 +518,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _UsageError as exc:
         print(str(exc), file=sys.stderr)
         return 2
+    except SystemExit as exc:  # --help and --version: argparse exits after printing
+        return exc.code if isinstance(exc.code, int) else 0
     except BrokenPipeError:
         # the reader went away (``bece report | head``): stop quietly, and keep
         # Python from reporting the same error again when it flushes stdout at exit
@@ -459,6 +528,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, OSError) as exc:
         print(f"bece: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError as exc:
+        # valid input, too large for this machine: one line, exit 1 (not 2:
+        # nothing in the command is wrong as such)
+        detail = str(exc).splitlines()[0] if str(exc) else "no detail given"
+        print(f"bece: error: out of memory ({detail}); try fewer --samples or --n-bins, "
+              "or a machine with more memory", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        # Ctrl-C: one line instead of the traceback of whatever was running
+        print("bece: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

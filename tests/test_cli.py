@@ -376,3 +376,141 @@ def test_closed_pipe_stops_quietly():
     proc.wait(timeout=120)
     assert "Broken pipe" not in err and "Traceback" not in err, err
     assert proc.returncode == 1
+
+
+# ------------------------------------------- robustness (issue 14, catalogue J, K)
+def _strict_json(text):
+    """json.loads that refuses NaN and Infinity (Python's accepts them)."""
+    def refuse(token):
+        raise ValueError(f"not JSON: {token}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_is_strict_with_one_draw(tmp_path, capsys):
+    """Catalogue #6: --samples 1 has no sd; --json says null, never NaN."""
+    path = tmp_path / "p.csv"
+    path.write_text("y_true,y_prob\n1,0.9\n0,0.2\n1,0.6\n")
+    code, out, _ = run(capsys, "report", str(path), "--json", "--samples", "1")
+    assert code == 0 and _strict_json(out)["ece"]["std"] is None
+    code, out, _ = run(capsys, "compare", str(path), str(path), "--json", "--samples", "1")
+    d = _strict_json(out)
+    assert code == 0 and d["diff"]["std"] is None and d["a"]["ece"]["std"] is None
+
+
+def test_to_json_maps_non_finite_numbers_to_null():
+    from bece.cli import to_json
+
+    obj = {"a": float("nan"), "b": [np.float64(np.inf), -np.inf, 1.5, np.float32(2)], "c": (np.nan,)}
+    assert _strict_json(to_json(obj)) == {"a": None, "b": [None, None, 1.5, 2.0], "c": [None]}
+    with pytest.raises(TypeError):
+        to_json({"x": object()})
+
+
+@pytest.mark.parametrize("command", [["report"], ["report", "--model", "smooth"], ["compare", "{f}"]])
+def test_duplicated_columns_exit_2(tmp_path, capsys, command):
+    """Catalogue #5: report, --model smooth and compare all name the column."""
+    f = tmp_path / "dup.csv"
+    f.write_text("y_true,y_prob,y_true\n1,0.5,0\n0,0.2,1\n")
+    argv = [a.replace("{f}", str(f)) for a in command]
+    code, out, err = run(capsys, *argv[:1], str(f), *argv[1:])
+    assert code == 2 and out == ""
+    assert f"{f}: column 'y_true' appears 2 times" in err and err.count("\n") == 1
+
+
+def test_compare_names_the_file_and_shape(tmp_path, capsys):
+    """Catalogue #31 (and #28): a (100, 1) y_true is refused naming the file
+    and the shape, not as '100 rows but ... 100'."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=100)
+    y = (rng.uniform(size=100) < p).astype(int)
+    good = tmp_path / "good.csv"
+    good.write_text("y_true,y_prob\n" + "\n".join(f"{a},{float(b)!r}" for a, b in zip(y, p)))
+    np.savez(tmp_path / "col.npz", y_true=y[:, None], y_prob=p)
+    for argv in (["compare", str(good), str(tmp_path / "col.npz")], ["report", str(tmp_path / "col.npz")]):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == "" and err.count("\n") == 1
+        assert f"{tmp_path / 'col.npz'}: array 'y_true' has shape (100, 1)" in err
+
+
+def test_compare_value_errors_name_the_file_and_row(tmp_path, capsys):
+    (tmp_path / "a.csv").write_text("y_true,y_prob\n1,0.2\n1,0.7\n0,0.4\n")
+    (tmp_path / "b.csv").write_text("y_true,y_prob\n1,0.2\n1,1.7\n0,0.4\n")
+    code, out, err = run(capsys, "compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"))
+    assert code == 2 and err == f"bece: error: {tmp_path / 'b.csv'}: y_prob must lie in [0, 1]; " \
+        "1 value(s) (row 1: 1.7) are outside\n"
+
+
+def test_report_reads_a_parquet_dataset_directory(tmp_path, capsys):
+    """Catalogue #29: Spark/Dask output (a directory) is read, a plain
+    directory is a one-line error, not 'no such file'."""
+    import pandas as pd
+
+    root = tmp_path / "spark_output.parquet"
+    root.mkdir()
+    for i in range(3):
+        pd.DataFrame({"y_true": [1, 0], "y_prob": [0.7, 0.4]}).to_parquet(root / f"part-0000{i}.parquet")
+    (root / "_SUCCESS").write_text("")
+    code, out, _ = run(capsys, "report", str(root), "--json", "--samples", "100")
+    assert code == 0 and json.loads(out)["n"] == 6
+    code, out, _ = run(capsys, "compare", str(root), str(root), "--json", "--samples", "100")
+    assert code == 0 and json.loads(out)["n"] == 6
+    (tmp_path / "adir.csv").mkdir()
+    code, out, err = run(capsys, "report", str(tmp_path / "adir.csv"))
+    assert code == 2 and "is a directory without Parquet files" in err and err.count("\n") == 1
+
+
+def test_out_of_memory_is_one_line(capsys, monkeypatch):
+    """Catalogue #12 (CLI): a MemoryError prints one line naming memory and
+    the options that size the run, exit 1 (valid input, machine too small)."""
+    import bece.api
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError("Unable to allocate 224. GiB for an array with shape (1000000000, 2, 15) "
+                          "and data type float64")
+
+    monkeypatch.setattr(bece.api, "posterior_ece", exhausted)
+    code, out, err = run(capsys, "report")
+    assert code == 1 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("bece: error: out of memory (Unable to allocate 224. GiB")
+    assert "--samples" in err
+
+
+def test_huge_sizes_never_print_a_traceback():
+    """--samples 10**9: an up-front size check (exit 2) or numpy's
+    MemoryError (exit 1); either way one line."""
+    r = subprocess.run([sys.executable, "-m", "bece.cli", "report", "--samples", str(10**9)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode in (1, 2) and "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_ctrl_c_is_one_line_and_exit_130():
+    """Catalogue #32: SIGINT during a report: 'bece: interrupted', exit 130."""
+    code = (
+        "import os, signal, sys\n"
+        "import bece.io.files as files\n"
+        "from bece import cli\n"
+        "real = files.read_statistics\n"
+        "def interrupted(*a, **k):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the file is read\n"
+        "    return real(*a, **k)\n"
+        "files.read_statistics = interrupted\n"
+        "sys.exit(cli.main(['report', '--samples', '200']))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 130 and r.stderr == "bece: interrupted\n" and r.stdout == ""
+
+
+def test_version(capsys, monkeypatch):
+    from importlib import metadata
+
+    code, out, err = run(capsys, "--version")
+    assert code == 0 and err == "" and out == f"bece {metadata.version('bece')}\n"
+
+    def not_installed(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", not_installed)
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out == f"bece {bece.__version__}\n"
+    r = subprocess.run([sys.executable, "-m", "bece.cli", "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("bece ") and r.stderr == ""
