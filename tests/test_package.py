@@ -76,6 +76,23 @@ def test_wheel_holds_every_package_and_the_data(wheel):
 
 
 @pytest.mark.skipif(not (ROOT / "pyproject.toml").exists(), reason="needs the source tree")
+def test_wheel_ships_the_license(wheel):
+    """pyproject's license = "Apache-2.0" with the license text as
+    license-files: the wheel's metadata names it and carries it."""
+    text = (ROOT / "LICENSE").read_text()
+    assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"]
+    assert "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION" in text
+    assert "END OF TERMS AND CONDITIONS" in text
+    with zipfile.ZipFile(wheel) as whl:
+        (meta,) = [n for n in whl.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = whl.read(meta).decode()
+        shipped = whl.read(meta.replace("METADATA", "licenses/LICENSE")).decode()
+    assert "License-Expression: Apache-2.0" in metadata.splitlines()
+    assert "License-File: LICENSE" in metadata.splitlines()
+    assert shipped == text
+
+
+@pytest.mark.skipif(not (ROOT / "pyproject.toml").exists(), reason="needs the source tree")
 def test_installed_wheel_imports_each_package_outside_the_source_tree(wheel, tmp_path):
     site = tmp_path / "site"
     subprocess.run(
