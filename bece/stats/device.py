@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from .binning import Binning, make_binning
+from .inputs import as_array, row_sum_tolerance
 
 __all__ = [
     "device_sums",
@@ -124,6 +125,10 @@ def _kernel(m: int, uniform: bool, kind: str, has_pred: bool, method: str, locat
         if n_classes is not None:
             yi = y.astype(jnp.float64)
             out["range"] = first(jnp.isfinite(yi) & ((yi < 0) | (yi >= n_classes)), yi)
+        elif jnp.issubdtype(y.dtype, jnp.floating):  # int64 casts must not wrap
+            out["int64"] = first((yf < -(2.0**63)) | (yf >= 2.0**63), yf)
+        elif jnp.issubdtype(y.dtype, jnp.unsignedinteger) and y.dtype.itemsize == 8:
+            out["int64"] = first(y > jnp.uint64(2**63 - 1), y)
         return out
 
     def reduce(cell: Any, x: Any) -> tuple[Any, Any, Any]:
@@ -171,7 +176,8 @@ def _kernel(m: int, uniform: bool, kind: str, has_pred: bool, method: str, locat
             z = pred == yt.astype(jnp.int64)
         elif kind == "pairs":
             x = pf
-            z = yt.astype(jnp.float64) == yp.astype(jnp.float64)
+            # as int64, as the host path compares them (labels beyond int64 are refused)
+            z = yt.astype(jnp.int64) == yp.astype(jnp.int64)
         else:
             x = pf
             z = yt.astype(jnp.float64) == 1
@@ -212,6 +218,14 @@ def _label_errors(rep: dict[str, Any], name: str, n_classes: int | None) -> None
     if "fraction" in rep and rep["fraction"][0]:
         raise ValueError(
             f"{name} must hold integer class labels; {_describe(*rep['fraction'])} are not integers"
+        )
+    if "int64" in rep and rep["int64"][0]:
+        c, idx, vals = rep["int64"]
+        shown = ", ".join(f"index {int(i)}: {v.item()!r}" for i, v in zip(idx, vals) if i >= 0)
+        more = f" and {int(c) - _SHOW} more" if c > _SHOW else ""
+        raise ValueError(
+            f"{name} must hold class labels in the int64 range (-2**63 .. 2**63 - 1); "
+            f"{int(c)} value(s) ({shown}{more}) are beyond it"
         )
     if "range" in rep and rep["range"][0]:
         assert n_classes is not None  # labels are range-checked only against a number of classes
@@ -294,11 +308,7 @@ def device_sums(
             return None
         if is_jax_array(y):
             return y
-        try:
-            arr = np.asarray(y)
-        except Exception as exc:
-            raise ValueError(f"{name} could not be read as an array: {exc}") from None
-        return arr
+        return as_array(y, name)
 
     yt = on_device(y_true, "y_true")
     yp = on_device(y_pred, "y_pred")
@@ -310,8 +320,7 @@ def device_sums(
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     in_dtype = np.dtype(y_prob.dtype)
     k = y_prob.shape[1] if y_prob.ndim == 2 else 0
-    eps = np.finfo(in_dtype).eps if in_dtype.kind == "f" else 0.0
-    tol = max(1e-6, 8.0 * k * eps)
+    tol = row_sum_tolerance(in_dtype, k) if k else 0.0
     shape = (m, bins.rule == "uniform", kind, yp is not None, method)
     with jax.enable_x64(True):
         # labels given as NumPy are sent to y_prob's device (host to device only)

@@ -32,13 +32,47 @@ __all__ = [
     "checked_array",
     "describe_bad",
     "located",
+    "row_sum_tolerance",
     "scan_rows",
 ]
 
+#: The largest absolute row-sum tolerance, whatever the dtype and K
+#: (:func:`row_sum_tolerance`).
+ROW_SUM_CAP = 1e-3
+
+_INT64_MIN = -(2.0**63)  # as floats: labels must satisfy MIN <= y < -MIN
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _missing_mask(arr: np.ndarray) -> np.ndarray:
+    """Entries of an object array that are None, NaN or a pandas NA/NaT."""
+    def missing(v: Any) -> bool:
+        return v is None or type(v).__name__ in ("NAType", "NaTType") or (
+            isinstance(v, float) and v != v
+        )
+
+    return np.fromiter((missing(v) for v in arr.ravel()), dtype=bool, count=arr.size).reshape(
+        arr.shape
+    )
+
 
 def as_array(x: Any, name: str) -> np.ndarray:
+    """``x`` as a numpy array; ValueError for None, ragged input and masked
+    arrays with masked entries (which ``np.asarray`` would silently unmask)."""
     if x is None:
         raise ValueError(f"{name} is required, got None")
+    if np.ma.isMaskedArray(x):
+        mask = np.ma.getmaskarray(x)
+        if mask.any():
+            idx = np.flatnonzero(mask)
+            shown = ", ".join(f"index {i}" for i in idx[:3])
+            more = f" and {idx.size - 3} more" if idx.size > 3 else ""
+            raise ValueError(
+                f"{name} is a masked array with {idx.size} masked value(s) ({shown}{more}); "
+                "bece does not drop or fill values: remove those rows from every argument "
+                "(or fill them) before calling"
+            )
+        x = np.ma.getdata(x)
     try:
         arr = np.asarray(x)
     except Exception as exc:  # ragged lists and the like
@@ -46,9 +80,25 @@ def as_array(x: Any, name: str) -> np.ndarray:
     return arr
 
 
+def _object_error(arr: np.ndarray, name: str, what: str) -> ValueError:
+    """The error for an object array: its missing values if it has any."""
+    missing = _missing_mask(arr)
+    if missing.any():
+        return ValueError(
+            f"{name} contains missing values (None, NaN or pandas.NA): "
+            f"{describe_bad(arr, missing)}"
+        )
+    return ValueError(f"{name} must hold {what}, got dtype {arr.dtype}")
+
+
 def describe_bad(values: np.ndarray, bad: np.ndarray, limit: int = 3) -> str:
     idx = np.flatnonzero(bad)
-    shown = ", ".join(f"index {i}: {values.flat[i].item()!r}" for i in idx[:limit])
+
+    def value(i: int) -> Any:
+        v = values.flat[i]
+        return v.item() if isinstance(v, np.generic) else v
+
+    shown = ", ".join(f"index {i}: {value(i)!r}" for i in idx[:limit])
     more = f" and {idx.size - limit} more" if idx.size > limit else ""
     return f"{idx.size} value(s) ({shown}{more})"
 
@@ -81,6 +131,8 @@ def _shift(err: ValueError, offset: int, k: int) -> ValueError:
 
 def checked_array(y_prob: Any, name: str) -> np.ndarray:
     arr = as_array(y_prob, name)
+    if arr.dtype.kind == "O":
+        raise _object_error(arr, name, "real numbers (probabilities)")
     if arr.dtype.kind not in "fiu":
         raise ValueError(
             f"{name} must hold real numbers (probabilities), got dtype {arr.dtype}"
@@ -99,18 +151,69 @@ def checked_array(y_prob: Any, name: str) -> np.ndarray:
     return arr
 
 
+def row_sum_tolerance(dtype: Any, k: int) -> float:
+    """How far from 1 the rows of a (n, K) probability matrix may sum.
+
+    ``max(1e-6, min(1e-3, 4 sqrt(K) eps))`` with ``eps`` the machine epsilon
+    of ``dtype`` (float64 for integer input): 1e-6 for float64 at any K;
+    for float32 1e-6 up to K = 4, then ``4 sqrt(K) eps`` (4.8e-6 at
+    K = 100, 1.5e-4 at K = 10^5); 1e-3 for float16 at every K.
+
+    Why. A row produced in its dtype, e.g. a softmax ``e / e.sum()``, sums
+    (exactly) to 1 up to two kinds of rounding: each entry rounded to the
+    dtype, relative error at most ``eps/2`` each, so at most ``eps/2`` over a
+    row whose entries sum to one; and the normaliser ``e.sum()``, whose
+    relative error is that of a sum of K terms: at most ``log2(K) eps/2`` for
+    pairwise summation (numpy), of order ``sqrt(K) eps/2`` for a sequential
+    or blocked one (BLAS, GPU reductions) in practice. ``4 sqrt(K) eps``
+    bounds both with room to spare (measured: float32 softmax rows deviate
+    by at most 2 eps at K = 2, 100 and 10^5). The floor 1e-6 is the
+    tolerance float64 input always had.
+
+    The cap 1e-3 bounds the tolerance whatever K and the dtype: a row off
+    by more than 0.1% of its mass is not a probability vector at the
+    precision at which an ECE is read (its third decimal). It is reached
+    only by float16 (``eps`` = 9.8e-4) and by float32 beyond 4 million
+    classes. Float16 rows whose normaliser is accumulated in float32, as
+    numpy, PyTorch and JAX do, deviate by at most ``2 (eps/2) = eps`` = 9.8e-4
+    (plus at most 3e-8 per entry below float16's smallest normal number,
+    6.1e-5, which cancel rather than add up), so they pass; float16 rows
+    summing to 1.5, or float32 rows summing to 1.05, do not.
+
+    The check computes each row sum with at most half this tolerance of
+    its own error: in float64 for float16 input; for float32 and float64
+    input by BLAS in the input's dtype, with every row that this puts more
+    than half the tolerance from 1 summed again in float64, which decides.
+    """
+    dt = np.dtype(dtype)
+    eps = float(np.finfo(dt).eps) if dt.kind == "f" else float(np.finfo(np.float64).eps)
+    return max(1e-6, min(ROW_SUM_CAP, 4.0 * float(np.sqrt(k)) * eps))
+
+
+def _row_deviation(block: np.ndarray, ones: np.ndarray, tol: float) -> np.ndarray:
+    """``|row sum - 1|`` of each row of ``block``, exact to well within ``tol / 2``
+    (see :func:`row_sum_tolerance`)."""
+    if block.dtype.itemsize < 4:  # float16: no BLAS, and its own sums round coarsely
+        return np.abs(block.sum(axis=1, dtype=np.float64) - 1.0)
+    dev = np.abs(block @ ones - 1.0)
+    near = dev > 0.5 * tol
+    if near.any():  # decide these rows by a float64 sum
+        dev = dev.astype(np.float64)
+        dev[near] = np.abs(block[near].sum(axis=1, dtype=np.float64) - 1.0)
+    return dev
+
+
 def scan_rows(arr: np.ndarray, name: str, top: bool, visit: Any = None):
     """Check a 2-D array block by block; optionally reduce it to the top label.
 
     Each block of rows is read once while it is in cache: min and max (exact
-    in the input's dtype), row sums, with ``top`` the
-    argmax and its value, and ``visit(start, block)`` for any further
-    reduction a caller wants fused into the same pass. The matrix is never
-    converted as a whole.
+    in the input's dtype), row sums (within :func:`row_sum_tolerance`), with
+    ``top`` the argmax and its value, and ``visit(start, block)`` for any
+    further reduction a caller wants fused into the same pass. The matrix is
+    never converted as a whole.
     """
     n, k = arr.shape
-    eps = np.finfo(arr.dtype).eps if arr.dtype.kind == "f" else 0.0
-    tol = max(1e-6, 8.0 * k * eps)
+    tol = row_sum_tolerance(arr.dtype, k)
     rows = max(1, _BLOCK // k)
     ones = np.ones(k, dtype=arr.dtype)
     pred = np.empty(n, dtype=np.int64) if top else None
@@ -119,9 +222,7 @@ def scan_rows(arr: np.ndarray, name: str, top: bool, visit: Any = None):
         block = arr[start:start + rows]
         if not (block.min() >= 0 and block.max() <= 1):  # NaN fails both
             raise _shift(_range_error(np.asarray(block, dtype=np.float64), name), start, k)
-        # row sums by BLAS in the input's dtype: the rounding error of a sum
-        # of K terms in [0, 1] is below (K - 1) eps, inside the tolerance
-        dev = np.abs(block @ ones - 1.0)
+        dev = _row_deviation(block, ones, tol)
         if not dev.max() <= tol:
             bad = start + int(np.argmax(dev > tol))
             total = int((np.abs(np.sum(arr, axis=1, dtype=np.float64) - 1.0) > tol).sum())
@@ -147,9 +248,10 @@ def check_probabilities(y_prob: Any, name: str = "y_prob") -> np.ndarray:
     ----------
     y_prob : array_like of shape (n,) or (n, K)
         Probabilities in [0, 1]. Rows of a 2-D array must sum to 1 within
-        ``max(1e-6, 8 K eps)`` where ``eps`` is the machine epsilon of the
-        input's float type (a float32 softmax over 1,000 classes passes,
-        a row off by 1e-3 does not).
+        :func:`row_sum_tolerance`: ``max(1e-6, min(1e-3, 4 sqrt(K) eps))``
+        where ``eps`` is the machine epsilon of the input's float type (a
+        float32 softmax over 100,000 classes passes, a row off by 1e-3
+        does not).
 
     Returns
     -------
@@ -205,8 +307,10 @@ def check_labels(y: Any, name: str, n: int, n_classes: int | None = None) -> np.
 
     Integer and boolean arrays are accepted, and float arrays whose values
     are all integers (as pandas gives for an integer column). Anything else
-    raises ``ValueError``. With ``n_classes`` the labels must lie in
-    ``0 .. n_classes - 1``.
+    raises ``ValueError``, as do labels outside the int64 range (uint64 from
+    2**63, floats from 2**63 or below -2**63), which an int64 cast would
+    wrap; errors show the values as given. With ``n_classes`` the labels
+    must lie in ``0 .. n_classes - 1``.
     """
     arr = as_array(y, name)
     if arr.ndim != 1:
@@ -219,6 +323,8 @@ def check_labels(y: Any, name: str, n: int, n_classes: int | None = None) -> np.
     if arr.dtype.kind == "b":
         labels = arr.astype(np.int64)
     elif arr.dtype.kind in "iu":
+        if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and arr.size:
+            _check_int64_range(arr, arr > _INT64_MAX, name, n_classes)
         labels = arr.astype(np.int64, copy=False)
     elif arr.dtype.kind == "f":
         bad = ~np.isfinite(arr)
@@ -229,7 +335,11 @@ def check_labels(y: Any, name: str, n: int, n_classes: int | None = None) -> np.
             raise ValueError(
                 f"{name} must hold integer class labels; {describe_bad(arr, frac)} are not integers"
             )
+        if arr.size:
+            _check_int64_range(arr, (arr < _INT64_MIN) | (arr >= -_INT64_MIN), name, n_classes)
         labels = arr.astype(np.int64)
+    elif arr.dtype.kind == "O":
+        raise _object_error(arr, name, "integer class labels")
     else:
         raise ValueError(
             f"{name} must hold integer class labels, got dtype {arr.dtype}"
@@ -243,6 +353,21 @@ def check_labels(y: Any, name: str, n: int, n_classes: int | None = None) -> np.
                 f"{describe_bad(labels, bad)} are outside"
             )
     return labels
+
+
+def _check_int64_range(arr: np.ndarray, big: np.ndarray, name: str, n_classes: int | None) -> None:
+    """Refuse labels beyond int64 (``big``), showing them as given."""
+    if not big.any():
+        return
+    if n_classes is not None:
+        bad = (arr < 0) | (arr >= n_classes)
+        raise ValueError(
+            f"{name} must hold labels in 0..{n_classes - 1}; {describe_bad(arr, bad)} are outside"
+        )
+    raise ValueError(
+        f"{name} must hold class labels in the int64 range (-2**63 .. 2**63 - 1); "
+        f"{describe_bad(arr, big)} are beyond it"
+    )
 
 
 def as_outcomes(

@@ -189,3 +189,25 @@ def test_device_matrix_errors(arrays):
         CalibrationStats.from_arrays(arrays["y"], jnp.asarray(arrays["p"]), binning="quantile")
     with pytest.raises(ValueError, match="method must be"):
         _device.device_sums(arrays["y"], jnp.asarray(arrays["p"]), None, 5, "uniform", method="gpu")
+
+
+def test_device_row_sum_tolerance_is_the_host_one(rng):
+    """Robustness #1 on the device path: float32 rows summing to 1.05 at K = 1e5."""
+    prob = np.full((2, 100_000), np.float32(1.05 / 1e5))
+    with pytest.raises(ValueError, match=r"rows must sum to 1 \(tolerance 1.5e-04\)"):
+        CalibrationStats.from_arrays(np.zeros(2, int), jnp.asarray(prob))
+    logits = rng.normal(size=(50, 1000)).astype(np.float32)
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    ok = e / e.sum(axis=1, keepdims=True)
+    y = rng.integers(0, 1000, 50)
+    _assert_same(CalibrationStats.from_arrays(y, jnp.asarray(ok)), _host(y, ok))
+
+
+def test_device_labels_beyond_int64_are_refused():
+    """Robustness #11 on the device path (it compared labels as floats)."""
+    p = jnp.asarray(np.array([0.6, 0.7, 0.8]))
+    with pytest.raises(ValueError, match=r"y_true must hold class labels in the int64 range.*index 2"):
+        CalibrationStats.from_arrays(np.array([0, 1, 2.0**63]), p, y_pred=np.array([0, 1, -(2**63)]))
+    got = CalibrationStats.from_arrays(np.array([2**53 + 1, 5]), jnp.asarray(np.array([0.2, 0.7])),
+                                       y_pred=np.array([2.0**53, 5.0]), n_bins=2)
+    assert got.counts.tolist() == [[1, 0], [0, 1]]

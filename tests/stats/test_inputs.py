@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -131,3 +133,113 @@ def test_inputs_are_not_modified():
     before = p.copy(), y.copy()
     bece.bayesian_ece(y, p, num_samples=10)
     assert np.array_equal(p, before[0]) and np.array_equal(y, before[1])
+
+
+# ----------------------------------------------------------- robustness #1
+@pytest.mark.parametrize(
+    "dtype,k,total",
+    [(np.float16, 100, 1.5), (np.float32, 100_000, 1.05), (np.float32, 100, 1.001),
+     (np.float64, 100_000, 1.00001)],
+)
+def test_row_sum_tolerance_is_bounded_whatever_k(dtype, k, total):
+    """Robustness #1: max(1e-6, 8 K eps) accepted float16 rows summing to 1.5
+    (K = 100) and float32 rows summing to 1.05 (K = 1e5)."""
+    prob = np.full((3, k), total / k, dtype=dtype)
+    with pytest.raises(ValueError, match="rows must sum to 1"):
+        bece.top_label_ece(np.zeros(3, dtype=int), prob)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("k", [2, 100, 100_000])
+def test_softmax_rows_computed_in_their_dtype_pass(rng, dtype, k):
+    n = 20 if k == 100_000 else 300
+    for scale in (1.0, 3.0):
+        logits = (rng.normal(size=(n, k)) * scale).astype(dtype)
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        prob = e / e.sum(axis=1, keepdims=True)
+        assert prob.dtype == dtype
+        assert 0 <= bece.top_label_ece(rng.integers(0, k, size=n), prob) <= 1
+
+
+def test_row_sum_tolerance_values():
+    from bece.stats.inputs import row_sum_tolerance
+
+    eps32 = np.finfo(np.float32).eps
+    assert row_sum_tolerance(np.float64, 2) == row_sum_tolerance(np.float64, 10**9) == 1e-6
+    assert row_sum_tolerance(np.int64, 10**5) == 1e-6
+    assert row_sum_tolerance(np.float32, 2) == 1e-6
+    assert row_sum_tolerance(np.float32, 10**5) == pytest.approx(4 * np.sqrt(1e5) * eps32)
+    assert row_sum_tolerance(np.float32, 10**8) == 1e-3  # the cap
+    assert row_sum_tolerance(np.float16, 2) == row_sum_tolerance(np.float16, 10**5) == 1e-3
+
+
+def test_a_row_near_the_tolerance_is_judged_by_its_float64_sum():
+    """BLAS sums in float32; rows it puts near the limit are re-summed in float64."""
+    from bece.stats.inputs import row_sum_tolerance
+
+    k = 1000
+    tol = row_sum_tolerance(np.float32, k)
+    ok = np.full((2, k), np.float32(1.0 / k))
+    ok[:, 0] += np.float32(0.8 * tol)
+    bece.top_label_ece([0, 1], ok)  # within the tolerance
+    bad = np.full((2, k), np.float32(1.0 / k))
+    bad[:, 0] += np.float32(1.3 * tol)
+    with pytest.raises(ValueError, match="2 row"):
+        bece.top_label_ece([0, 1], bad)
+
+
+# -------------------------------------------------- robustness #7, #9, #10, #11
+def test_masked_arrays_with_masked_values_are_refused():
+    """Robustness #7: the mask was silently ignored and masked entries used."""
+    p = np.ma.masked_array([0.9, 0.5, 0.6], mask=[1, 0, 0])
+    for func in ENTRY_POINTS:
+        with pytest.raises(ValueError, match=r"y_prob is a masked array with 1 masked value\(s\)"):
+            func([0, 1, 1], p)
+    with pytest.raises(ValueError, match="y_true is a masked array"):
+        bece.top_label_ece(np.ma.masked_array([0, 1], mask=[0, 1]), [[0.6, 0.4], [0.3, 0.7]])
+    clean = np.ma.masked_array([0.9, 0.5, 0.6], mask=False)
+    assert bece.expected_calibration_error([0, 1, 1], clean, n_bins=2) == \
+        bece.expected_calibration_error([0, 1, 1], [0.9, 0.5, 0.6], n_bins=2)
+
+
+def test_missing_values_in_object_labels_are_named():
+    """Robustness #9: pandas nullable booleans with pd.NA said 'got dtype object'."""
+    pd = pytest.importorskip("pandas")
+    p = [0.2, 0.3, 0.4, 0.5]
+    with pytest.raises(ValueError, match=r"y_true contains missing values .* \(index 2: <NA>\)"):
+        bece.expected_calibration_error(pd.array([False, True, None, True], "boolean"), p)
+    with pytest.raises(ValueError, match=r"y_pred contains missing values .*index 1: None"):
+        bece.expected_calibration_error([0, 1, 1, 0], p, y_pred=np.array([0, None, 1, 0], object))
+    with pytest.raises(ValueError, match="y_prob contains missing values"):
+        bece.expected_calibration_error([0, 1], np.array([0.2, None], dtype=object))
+    with pytest.raises(ValueError, match="must hold integer class labels, got dtype object"):
+        bece.expected_calibration_error(np.array(["a", "b"], object), [0.2, 0.3])
+
+
+@pytest.mark.parametrize(
+    "labels,shown",
+    [(np.array([0, 1, 2**63 + 1, 1], dtype=np.uint64), "index 2: 9223372036854775809"),
+     (np.array([0.0, 1.0, 1e20, 1.0]), "index 2: 1e+20"),
+     (np.array([0.0, 1.0, -1e20, 1.0]), "index 2: -1e+20")],
+)
+def test_labels_beyond_int64_are_shown_as_given(labels, shown):
+    """Robustness #10: messages showed the value after a wrapping int64 cast
+    (-9223372036854775807, -9223372036854775808)."""
+    outside = rf"must hold labels in 0..1; 1 value\(s\) \({re.escape(shown)}\)"
+    for func in ENTRY_POINTS:
+        with pytest.raises(ValueError, match=outside):
+            func(labels, [0.2, 0.3, 0.4, 0.5])
+    beyond = f"y_pred must hold class labels in the int64 range.*{re.escape(shown)}"
+    with pytest.raises(ValueError, match=beyond):
+        bece.expected_calibration_error([0, 1, 2, 1], [0.2, 0.3, 0.4, 0.5], y_pred=labels)
+
+
+def test_float_labels_beyond_int64_do_not_wrap_into_equality():
+    """Robustness #11: y_true = 2.0**63 wrapped to -2**63 and 'equalled' y_pred = -2**63."""
+    with pytest.raises(ValueError, match=r"y_true must hold class labels in the int64 range"):
+        bece.expected_calibration_error([0, 1, 2.0**63], [0.6, 0.7, 0.8], y_pred=[0, 1, -(2**63)])
+    with pytest.raises(ValueError, match=r"y_pred must hold class labels in the int64 range"):
+        bece.expected_calibration_error([0, 1, 2], [0.6, 0.7, 0.8], y_pred=[0, 1, 2.0**64])
+    # -2**63 itself is an int64
+    z, _ = as_outcomes([0, -(2.0**63)], [0.6, 0.7], y_pred=[0, -(2**63)])
+    assert z.tolist() == [True, True]
