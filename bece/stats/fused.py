@@ -65,6 +65,17 @@ first use and cached on disk (``cache=True``): the first call in a new
 environment pays about 0.3 s per combination of input dtypes, later
 processes load the machine code.
 
+Summation order. The sums are float64 sums in some order, and orders differ
+in the last bits. The order is fixed by the input's size alone: below
+:data:`AUTO_ROWS` predictions one sequential pass per cell in input order
+(``np.bincount``'s), from :data:`AUTO_ROWS` on the blocks and lanes above.
+Both engines implement both orders bit for bit (the loop with one lane and
+one block; NumPy by binning into (block, lane, cell) slots), so
+``engine="auto"`` gives the same bits for the same input whichever engine
+runs it -- whether or not an earlier call has loaded numba, and whether or
+not numba is installed. An explicit ``engine="numpy"`` always sums
+sequentially, ``engine="numba"`` always in blocks.
+
 numba is imported only when the first statistics are computed (``import
 bece`` stays light). Where numba is not installed or cannot be imported (a
 NumPy release newer than numba supports, an unsupported platform), the same
@@ -81,6 +92,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.memory import check_allocation
 from .binning import Binning
 
 #: Per-bin sums: (binning, counts (2, M) int64, sum_p (M,) float64, sum_p2 (M,) float64).
@@ -146,7 +158,7 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
         return lo
 
     @jit
-    def binary(p, y, m, edges, uniform, cnt, sp, sp2):  # pragma: no cover - compiled
+    def binary(p, y, lanes, m, edges, uniform, cnt, sp, sp2):  # pragma: no cover - compiled
         # z = y in {0, 1}; returns -1, or the index of the first bad element
         lo_e, hi_e = edges[0], edges[m]
         w = 2 * (m + 1)
@@ -162,14 +174,14 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
                 z = 1
             else:
                 return i
-            k = (i & 3) * w + 2 * bin_of(x, m, edges, uniform) + z
+            k = (i & lanes) * w + 2 * bin_of(x, m, edges, uniform) + z
             cnt[k] += 1
             sp[k] += x
             sp2[k] += x * x
         return -1
 
     @jit
-    def binary_int(p, y, m, edges, uniform, cnt, sp, sp2):  # pragma: no cover - compiled
+    def binary_int(p, y, lanes, m, edges, uniform, cnt, sp, sp2):  # pragma: no cover - compiled
         # as binary, for integer or bool labels: one unsigned compare checks 0/1
         lo_e, hi_e = edges[0], edges[m]
         w = 2 * (m + 1)
@@ -181,15 +193,16 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
             z = int64(y[i])
             if numba.uint64(z) > 1:
                 return i
-            k = (i & 3) * w + 2 * bin_of(x, m, edges, uniform) + z
+            k = (i & lanes) * w + 2 * bin_of(x, m, edges, uniform) + z
             cnt[k] += 1
             sp[k] += x
             sp2[k] += x * x
         return -1
 
     @jit
-    def pairs(p, yt, yp, whole, m, edges, uniform, cnt, sp, sp2):  # pragma: no cover - compiled
-        # z = [yt == yp]; with whole, float labels must be whole numbers
+    def pairs(p, yt, yp, whole, lanes, m, edges, uniform, cnt, sp, sp2):  # pragma: no cover - compiled
+        # z = [yt == yp] as int64 (as the NumPy checks compare them); with
+        # whole, float labels must be whole numbers within the int64 range
         lo_e, hi_e = edges[0], edges[m]
         w = 2 * (m + 1)
         n = p.shape[0]
@@ -201,8 +214,11 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
             b = yp[i]
             if whole and not (a - np.floor(a) == 0 and b - np.floor(b) == 0):  # NaN, inf, 2.5
                 return i
-            z = 1 if a == b else 0
-            k = (i & 3) * w + 2 * bin_of(x, m, edges, uniform) + z
+            if whole and not (a >= -9.223372036854775808e18 and a < 9.223372036854775808e18
+                              and b >= -9.223372036854775808e18 and b < 9.223372036854775808e18):
+                return i  # beyond int64: the checks refuse it
+            z = 1 if int64(a) == int64(b) else 0
+            k = (i & lanes) * w + 2 * bin_of(x, m, edges, uniform) + z
             cnt[k] += 1
             sp[k] += x
             sp2[k] += x * x
@@ -217,13 +233,33 @@ def available_engine() -> str:
     return "numba" if _compile() is not None else "numpy"
 
 
+def _order(engine: str, size: int) -> str:
+    """The summation order for ``size`` predictions: ``"sequential"`` (one
+    pass per cell in input order, ``np.bincount``'s) or ``"blocked"`` (blocks
+    of :data:`_BLOCK` with :data:`_LANES` lanes each, the loop's).
+
+    ``engine="auto"`` picks it by the input's size alone (blocked from
+    :data:`AUTO_ROWS` on), so that the same input gives the same bits whichever
+    engine runs it and whatever ran before in the process; an explicit
+    engine keeps its own order (``"numpy"`` sequential, ``"numba"`` blocked).
+    """
+    if engine == "numpy":
+        return "sequential"
+    if engine == "numba":
+        return "blocked"
+    return "blocked" if size >= AUTO_ROWS else "sequential"
+
+
 def numpy_cells(
-    z: np.ndarray, p: np.ndarray, binning: Binning
+    z: np.ndarray, p: np.ndarray, binning: Binning, *, order: str = "sequential"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Counts and sums of checked ``z`` and float64 ``p`` with NumPy.
 
     One index pass and three ``np.bincount`` over cells ``2 b + z`` with
-    ``M + 1`` bin slots, the top slot folded into bin ``M - 1``.
+    ``M + 1`` bin slots, the top slot folded into bin ``M - 1``. With
+    ``order="blocked"`` the cells are also split by block and lane (element
+    ``i`` in block ``i // 2**20``, lane ``i % 4``) and added as the compiled
+    loop adds them, so the sums equal the loop's bit for bit.
 
     Returns
     -------
@@ -235,6 +271,18 @@ def numpy_cells(
     cell *= 2
     cell += z
     k = 2 * (m + 1)
+    if order == "blocked":
+        n = p.shape[0]
+        blocks = max(1, -(-n // _BLOCK))
+        _check_accumulators(blocks, m)
+        i = np.arange(n, dtype=np.int64)
+        cell += k * ((i & (_LANES - 1)) + _LANES * (i // _BLOCK))
+        del i
+        w = _LANES * k
+        cnt = np.bincount(cell, minlength=blocks * w).reshape(blocks, w)
+        sp = np.bincount(cell, weights=p, minlength=blocks * w).reshape(blocks, w)
+        sp2 = np.bincount(cell, weights=p * p, minlength=blocks * w).reshape(blocks, w)
+        return _reduce(cnt, sp, sp2, m)
     counts = np.bincount(cell, minlength=k).reshape(m + 1, 2).T
     sp = np.bincount(cell, weights=p, minlength=k).reshape(m + 1, 2)
     sp2 = np.bincount(cell, weights=p * p, minlength=k).reshape(m + 1, 2)
@@ -254,14 +302,40 @@ def fold(
     return counts[:, :m], sum_p[:m], sum_p2[:m]
 
 
+def _reduce(
+    cnt: np.ndarray, sp: np.ndarray, sp2: np.ndarray, m: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-block, per-lane accumulators (blocks, LANES * 2 (M + 1)) to the
+    statistics: blocks added in order, then lanes, then the two outcomes."""
+    cnt = cnt.sum(axis=0).reshape(_LANES, m + 1, 2).sum(axis=0).T
+    sp = sp.sum(axis=0).reshape(_LANES, m + 1, 2).sum(axis=(0, 2))
+    sp2 = sp2.sum(axis=0).reshape(_LANES, m + 1, 2).sum(axis=(0, 2))
+    return fold(cnt, sp, sp2, m)
+
+
+def _check_accumulators(blocks: int, m: int) -> None:
+    """Refuse n_bins whose per-block accumulators would not fit in memory."""
+    check_allocation(
+        3 * 8 * blocks * _LANES * 2 * (m + 1),
+        what=f"the accumulators of the statistics ({blocks} block(s) x {_LANES} lanes x "
+             "2 (n_bins + 1) cells x 3 sums, 8 bytes each)",
+        argument=f"n_bins={m}",
+        advice="pass fewer bins",
+    )
+
+
 #: dtypes the loop reads as they are (native byte order); others take the NumPy path
 _PROB_DTYPES = frozenset(np.dtype(t) for t in ("f4", "f8", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8"))
 _LABEL_DTYPES = _PROB_DTYPES | {np.dtype(bool)}
+#: label dtypes of the loop for y_true with y_pred: uint64 labels go through the
+#: NumPy checks (those from 2**63 are refused, which an int64 cast would wrap)
+_PAIR_DTYPES = _LABEL_DTYPES - {np.dtype("u8")}
 
 
 def _try_array(x: Any) -> np.ndarray | None:
-    """``np.asarray(x)``, or None where that fails (the checks then say why)."""
-    if x is None:
+    """``np.asarray(x)``, or None where that fails or would unmask a masked
+    array (the checks then say why)."""
+    if x is None or np.ma.isMaskedArray(x):
         return None
     try:
         return np.asarray(x)
@@ -269,8 +343,8 @@ def _try_array(x: Any) -> np.ndarray | None:
         return None
 
 
-def _label_like(a: np.ndarray, n: int) -> bool:
-    return a.ndim == 1 and a.shape[0] == n and a.dtype in _LABEL_DTYPES
+def _label_like(a: np.ndarray, n: int, dtypes: frozenset[np.dtype] = _LABEL_DTYPES) -> bool:
+    return a.ndim == 1 and a.shape[0] == n and a.dtype in dtypes
 
 
 def _threads(blocks: int) -> int:
@@ -282,18 +356,26 @@ def _threads(blocks: int) -> int:
 
 
 def _run(
-    kernel: Callable[..., Any], arrays: tuple[np.ndarray, ...], binning: Binning, *extra: Any
+    kernel: Callable[..., Any], arrays: tuple[np.ndarray, ...], binning: Binning, *extra: Any,
+    order: str = "blocked",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Run ``kernel`` over blocks of :data:`_BLOCK` elements on up to
-    :data:`_MAX_THREADS` threads; None if it stopped on a bad value.
+    """Run ``kernel`` in the summation ``order``; None if it stopped on a bad value.
 
-    Each block has its own accumulators and the blocks are added in block
-    order, so the sums do not depend on the number of threads.
+    ``"blocked"``: blocks of :data:`_BLOCK` elements with :data:`_LANES`
+    accumulator lanes each, on up to :data:`_MAX_THREADS` threads; each
+    block has its own accumulators and the blocks are added in block order,
+    so the sums do not depend on the number of threads. ``"sequential"``:
+    one block and one lane over the whole input, one thread: the order of
+    :func:`numpy_cells`, whose sums it equals bit for bit.
     """
     m = binning.n_bins
     w = _LANES * 2 * (m + 1)
     n = arrays[0].shape[0]
-    blocks = max(1, -(-n // _BLOCK))
+    sequential = order == "sequential"
+    block = max(n, 1) if sequential else _BLOCK
+    lanes = 0 if sequential else _LANES - 1
+    blocks = max(1, -(-n // block))
+    _check_accumulators(blocks, m)
     cnt = np.zeros((blocks, w), dtype=np.int64)
     sp = np.zeros((blocks, w), dtype=np.float64)
     sp2 = np.zeros((blocks, w), dtype=np.float64)
@@ -301,8 +383,8 @@ def _run(
     edges = np.ascontiguousarray(binning.edges, dtype=np.float64)
 
     def one(j: int) -> int:
-        part = tuple(a[j * _BLOCK:(j + 1) * _BLOCK] for a in arrays)
-        return kernel(*part, *extra, m, edges, uniform, cnt[j], sp[j], sp2[j])
+        part = tuple(a[j * block:(j + 1) * block] for a in arrays)
+        return kernel(*part, *extra, lanes, m, edges, uniform, cnt[j], sp[j], sp2[j])
 
     threads = _threads(blocks)
     if threads == 1:
@@ -314,10 +396,7 @@ def _run(
             bad = list(pool.map(one, range(blocks)))
     if max(bad) >= 0:
         return None
-    cnt = cnt.sum(axis=0).reshape(_LANES, m + 1, 2).sum(axis=0).T
-    sp = sp.sum(axis=0).reshape(_LANES, m + 1, 2).sum(axis=(0, 2))
-    sp2 = sp2.sum(axis=0).reshape(_LANES, m + 1, 2).sum(axis=(0, 2))
-    return fold(cnt, sp, sp2, m)
+    return _reduce(cnt, sp, sp2, m)
 
 
 def _kernels(engine: str, size: int) -> dict[str, Callable[..., Any]] | None:
@@ -347,8 +426,10 @@ def binned_sums(
     Parameters are those of :meth:`bece.CalibrationStats.from_arrays`;
     ``engine`` picks the loop (``"auto"``: numba when it is importable and
     either already loaded or ``y_prob`` has at least :data:`AUTO_ROWS`
-    entries, else NumPy; ``"numpy"`` forces the NumPy formulation;
-    ``"numba"`` raises ``RuntimeError`` when numba cannot be used).
+    entries, else NumPy, with the summation order set by the size alone, so
+    the result does not depend on which runs; ``"numpy"`` forces the NumPy
+    formulation in its sequential order; ``"numba"`` the loop in its blocked
+    order, and raises ``RuntimeError`` when numba cannot be used).
 
     Returns
     -------
@@ -377,18 +458,20 @@ def binned_sums(
             and p.shape[0] > 0
             and p.dtype in _PROB_DTYPES
             and yt is not None
-            and _label_like(yt, p.shape[0])
-            and (yp is None or _label_like(yp, p.shape[0]))
+            and _label_like(yt, p.shape[0], _LABEL_DTYPES if yp is None else _PAIR_DTYPES)
+            and (yp is None or _label_like(yp, p.shape[0], _PAIR_DTYPES))
+            and (y_pred is None) == (yp is None)
         ):
             bins = make_binning(None, n_bins, binning)
+            order = _order(engine, p.shape[0])
             if yp is None:
                 # float labels need the two comparisons; integer ones one
                 # unsigned compare (3x faster for int8/int32 labels)
                 kernel = kernels["binary" if yt.dtype.kind == "f" else "binary_int"]
-                out = _run(kernel, (p, yt), bins)
+                out = _run(kernel, (p, yt), bins, order=order)
             else:
                 whole = yt.dtype.kind == "f" or yp.dtype.kind == "f"
-                out = _run(kernels["pairs"], (p, yt, yp), bins, whole)
+                out = _run(kernels["pairs"], (p, yt, yp), bins, whole, order=order)
             if out is not None:
                 return (bins, *out)
             # a bad value: let the NumPy checks below raise their message
@@ -404,13 +487,16 @@ def outcome_sums(
     """Counts and sums of checked outcomes ``z`` (bool or 0/1, shape (n,))
     and confidences ``p`` (float64, shape (n,)) in the bins of ``binning``.
 
-    Raises ``ValueError`` (from :meth:`~bece.stats.binning.Binning.raw_index`) for
-    confidences outside explicit edges.
+    The summation order follows ``engine`` as in :func:`binned_sums`.
+    Raises ``ValueError`` (from :meth:`~bece.stats.binning.Binning.raw_index`)
+    for confidences outside explicit edges.
     """
     kernels = _kernels(engine, p.size)
+    order = _order(engine, p.size)
     if kernels is None or p.dtype not in _PROB_DTYPES or z.dtype not in _LABEL_DTYPES:
-        return numpy_cells(z, p, binning)
-    out = _run(kernels["binary" if z.dtype.kind == "f" else "binary_int"], (p, z), binning)
+        return numpy_cells(z, p, binning, order=order)
+    out = _run(kernels["binary" if z.dtype.kind == "f" else "binary_int"], (p, z), binning,
+               order=order)
     if out is None:  # only confidences outside explicit edges get here
         binning.raw_index(p)  # raises the message
         raise AssertionError("fused pass stopped on input that the checks accept")

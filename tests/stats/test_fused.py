@@ -193,3 +193,92 @@ def test_blocks_and_threads_do_not_change_the_result(rng, monkeypatch):
         _fused.binned_sums(y, bad, None, 15, "uniform", engine="numba")
     with pytest.raises(ValueError, match=r"index 7775: 3"):
         _fused.binned_sums(np.r_[y[:-2], 3, 1], p, None, 15, "uniform", engine="numba")
+
+
+def _same(a, b):
+    return all(np.array_equal(x, y) for x, y in zip(a[1:], b[1:]))
+
+
+@pytest.mark.skipif(_fused.available_engine() != "numba", reason="numba is not installed")
+def test_auto_result_does_not_depend_on_numba_being_loaded(rng, monkeypatch):
+    """Robustness #25: the same call gives the same bits before and after an
+    unrelated large call has loaded numba (engine='auto' used to switch from
+    NumPy's sequential sums to the loop's lanes)."""
+    _fused._compile()
+    p = rng.uniform(size=300_001)
+    y = (rng.uniform(size=p.size) < p).astype(np.int64)
+    loaded = _fused.binned_sums(y, p, None, 15, "uniform")
+    monkeypatch.setattr(_fused, "_KERNELS", None)  # as in a fresh process
+    monkeypatch.setattr(_fused, "_NUMBA_ERROR", None)
+    fresh = _fused.binned_sums(y, p, None, 15, "uniform")
+    assert _same(loaded, fresh)
+    assert _same(loaded, _fused.binned_sums(y, p, None, 15, "uniform", engine="numpy"))
+
+
+@pytest.mark.skipif(_fused.available_engine() != "numba", reason="numba is not installed")
+@pytest.mark.parametrize("order", ["sequential", "blocked"])
+@pytest.mark.parametrize("edges", [False, True])
+def test_both_engines_sum_in_the_same_order_bit_for_bit(rng, monkeypatch, order, edges):
+    monkeypatch.setattr(_fused, "_BLOCK", 1000)
+    n = 7_777
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p).astype(np.int64)
+    bins = make_binning(None, None, np.sort(np.r_[0, rng.uniform(size=7), 1])) if edges \
+        else make_binning(None, 15)
+    ref = _fused.numpy_cells(y, p, bins, order=order)
+    got = _fused._run(_fused._compile()["binary_int"], (p, y), bins, order=order)
+    assert all(np.array_equal(a, b) for a, b in zip(ref, got))
+
+
+def test_auto_uses_the_blocked_order_from_auto_rows_without_numba_too(rng, monkeypatch):
+    """Above AUTO_ROWS, the NumPy formulation (numba absent) gives the loop's bits."""
+    monkeypatch.setattr(_fused, "AUTO_ROWS", 5000)
+    monkeypatch.setattr(_fused, "_BLOCK", 1000)
+    p = rng.uniform(size=7_777)
+    y = (rng.uniform(size=p.size) < p).astype(np.int64)
+    blocked = _fused.numpy_cells(y, p, make_binning(None, 15), order="blocked")
+    monkeypatch.setattr(_fused, "_KERNELS", None)
+    monkeypatch.setattr(_fused, "_NUMBA_ERROR", "absent")
+    auto = _fused.binned_sums(y, p, None, 15, "uniform")
+    assert all(np.array_equal(a, b) for a, b in zip(blocked, auto[1:]))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_labels_beyond_int64_are_refused_by_every_engine(engine):
+    """Robustness #11: 2.0**63 used to wrap to -2**63 and 'equal' y_pred = -2**63
+    in the NumPy path while the loop said unequal."""
+    with pytest.raises(ValueError, match=r"y_true must hold class labels in the int64 range.*9\.22"):
+        _fused.binned_sums([0, 1, 2.0**63], [0.6, 0.7, 0.8], [0, 1, -(2**63)], 15, "uniform",
+                           engine=engine)
+    big = np.array([0, 1, 2**63 + 1], dtype=np.uint64)
+    with pytest.raises(ValueError, match="index 2: 9223372036854775809"):
+        _fused.binned_sums(big, [0.6, 0.7, 0.8], np.zeros(3, np.uint64), 15, "uniform",
+                           engine=engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_large_labels_compare_exactly_in_every_engine(engine):
+    """Labels above 2**53 compare as int64, not as floats (2**53 + 1 != 2**53)."""
+    out = _fused.binned_sums(np.array([2**53 + 1, 5]), [0.2, 0.7], np.array([2.0**53, 5.0]),
+                             2, "uniform", engine=engine)
+    assert out[1].tolist() == [[1, 0], [0, 1]]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_masked_arrays_are_refused_not_unmasked(engine):
+    """Robustness #7: np.asarray drops the mask; the fast path must not use it."""
+    p = np.ma.masked_array([0.9, 0.5, 0.6], mask=[1, 0, 0])
+    with pytest.raises(ValueError, match=r"y_prob is a masked array with 1 masked value\(s\) \(index 0\)"):
+        _fused.binned_sums([0, 1, 1], p, None, 2, "uniform", engine=engine)
+    y = np.ma.masked_array([0, 1, 1], mask=[0, 1, 0])
+    with pytest.raises(ValueError, match="y_true is a masked array"):
+        _fused.binned_sums(y, [0.9, 0.5, 0.6], None, 2, "uniform", engine=engine)
+    unmasked = np.ma.masked_array([0.9, 0.5, 0.6], mask=[0, 0, 0])
+    assert _same(_fused.binned_sums([0, 1, 1], unmasked, None, 2, "uniform", engine=engine),
+                 _fused.binned_sums([0, 1, 1], [0.9, 0.5, 0.6], None, 2, "uniform", engine=engine))
+
+
+def test_n_bins_beyond_the_memory_limit_is_refused_before_allocating(monkeypatch):
+    monkeypatch.setenv("BECE_MEMORY_LIMIT", "100MiB")
+    with pytest.raises(ValueError, match=r"n_bins=10000000: the accumulators .* BECE_MEMORY_LIMIT"):
+        _fused.binned_sums([0, 1], [0.2, 0.7], None, 10**7, "uniform")
