@@ -40,9 +40,15 @@ def test_example_is_reproduced_by_its_script(tmp_path):
     fresh = make_example()
     shipped = pd.read_csv(ROOT / "bece" / "data" / "example.csv")
     assert list(fresh.columns) == list(shipped.columns)
+    # the split: NumPy's legacy RandomState stream, which NumPy keeps fixed
     np.testing.assert_array_equal(fresh["y_true"], shipped["y_true"])
-    # 10 significant digits in the file; solver differences across versions are ~1e-8
-    np.testing.assert_allclose(fresh.iloc[:, 1:], shipped.iloc[:, 1:], atol=1e-6)
+    # Both fits meet the script's ||gradient|| <= GRAD_TOL, so each is within
+    # error_bound (= ||g|| / (2 mu) * max ||(x, 1)||, about 3e-6; see the
+    # script's docstring) of the unique optimum; 10 significant digits in the
+    # file add 5e-11. Independent of the scikit-learn, scipy or BLAS version.
+    bound = fresh.attrs["error_bound"]
+    assert 0 < bound < 1e-4
+    np.testing.assert_allclose(fresh.iloc[:, 1:], shipped.iloc[:, 1:], rtol=0, atol=2 * bound + 5e-11)
 
 
 def _packages() -> list[str]:
