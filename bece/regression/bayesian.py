@@ -216,12 +216,12 @@ def bayesian_calibration_error(
     --------
     >>> import numpy as np
     >>> from bece.regression import bayesian_calibration_error
-    >>> u = np.random.default_rng(0).uniform(size=500)     # a calibrated forecaster
+    >>> u = (np.arange(500) + 0.5) / 500                  # PIT of a calibrated forecaster
     >>> r = bayesian_calibration_error(u, levels=[0.1, 0.5, 0.9], seed=1)
     >>> r.curve.shape, r.draws.shape
     ((10000, 3), (10000,))
     >>> r.observed                                        # empirical curve
-    array([0.094, 0.446, 0.884])
+    array([0.1, 0.5, 0.9])
     >>> lo, hi = r.curve_interval(0.99)                   # pointwise 99% band
     >>> bool(np.all((lo < [0.1, 0.5, 0.9]) & ([0.1, 0.5, 0.9] < hi)))
     True
