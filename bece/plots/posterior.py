@@ -72,7 +72,7 @@ def plot_ece_posterior(
         median, a thick line over the 50% and a thin line over the ``prob``
         equal-tailed interval, a cross at the plug-in ECE. ``"density"`` (as
         ``arviz.plot_posterior``): a kernel density estimate of each model's
-        draws (``arviz.kde`` with boundary correction) with its ``prob``
+        draws (ArviZ's ``kde`` with boundary correction) with its ``prob``
         interval shaded and the plug-in ECE as a dashed line.
     prob : float, default 0.9
 
@@ -111,9 +111,10 @@ def plot_ece_posterior(
         ]
         ax.legend(handles=key, loc="upper center", fontsize="small", ncols=4, frameon=False)
     else:
-        az = _arviz()
+        from ..base.arviz import kde
+
         for i, (r, name) in enumerate(zip(items, names)):
-            grid, pdf = az.kde(np.asarray(r.draws, dtype=np.float64), bound_correction=True)
+            grid, pdf = kde(r.draws)
             lo, _, med, _, hi = np.quantile(r.draws, qs)
             line, = ax.plot(grid, pdf, color=f"C{i}", lw=1.5,
                             label=f"{name}: mean {np.mean(r.draws):.3f}, {prob:.0%} [{lo:.3f}, {hi:.3f}]")
@@ -128,12 +129,6 @@ def plot_ece_posterior(
     ax.set_xlabel("expected calibration error (ECE)")
     ax.set_title(f"ECE posterior ({prob:.0%} equal-tailed intervals)", fontsize="medium")
     return ax
-
-
-def _arviz() -> Any:
-    from ..base.arviz import load_arviz as load
-
-    return load()
 
 
 def plot_comparison(

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..base.arviz import load_arviz, quiet_arviz
+from ..base.arviz import from_dict
 from ..base.checks import check_prob, positive_int
 from ..base.random import as_generator, sample_dirichlet
 from ..base.typing import Seed
@@ -100,8 +100,10 @@ class BayesianCalibrationError(DrawSummaries):
         lo, hi = np.quantile(self.curve, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
         return lo, hi
 
-    def to_inference_data(self) -> Any:  # arviz.InferenceData
-        """The draws as ``arviz.InferenceData``.
+    def to_inference_data(self) -> Any:  # arviz.InferenceData (0.2x) or xarray.DataTree (1.x)
+        """The draws in ArviZ's format on the installed ArviZ
+        (``arviz.InferenceData`` on 0.2x, ``xarray.DataTree`` on 1.x; see
+        :meth:`bece.BayesianECE.to_inference_data`).
 
         ``posterior``: ``cal`` (chain, draw) and ``curve`` (chain, draw,
         level), with coordinate ``level`` = :attr:`levels`. ``constant_data``:
@@ -109,34 +111,28 @@ class BayesianCalibrationError(DrawSummaries):
         boundaries 0, p_1, ..., p_J, 1) and ``observed`` (level). Independent
         draws are stored as one chain.
         """
-        az = load_arviz()
         j = self.levels.size
-        with quiet_arviz():
-            idata = az.from_dict(
-                posterior={"cal": self.draws[None, :], "curve": self.curve[None]},
-                constant_data={
+        weights = self.weights if isinstance(self.weights, str) or self.weights is None else "array"
+        return from_dict(
+            {
+                "posterior": {"cal": self.draws[None, :], "curve": self.curve[None]},
+                "constant_data": {
                     "counts": self.counts,
                     "alpha": self.alpha,
                     "edges": np.concatenate([[0.0], self.levels, [1.0]]),
                     "observed": self.observed,
                 },
-                coords={"level": self.levels, "cell": np.arange(j + 1), "edge": np.arange(j + 2)},
-                dims={
-                    "curve": ["level"],
-                    "observed": ["level"],
-                    "counts": ["cell"],
-                    "alpha": ["cell"],
-                    "edges": ["edge"],
-                },
-            )
-        idata.posterior.attrs.update(
-            {
-                "plugin_cal": self.plugin,
-                "n": self.n,
-                "weights": self.weights if isinstance(self.weights, str) or self.weights is None else "array",
-            }
+            },
+            coords={"level": self.levels, "cell": np.arange(j + 1), "edge": np.arange(j + 2)},
+            dims={
+                "curve": ["level"],
+                "observed": ["level"],
+                "counts": ["cell"],
+                "alpha": ["cell"],
+                "edges": ["edge"],
+            },
+            attrs={"posterior": {"plugin_cal": self.plugin, "n": self.n, "weights": weights}},
         )
-        return idata
 
     def __repr__(self) -> str:
         lo, hi = self.interval(0.9)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.arviz import load_arviz, quiet_arviz
+from ..base.arviz import from_dict
 from .ece import BayesianECE
 from .summaries import DrawSummaries
 
@@ -55,8 +55,10 @@ class Comparison(DrawSummaries):
         """
         return float(np.mean(self.diff_draws < 0))
 
-    def to_inference_data(self) -> Any:  # arviz.InferenceData
-        """The joint draws as ``arviz.InferenceData``.
+    def to_inference_data(self) -> Any:  # arviz.InferenceData (0.2x) or xarray.DataTree (1.x)
+        """The joint draws in ArviZ's format on the installed ArviZ
+        (``arviz.InferenceData`` on 0.2x, ``xarray.DataTree`` on 1.x; see
+        :meth:`BayesianECE.to_inference_data <bece.BayesianECE.to_inference_data>`).
 
         ``posterior`` holds ``ece_a``, ``ece_b``, ``ece_diff`` (chain, draw)
         and ``accuracy_a``, ``confidence_a``, ``weight_a`` (chain, draw,
@@ -64,7 +66,6 @@ class Comparison(DrawSummaries):
         (z_a, bin_a, z_b, bin_b), ``edges_a`` and ``edges_b``. Independent
         draws are stored as one chain.
         """
-        az = load_arviz()
         m_a, m_b = self.a.stats.n_bins, self.b.stats.n_bins
         posterior = {"ece_a": self.a.draws[None], "ece_b": self.b.draws[None],
                      "ece_diff": self.diff_draws[None]}
@@ -79,13 +80,10 @@ class Comparison(DrawSummaries):
                     "edges_b": self.b.stats.edges}
         coords = {"bin_a": np.arange(m_a), "bin_b": np.arange(m_b), "z_a": [0, 1], "z_b": [0, 1],
                   "edge_a": np.arange(m_a + 1), "edge_b": np.arange(m_b + 1)}
-        with quiet_arviz():
-            idata = az.from_dict(posterior=posterior, constant_data=constant, coords=coords, dims=dims)
-        idata.posterior.attrs.update(
-            {"n": self.a.stats.n, "plugin_ece_a": self.a.plugin, "plugin_ece_b": self.b.plugin,
-             "prob_a_better": self.prob_a_better, "method": "conjugate-paired"}
-        )
-        return idata
+        attrs = {"n": self.a.stats.n, "plugin_ece_a": self.a.plugin, "plugin_ece_b": self.b.plugin,
+                 "prob_a_better": self.prob_a_better, "method": "conjugate-paired"}
+        return from_dict({"posterior": posterior, "constant_data": constant}, coords=coords, dims=dims,
+                         attrs={"posterior": attrs})
 
     def __repr__(self) -> str:
         lo, hi = self.interval(0.9)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.arviz import load_arviz, quiet_arviz
+from ..base.arviz import from_dict
 from ..base.checks import check_prob
 from ..stats.calibration_stats import CalibrationStats
 from .summaries import DrawSummaries
@@ -65,15 +65,27 @@ class BayesianECE(DrawSummaries):
     params: Any = field(default=None)
 
     # --------------------------------------------------------------- ArviZ
-    def to_inference_data(self) -> Any:  # arviz.InferenceData
-        """The draws as ``arviz.InferenceData``.
+    def to_inference_data(self) -> Any:  # arviz.InferenceData (0.2x) or xarray.DataTree (1.x)
+        """The draws in ArviZ's format on the installed ArviZ.
+
+        ``arviz.InferenceData`` on ArviZ 0.2x, ``xarray.DataTree`` on ArviZ
+        1.x (which replaced InferenceData by DataTree under the same schema):
+        whatever the installed ArviZ's functions take, so
+        ``az.summary(r.to_inference_data())`` or ``az.plot_posterior(...)``
+        work on either line. Both give a group as ``.posterior`` or
+        ``["posterior"]`` and a variable as ``.posterior["ece"]``; on 0.2x
+        ``InferenceData.to_datatree()`` converts to a DataTree.
 
         ``posterior`` holds ``ece`` (chain, draw) and ``accuracy``,
         ``confidence``, ``weight`` (chain, draw, bin); ``constant_data``
         holds ``count_incorrect``, ``count_correct``, ``sum_p``, ``sum_p2``
         (bin) and ``edges`` (edge). Independent draws are stored as one chain.
         """
-        az = load_arviz()
+        return from_dict(**self._arviz_groups())
+
+    def _arviz_groups(self) -> dict[str, Any]:
+        """:func:`~bece.base.arviz.from_dict`'s arguments for
+        :meth:`to_inference_data` (subclasses add their variables)."""
         m = self.stats.n_bins
         posterior = {
             "ece": self.draws[None, :],
@@ -98,21 +110,20 @@ class BayesianECE(DrawSummaries):
             "sum_p2": ["bin"],
             "edges": ["edge"],
         }
-        coords = {"bin": np.arange(m), "edge": np.arange(m + 1)}
-        with quiet_arviz():
-            idata = az.from_dict(
-                posterior=posterior, constant_data=constant, coords=coords, dims=dims
-            )
-        idata.posterior.attrs.update(
-            {
-                "model": self.model,
-                "method": self.method,
-                "preset": str(self.preset),
-                "plugin_ece": self.plugin,
-                "n": self.stats.n,
-            }
-        )
-        return idata
+        coords: dict[str, Any] = {"bin": np.arange(m), "edge": np.arange(m + 1)}
+        attrs: dict[str, Any] = {
+            "model": self.model,
+            "method": self.method,
+            "preset": str(self.preset),
+            "plugin_ece": self.plugin,
+            "n": self.stats.n,
+        }
+        return {
+            "groups": {"posterior": posterior, "constant_data": constant},
+            "coords": coords,
+            "dims": dims,
+            "attrs": {"posterior": attrs},
+        }
 
     def __repr__(self) -> str:
         lo, hi = self.interval(0.9)
@@ -166,7 +177,7 @@ class BayesianTopLabelECE(BayesianECE):
         lo, hi = np.quantile(self.label_draws, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
         return lo, hi
 
-    def to_inference_data(self) -> Any:  # arviz.InferenceData
+    def to_inference_data(self) -> Any:  # arviz.InferenceData (0.2x) or xarray.DataTree (1.x)
         """As :meth:`BayesianECE.to_inference_data`, plus a ``label`` coordinate.
 
         ``posterior`` adds ``label_ece`` (chain, draw, label) and, when kept,
@@ -174,31 +185,28 @@ class BayesianTopLabelECE(BayesianECE):
         draw, label, bin); ``constant_data`` adds ``label_count_incorrect``,
         ``label_count_correct`` and ``label_sum_p`` (label, bin).
         """
-        idata = super().to_inference_data()
-        import xarray as xr
+        return super().to_inference_data()
 
-        coords = {"label": self.labels, "bin": np.arange(self.stats.n_bins)}
-        post: dict[str, tuple[tuple[str, ...], np.ndarray]] = {
-            "label_ece": (("chain", "draw", "label"), self.label_draws[None])
-        }
+    def _arviz_groups(self) -> dict[str, Any]:
+        spec = super()._arviz_groups()
+        post, const = spec["groups"]["posterior"], spec["groups"]["constant_data"]
+        dims = spec["dims"]
+        post["label_ece"] = self.label_draws[None]
+        dims["label_ece"] = ["label"]
         for name in ("label_accuracy", "label_confidence", "label_weight"):
             value = getattr(self, name)
             if value is not None:
-                post[name] = (("chain", "draw", "label", "bin"), value[None])
-        idata.posterior = idata.posterior.assign_coords(label=self.labels).assign(
-            {k: xr.Variable(*v) for k, v in post.items()}
-        )
+                post[name] = value[None]
+                dims[name] = ["label", "bin"]
         counts = np.stack([s.counts for s in self.label_stats])
-        const = {
-            "label_count_incorrect": counts[:, 0],
-            "label_count_correct": counts[:, 1],
-            "label_sum_p": np.stack([s.sum_p for s in self.label_stats]),
-        }
-        idata.constant_data = idata.constant_data.assign_coords(coords).assign(
-            {k: (("label", "bin"), v) for k, v in const.items()}
-        )
-        idata.posterior.attrs.update({"average": self.average, "n_labels": self.n_labels})
-        return idata
+        const["label_count_incorrect"] = counts[:, 0]
+        const["label_count_correct"] = counts[:, 1]
+        const["label_sum_p"] = np.stack([s.sum_p for s in self.label_stats])
+        for name in ("label_count_incorrect", "label_count_correct", "label_sum_p"):
+            dims[name] = ["label", "bin"]
+        spec["coords"]["label"] = self.labels
+        spec["attrs"]["posterior"].update({"average": self.average, "n_labels": self.n_labels})
+        return spec
 
     def __repr__(self) -> str:
         lo, hi = self.interval(0.9)
@@ -234,25 +242,25 @@ class SmoothBayesianECE(BayesianECE):
     smoothness: np.ndarray
     bin_sd: np.ndarray
 
-    def to_inference_data(self) -> Any:  # arviz.InferenceData
+    def to_inference_data(self) -> Any:  # arviz.InferenceData (0.2x) or xarray.DataTree (1.x)
         """As :meth:`BayesianECE.to_inference_data`, plus in ``posterior``:
         ``curve`` (chain, draw, curve_confidence — the confidences of
         ``curve_grid``), ``intercept`` (:math:`a`), ``slope`` (:math:`1 + b`),
         ``smoothness`` (:math:`\\lambda`), ``bin_sd`` (:math:`\\tau`), and the
         attributes ``log_bayes_factor_calibrated`` and ``grid_error``."""
-        import xarray as xr
+        return super().to_inference_data()
 
-        idata = super().to_inference_data()
-        post = idata.posterior
-        post["curve"] = xr.DataArray(
-            self.curve[None], dims=("chain", "draw", "curve_confidence"),
-            coords={"curve_confidence": self.curve_grid},
-        )
-        post["intercept"] = (("chain", "draw"), self.coefficients[None, :, 0])
-        post["slope"] = (("chain", "draw"), 1.0 + self.coefficients[None, :, 1])
-        post["smoothness"] = (("chain", "draw"), self.smoothness[None])
-        post["bin_sd"] = (("chain", "draw"), self.bin_sd[None])
+    def _arviz_groups(self) -> dict[str, Any]:
+        spec = super()._arviz_groups()
+        post = spec["groups"]["posterior"]
+        post["curve"] = self.curve[None]
+        spec["dims"]["curve"] = ["curve_confidence"]
+        spec["coords"]["curve_confidence"] = self.curve_grid
+        post["intercept"] = self.coefficients[None, :, 0]
+        post["slope"] = 1.0 + self.coefficients[None, :, 1]
+        post["smoothness"] = self.smoothness[None]
+        post["bin_sd"] = self.bin_sd[None]
         if hasattr(self.params, "log_bayes_factor") and hasattr(self.params, "grid_error"):
-            post.attrs["log_bayes_factor_calibrated"] = self.params.log_bayes_factor
-            post.attrs["grid_error"] = self.params.grid_error
-        return idata
+            spec["attrs"]["posterior"]["log_bayes_factor_calibrated"] = self.params.log_bayes_factor
+            spec["attrs"]["posterior"]["grid_error"] = self.params.grid_error
+        return spec

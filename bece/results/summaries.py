@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..base.arviz import load_arviz, quiet_arviz
+from ..base import arviz as _arviz
 from ..base.checks import check_prob
 
 __all__ = [
@@ -27,7 +27,7 @@ class DrawSummaries:
 
     if TYPE_CHECKING:  # every subclass defines it
 
-        def to_inference_data(self) -> Any: ...  # arviz.InferenceData
+        def to_inference_data(self) -> Any: ...  # arviz.InferenceData or xarray.DataTree
 
     @property
     def _summary_draws(self) -> np.ndarray:
@@ -58,29 +58,37 @@ class DrawSummaries:
         return float(lo), float(hi)
 
     def hdi(self, prob: float = 0.9) -> tuple[float, float]:
-        """Highest-density interval of the draws (``arviz.hdi``)."""
+        """Highest-density interval of the draws (ArviZ's ``hdi``): the
+        shortest interval between two sorted draws holding a ``prob`` share
+        of them; the same on ArviZ 0.2x and 1.x."""
         prob = check_prob(prob)
-        lo, hi = load_arviz().hdi(self._summary_draws, hdi_prob=prob)
-        return float(lo), float(hi)
+        return _arviz.hdi(self._summary_draws, prob)
 
-    def summary(self, var_names: str | list[str] | None = None, **kwargs: Any) -> Any:
-        """ArviZ summary table (``arviz.summary``) of :meth:`to_inference_data`.
+    def summary(
+        self, var_names: str | list[str] | None = None, *, hdi_prob: float = 0.9, **kwargs: Any
+    ) -> Any:
+        """ArviZ summary table (ArviZ's ``summary``) of :meth:`to_inference_data`.
 
         Parameters
         ----------
         var_names : str or list of str, optional
             Variables to include; default ``_summary_vars`` (None: all).
+        hdi_prob : float, default 0.9
+            Probability of the highest-density interval columns (ArviZ 0.2x's
+            ``hdi_prob``; ``ci_prob`` with ``ci_kind="hdi"`` on 1.x).
         **kwargs
-            Passed to ``arviz.summary`` (default ``hdi_prob=0.9``; e.g.
-            ``kind="stats"``).
+            Passed to the installed ArviZ's ``summary`` (e.g.
+            ``kind="stats"``, accepted by both lines).
 
         Returns
         -------
         pandas.DataFrame
+            ArviZ's table: one row per scalar quantity (``ece``,
+            ``accuracy[0]``, ...). Its columns and rounding are those of the
+            installed ArviZ: ``hdi_5%``/``hdi_95%`` and numbers on 0.2x;
+            ``hdi90_lb``/``hdi90_ub`` and, by default, text rounded to the
+            Monte Carlo precision on 1.x (``round_to="none"`` for numbers).
         """
-        az = load_arviz()
-        kwargs.setdefault("hdi_prob", 0.9)
         if var_names is None:
             var_names = self._summary_vars
-        with quiet_arviz():
-            return az.summary(self.to_inference_data(), var_names=var_names, **kwargs)
+        return _arviz.summary(self.to_inference_data(), var_names=var_names, hdi_prob=hdi_prob, **kwargs)

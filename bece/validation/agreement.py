@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from ..base.arviz import ess as _ess
 from ..base.arviz import quiet_arviz
+from ..base.arviz import rhat as _rhat
 from ..results.ece import BayesianECE
 
 __all__ = [
@@ -55,8 +57,9 @@ class CrossCheck:
         The NUTS draws in the library's result type (``method="nuts"``).
     closed_form : BayesianECE
         The closed-form draws compared against.
-    inference_data : arviz.InferenceData
-        All NUTS output (:func:`mcmc_inference_data`), with sample stats.
+    inference_data : arviz.InferenceData or xarray.DataTree
+        All NUTS output (:func:`mcmc_inference_data`), with sample stats, in
+        the installed ArviZ's format (InferenceData on 0.2x, DataTree on 1.x).
     """
 
     model: str
@@ -72,11 +75,11 @@ class CrossCheck:
     gap: Any  # pandas.DataFrame
     nuts: BayesianECE
     closed_form: BayesianECE
-    inference_data: Any  # arviz.InferenceData
+    inference_data: Any  # arviz.InferenceData (0.2x) or xarray.DataTree (1.x)
 
     @property
-    def closed_form_inference_data(self) -> Any:  # arviz.InferenceData
-        """The closed-form draws as ``arviz.InferenceData`` (the NUTS ones are
+    def closed_form_inference_data(self) -> Any:  # arviz.InferenceData or xarray.DataTree
+        """The closed-form draws in ArviZ's format (the NUTS ones are
         :attr:`inference_data`)."""
         return self.closed_form.to_inference_data()
 
@@ -106,7 +109,7 @@ class CrossCheck:
         )
 
 
-def _compare_at_quantile(az, x: np.ndarray, ref: np.ndarray, prob: float):
+def _compare_at_quantile(x: np.ndarray, ref: np.ndarray, prob: float):
     """Compare NUTS draws ``x`` (chain, draw) with closed-form draws ``ref`` at ``prob``.
 
     Both cells of an empty bin can underflow to 0 and make its accuracy
@@ -127,15 +130,15 @@ def _compare_at_quantile(az, x: np.ndarray, ref: np.ndarray, prob: float):
     below = (x <= q_c).astype(np.float64)
     frac = float(np.mean(below[valid]))
     below[~valid] = frac  # keep the chain structure for the ESS
-    ess = float(az.ess(below, method="mean"))
+    ess = _ess(below, method="mean")
     if not np.isfinite(ess) or ess <= 0:  # indicator constant in every draw
         ess = float(flat.size)
     sd = np.sqrt(prob * (1 - prob) * (1 / ess + 1 / ref.size))
     return q_c, float(np.quantile(flat, prob)), frac, ess, gap / sd, int((~valid).sum())
 
 
-def compare_draws(az, chains: dict[str, np.ndarray], closed: dict[str, np.ndarray], num_chains: int,
-             num_samples: int, false_alarm: float, diagnose: dict[str, np.ndarray] | None = None):
+def compare_draws(chains: dict[str, np.ndarray], closed: dict[str, np.ndarray], num_chains: int,
+                  num_samples: int, false_alarm: float, diagnose: dict[str, np.ndarray] | None = None):
     """Quantile comparison table and diagnostics of NUTS ``chains`` against ``closed`` draws.
 
     ``chains[v]`` has shape (chain, draw) or (chain, draw, ...) and
@@ -158,12 +161,12 @@ def compare_draws(az, chains: dict[str, np.ndarray], closed: dict[str, np.ndarra
                 ref = ref[~np.isnan(ref)]
                 for prob in QUANTILES:
                     rows.append((var, -1 if draws.ndim == 2 else j, prob,
-                                 *_compare_at_quantile(az, x, ref, prob)))
+                                 *_compare_at_quantile(x, ref, prob)))
         flat = {k: v.reshape(num_chains, num_samples, -1)
                 for k, v in {**chains, **(diagnose or {})}.items()}
-        rhat = max(float(np.nanmax(az.rhat(v))) for v in _split_vars(flat))
-        ess_bulk = min(float(np.nanmin(az.ess(v, method="bulk"))) for v in _split_vars(flat))
-        ess_tail = min(float(np.nanmin(az.ess(v, method="tail"))) for v in _split_vars(flat))
+        rhat = max(_rhat(v) for v in _split_vars(flat))
+        ess_bulk = min(_ess(v, method="bulk") for v in _split_vars(flat))
+        ess_tail = min(_ess(v, method="tail") for v in _split_vars(flat))
     table = pd.DataFrame(
         rows, columns=["variable", "bin", "quantile", "closed_form", "nuts", "prob_nuts",
                        "ess_nuts", "z", "nan_nuts"]

@@ -47,7 +47,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..base.arviz import load_arviz
 from ..base.typing import BinningSpec, PriorParam
 from ..binned.conjugate import ConjugatePosterior, conjugate_posterior
 from ..binned.posterior import binned_posterior_ece
@@ -163,7 +162,6 @@ def cross_check_stats(
     mcmc = _nuts(stats, post, model, num_chains, num_warmup, num_samples, seed,
                  progress_bar, target_accept_prob)
     samples = mcmc.get_samples(group_by_chain=True)
-    az = load_arviz()
     m = stats.n_bins
     idata = mcmc_inference_data(
         mcmc, coords={"bin": np.arange(m)},
@@ -188,7 +186,7 @@ def cross_check_stats(
         "confidence": closed_form.confidence,
     }
     table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged = compare_draws(
-        az, {k: chains[k] for k in closed_draws}, closed_draws, num_chains, num_samples,
+        {k: chains[k] for k in closed_draws}, closed_draws, num_chains, num_samples,
         false_alarm,
     )
     gap = gap_table(nuts_result, closed_form)
@@ -367,7 +365,6 @@ def cross_check_top_label(
         ss_p=np.stack([d["ss_p"] for d in data]),
     )
     samples = mcmc.get_samples(group_by_chain=True)
-    az = load_arviz()
     dims = {k: ["label", "bin"] for k in ("accuracy", "confidence", "weight", "mu")}
     dims["label_ece"] = ["label"]
     idata = mcmc_inference_data(mcmc, coords={"label": labels, "bin": np.arange(m)}, dims=dims)
@@ -392,7 +389,7 @@ def cross_check_top_label(
     closed = {"ece": closed_form.draws, "label_ece": closed_form.label_draws,
               "accuracy": label_accuracy, "confidence": label_confidence}
     table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged = compare_draws(
-        az, {k: chains[k] for k in closed}, closed, num_chains, num_samples, false_alarm)
+        {k: chains[k] for k in closed}, closed, num_chains, num_samples, false_alarm)
     gap = gap_table(nuts_result, closed_form)
     return CrossCheck(
         model=model, agree=bool(converged and max_z <= z_threshold), converged=converged,

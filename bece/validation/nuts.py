@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.arviz import load_arviz, quiet_arviz
+from ..base.arviz import from_dict, preload
 from ..base.checks import positive_int
 
 __all__ = [
@@ -44,7 +44,8 @@ EXTRA_FIELDS = ("diverging", "num_steps", "accept_prob", "energy", "potential_en
 def mcmc_inference_data(
     mcmc: Any, coords: dict[str, Any] | None = None, dims: dict[str, list[str]] | None = None
 ) -> Any:
-    """``arviz.InferenceData`` of a NUTS run from its stored draws.
+    """ArviZ's container of a NUTS run from its stored draws: ``arviz.InferenceData``
+    on ArviZ 0.2x, ``xarray.DataTree`` on 1.x (:func:`bece.base.arviz.from_dict`).
 
     ``mcmc`` is a :class:`NutsRun` (what :func:`run_nuts` returns) or a
     ``numpyro.infer.MCMC`` run with ``extra_fields=EXTRA_FIELDS``.
@@ -57,7 +58,6 @@ def mcmc_inference_data(
     ``acceptance_rate``, ``energy``, ``lp`` (minus the potential energy) and
     ``step_size``, from the run's ``extra_fields`` (:data:`EXTRA_FIELDS`).
     """
-    az = load_arviz()
     posterior = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
     extra = {k: np.asarray(v) for k, v in mcmc.get_extra_fields(group_by_chain=True).items()}
     names = {"diverging": "diverging", "num_steps": "n_steps", "accept_prob": "acceptance_rate",
@@ -67,10 +67,8 @@ def mcmc_inference_data(
         stats["lp"] = -extra["potential_energy"]
     if "num_steps" in extra:
         stats["tree_depth"] = np.floor(np.log2(np.maximum(extra["num_steps"], 1))).astype(int) + 1
-    with quiet_arviz():
-        idata = az.from_dict(posterior=posterior, sample_stats=stats, coords=coords, dims=dims)
-    idata.posterior.attrs["inference_library"] = "numpyro"
-    return idata
+    return from_dict({"posterior": posterior, "sample_stats": stats}, coords=coords, dims=dims,
+                     attrs={"posterior": {"inference_library": "numpyro"}})
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -186,7 +184,7 @@ def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup:
         pending = pool.submit(compile_chain)
         # every caller needs ArviZ next: import it (~3 s cold) while XLA
         # compiles (~5 s, without the GIL) before waiting for the program
-        load_arviz()
+        preload()
         compiled = pending.result()
         chains = list(pool.map(run, range(num_chains)))
     if bar is not None:

@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..base.arviz import load_arviz
 from ..base.typing import BinningSpec
 from ..results.ece import BayesianECE, SmoothBayesianECE
 from ..smooth.basis import DEFAULT_N_KNOTS
@@ -114,7 +113,6 @@ def cross_check_smooth(
     nuts_result = smooth_result(atoms, stats, post, beta, lam, tau,
                                  np.random.default_rng([seed, 2]), "nuts", grid_points)
     divergences = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
-    az = load_arviz()
     idata = mcmc_inference_data(mcmc)
     probe = np.quantile(atoms.p, np.linspace(0, 1, curve_points + 2)[1:-1])
     shape = (num_chains, num_samples)
@@ -130,7 +128,7 @@ def cross_check_smooth(
     }
     params: dict[str, np.ndarray] = {k: smp[k] for k in ("a", "b", "lam", "u", "tau", "v") if k in smp}
     table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged = compare_draws(
-        az, chains, refs, num_chains, num_samples, false_alarm, diagnose=params)
+        chains, refs, num_chains, num_samples, false_alarm, diagnose=params)
     return CrossCheck(
         model="smooth", agree=bool(converged and max_z <= z_threshold), converged=converged,
         max_z=max_z, z_threshold=z_threshold, rhat_max=rhat, ess_bulk_min=ess_bulk,

@@ -17,7 +17,7 @@ import pytest
 
 import bece
 from bece import CalibrationStats, bayesian_top_label_ece, posterior_ece
-from bece.base import load_arviz, sample_dirichlet
+from bece.base import sample_dirichlet
 from bece.binned import conjugate_posterior
 from bece.binned.conjugate import ece_of_draws
 from bece.results import BayesianECE, BayesianTopLabelECE
@@ -154,5 +154,5 @@ def test_cross_check_catches_a_wrong_top_label_closed_form(nuts_top_label):
     }
     closed = {"ece": wrong.draws, "label_ece": wrong.label_draws,
               "accuracy": wrong.label_accuracy, "confidence": wrong.label_confidence}
-    _, _, _, _, max_z, threshold, _ = compare_draws(load_arviz(), chains, closed, 4, 1000, 1e-4)
+    _, _, _, _, max_z, threshold, _ = compare_draws(chains, closed, 4, 1000, 1e-4)
     assert max_z > 2 * threshold
