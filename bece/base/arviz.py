@@ -187,8 +187,8 @@ def hdi(draws: Any, prob: float) -> tuple[float, float]:
     between two sorted draws that holds ``floor(prob * n)`` steps of them."""
     prob = check_prob(prob)
     x = np.asarray(draws, dtype=np.float64)
-    if x.ndim != 1 or x.size < 2:
-        raise ValueError(f"draws must be a 1-D array of at least 2 values, got shape {x.shape}")
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"draws must be a non-empty 1-D array, got shape {x.shape}")
     if uses_datatree():
         lo, hi = _stats().hdi(x, prob)
     else:
@@ -227,6 +227,11 @@ def _chain_draw(x: Any) -> np.ndarray:
     return a
 
 
+#: fewest draws arviz_stats (1.x) smooths: it fits a tail of floor(n / 5) draws
+#: below 225 draws and refuses a tail of fewer than 5
+PSIS_MIN_DRAWS_1X = 25
+
+
 def psislw(log_weights: Any) -> tuple[np.ndarray, float]:
     """Pareto-smoothed log importance weights of 1-D ``log_weights`` and the
     Pareto shape :math:`\\hat k` (below 0.7: reliable).
@@ -234,28 +239,48 @@ def psislw(log_weights: Any) -> tuple[np.ndarray, float]:
     The smoothed weights are defined up to a constant (normalise them with
     ``logsumexp``). ArviZ 0.2x and 1.x fit the tail a little differently:
     :math:`\\hat k` and the smoothed tail agree to about 1e-2, not exactly.
+    Where ArviZ has too few draws to fit a tail the weights come back
+    unsmoothed with :math:`\\hat k = \\infty`: ArviZ 0.2x does so itself
+    for a tail of fewer than 5 draws (up to 20 draws); here also for one
+    draw (0.2x fails) and on 1.x for fewer than :data:`PSIS_MIN_DRAWS_1X`
+    draws or a tail of equal values (1.x refuses them).
     """
     lw = np.array(log_weights, dtype=np.float64)  # a copy: ArviZ may write to it
-    if lw.ndim != 1 or lw.size < 2:
-        raise ValueError(f"log_weights must be a 1-D array of at least 2 values, got shape {lw.shape}")
+    if lw.ndim != 1 or lw.size == 0:
+        raise ValueError(f"log_weights must be a non-empty 1-D array, got shape {lw.shape}")
     if np.any(np.isnan(lw)) or np.any(lw == np.inf):
         raise ValueError("log_weights must not hold NaN or +inf (-inf is a zero weight)")
     if uses_datatree():
         from arviz_stats.base import array_stats
 
-        # arviz_stats' psislw takes log-likelihood values: the log weights negated
-        smoothed, k_hat = array_stats.psislw(-lw)
+        if lw.size < PSIS_MIN_DRAWS_1X:
+            return _unsmoothed(lw)
+        try:
+            # arviz_stats' psislw takes log-likelihood values: the log weights negated
+            smoothed, k_hat = array_stats.psislw(-lw)
+        except ValueError as err:  # "All tail values are the same": nothing to fit
+            if "tail" not in str(err):
+                raise
+            return _unsmoothed(lw)
     else:
+        if lw.size == 1:  # ArviZ 0.2x fails on one draw (IndexError)
+            return _unsmoothed(lw)
         smoothed, k_hat = load_arviz().psislw(lw)
     return np.asarray(smoothed, dtype=np.float64), float(k_hat)
+
+
+def _unsmoothed(lw: np.ndarray) -> tuple[np.ndarray, float]:
+    from scipy.special import logsumexp
+
+    return lw - logsumexp(lw), float("inf")
 
 
 def kde(x: Any) -> tuple[np.ndarray, np.ndarray]:
     """Kernel density estimate of 1-D draws ``x`` with boundary correction:
     (grid, pdf) on ArviZ's default grid of 512 points over the draws' range."""
     a = np.asarray(x, dtype=np.float64)
-    if a.ndim != 1 or a.size < 2:
-        raise ValueError(f"x must be a 1-D array of at least 2 values, got shape {a.shape}")
+    if a.ndim != 1 or a.size == 0:
+        raise ValueError(f"x must be a non-empty 1-D array, got shape {a.shape}")
     if uses_datatree():
         grid, pdf, _bw = _stats().kde(a, bound_correction=True)
     else:

@@ -73,9 +73,11 @@ def test_hdi_refuses_bad_prob(prob):
         adapters.hdi(np.arange(10.0), prob)
 
 
-def test_hdi_refuses_bad_draws():
-    with pytest.raises(ValueError, match="draws must be a 1-D array"):
-        adapters.hdi(np.ones((2, 5)), 0.9)
+def test_hdi_refuses_bad_draws_and_takes_one_draw():
+    for bad in (np.ones((2, 5)), np.array([])):
+        with pytest.raises(ValueError, match="draws must be a non-empty 1-D array"):
+            adapters.hdi(bad, 0.9)
+    assert adapters.hdi(np.array([0.25]), 0.9) == (0.25, 0.25)  # as ArviZ: degenerate, not refused
 
 
 def _ar1(rng, phi, shape):
@@ -144,9 +146,23 @@ def test_psislw_smooths_log_weights():
     assert k_heavy > 0.7
 
 
+@pytest.mark.parametrize("n", [1, 2, 10, 20])
+def test_psislw_of_too_few_draws_is_unsmoothed_with_infinite_k(n):
+    """Too few draws to fit a tail (ArviZ 1.x smooths from 25 draws, 0.2x
+    from a tail of 5, i.e. 21 draws): the normalised weights unchanged and
+    k-hat infinite, on both lines."""
+    from scipy.special import logsumexp
+
+    lw = np.random.default_rng(n).normal(size=n)
+    smoothed, k = adapters.psislw(lw)
+    assert k == np.inf
+    np.testing.assert_allclose(smoothed - logsumexp(smoothed), lw - logsumexp(lw), atol=1e-12)
+
+
 def test_psislw_refuses_bad_log_weights():
-    with pytest.raises(ValueError, match="log_weights must be a 1-D array"):
-        adapters.psislw(np.zeros((2, 5)))
+    for bad in (np.zeros((2, 5)), np.array([])):
+        with pytest.raises(ValueError, match="log_weights must be a non-empty 1-D array"):
+            adapters.psislw(bad)
     with pytest.raises(ValueError, match="log_weights must not hold NaN"):
         adapters.psislw(np.array([0.0, np.nan, 1.0]))
 
@@ -159,7 +175,7 @@ def test_kde_is_a_boundary_corrected_density():
     assert np.sum(0.5 * (pdf[1:] + pdf[:-1]) * np.diff(grid)) == pytest.approx(1.0, abs=0.02)
     # corrected at the bounds: a uniform's density stays near 1 there (not 1/2)
     assert pdf[0] > 0.75 and pdf[-1] > 0.75
-    with pytest.raises(ValueError, match="x must be a 1-D array"):
+    with pytest.raises(ValueError, match="x must be a non-empty 1-D array"):
         adapters.kde(np.zeros((3, 3)))
 
 
