@@ -21,10 +21,18 @@ Three rules, each giving M intervals :math:`I_m = [l_m, u_m)` whose union is
     stay in the arrays (length M always) and are empty unless they are the
     last bin ending at 1.
 explicit edges
-    An increasing array of M+1 edges within [0, 1]; indices follow
-    ``searchsorted(edges, p, side="right") - 1`` with ``p == edges[-1]`` in
-    the last bin. Confidences outside ``[edges[0], edges[-1]]`` raise
-    ``ValueError``.
+    A non-decreasing array of M+1 real numbers within [0, 1], the last
+    above the first; indices follow ``searchsorted(edges, p, side="right") - 1``
+    with ``p == edges[-1]`` in the last bin. Confidences outside
+    ``[edges[0], edges[-1]]`` raise ``ValueError``. Equal edges are allowed
+    and indexed exactly as quantile edges are (quantile bins *are* explicit
+    edges, ``rule="edges"``): a confidence equal to a repeated edge goes to
+    the last bin starting there, so a zero-width bin is empty unless it is
+    the last bin. Hence the edges of ``binning="quantile"`` passed back as
+    ``binning=edges`` (e.g. for the chunks of a file, or for
+    :func:`bece.smooth.fine_binning`) give the same bins and the same
+    indices, whatever ties made edges coincide. The posterior handles a
+    zero-width bin exactly (its mean confidence is the edge).
 """
 
 from __future__ import annotations
@@ -151,11 +159,17 @@ def make_binning(
         edges = np.concatenate([[0.0], inner, [1.0]])
         return Binning(edges, "edges")
     try:
-        edges = np.asarray(binning, dtype=np.float64)
+        raw = np.asarray(binning)
     except (TypeError, ValueError):
         raise ValueError(
             f"binning must be 'uniform', 'quantile' or an array of edges, got {binning!r}"
         ) from None
+    if raw.dtype.kind not in "fiu":  # strings, bools, objects are not converted silently
+        raise ValueError(
+            "binning must be 'uniform', 'quantile' or an array of edges (real numbers in "
+            f"[0, 1]), got an array of dtype {raw.dtype}: {binning!r}"
+        )
+    edges = raw.astype(np.float64)
     if edges.ndim != 1 or edges.size < 2:
         raise ValueError(
             f"binning edges must be a 1-D array of at least 2 values, got shape {edges.shape}"
@@ -166,8 +180,18 @@ def make_binning(
         raise ValueError(
             f"binning edges must lie in [0, 1], got [{edges[0]:g}, {edges[-1]:g}]"
         )
-    if np.any(np.diff(edges) <= 0):
-        raise ValueError("binning edges must be strictly increasing")
+    step = np.diff(edges)
+    if np.any(step < 0):
+        i = int(np.argmax(step < 0))
+        raise ValueError(
+            f"binning edges must be non-decreasing; edges[{i}] = {float(edges[i])!r} is followed by "
+            f"{float(edges[i + 1])!r}"
+        )
+    if not edges[-1] > edges[0]:
+        raise ValueError(
+            f"binning edges must span an interval of positive width, got all edges equal to "
+            f"{float(edges[0])!r}"
+        )
     if n_bins is not None and check_n_bins(n_bins) != edges.size - 1:
         raise ValueError(
             f"n_bins={n_bins} does not match the {edges.size} edges in binning "

@@ -368,3 +368,28 @@ def test_jax_array_statistics_give_the_same_draws():
     np.testing.assert_array_equal(s_dev.counts, s_host.counts)
     ref = smooth_ece(y, p32.astype(np.float64), grid=128, num_samples=S, seed=6)
     _close(smooth_posterior_ece(s_dev, num_samples=S, seed=6), ref)
+
+
+def test_readme_recipe_for_chunked_quantile_statistics_with_tied_confidences():
+    """Robustness #2: with 20% of the confidences at 1.0 the quantile edges
+    coincide, and bece refused its own edges as binning=edges (the README's
+    recipe: compute the edges, pass them to fine_binning and posterior_ece)."""
+    from bece import CalibrationStats
+    from bece.smooth import fine_binning
+
+    rng = np.random.default_rng(3)
+    n = 6000
+    p = rng.uniform(size=n)
+    p[rng.uniform(size=n) < 0.2] = 1.0
+    y = (rng.uniform(size=n) < p**1.3).astype(int)
+    edges = make_binning(p, 15, "quantile").edges
+    assert (np.diff(edges) == 0).any()
+    fine = fine_binning(15, edges)
+    whole = bece.bayesian_ece(y, p, model="smooth", binning="quantile", num_samples=500, seed=0)
+    one = CalibrationStats.from_arrays(y, p, binning=fine)
+    r = bece.posterior_ece(one, model="smooth", binning=edges, num_samples=500, seed=0)
+    assert np.array_equal(r.draws, whole.draws)
+    chunks = sum(CalibrationStats.from_arrays(y[i:i + 1000], p[i:i + 1000], binning=fine)
+                 for i in range(0, n, 1000))
+    r = bece.posterior_ece(chunks, model="smooth", binning=edges, num_samples=500, seed=0)
+    np.testing.assert_allclose(r.draws, whole.draws, rtol=1e-9, atol=1e-12)

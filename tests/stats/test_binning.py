@@ -64,3 +64,68 @@ def test_binning_object_passes_through_and_compares_by_edges_and_rule():
     assert u == Binning(np.linspace(0, 1, 5), "uniform")
     with pytest.raises(ValueError, match="does not match"):
         make_binning(None, 3, u)
+
+
+def _ties_at_one(rng, n=3000):
+    p = rng.uniform(size=n)
+    p[rng.uniform(size=n) < 0.2] = 1.0  # saturated confidences
+    y = (rng.uniform(size=n) < p).astype(np.int64)
+    return y, p
+
+
+def test_own_quantile_edges_are_accepted_as_explicit_edges(rng):
+    """Robustness #2: tied confidences made quantile edges coincide, and bece
+    then refused its own edges ('binning edges must be strictly increasing')."""
+    from bece import CalibrationStats
+
+    y, p = _ties_at_one(rng)
+    q = CalibrationStats.from_arrays(y, p, binning="quantile")
+    assert (np.diff(q.edges) == 0).sum() >= 2
+    again = CalibrationStats.from_arrays(y, p, binning=q.edges)
+    assert again.binning == q.binning  # so their chunks add
+    assert np.array_equal(again.counts, q.counts)
+    assert np.array_equal(again.sum_p, q.sum_p)
+    spec = make_binning(None, None, q.edges)
+    assert np.array_equal(spec.index(p), make_binning(p, 15, "quantile").index(p))
+    # chunks of new data in the same bins add up to the whole
+    y2, p2 = _ties_at_one(rng)
+    parts = sum(CalibrationStats.from_arrays(y2[i:i + 700], p2[i:i + 700], binning=q.edges)
+                for i in range(0, p2.size, 700))
+    whole = CalibrationStats.from_arrays(y2, p2, binning=q.edges)
+    assert np.array_equal(parts.counts, whole.counts)
+
+
+def test_equal_explicit_edges_index_as_quantile_edges_do():
+    spec = make_binning(None, None, [0.0, 0.5, 0.5, 0.5, 1.0])
+    p = np.array([0.2, 0.5, 0.7, 1.0])
+    assert spec.index(p).tolist() == [0, 3, 3, 3]  # 0.5 goes to the last bin starting at 0.5
+    top = make_binning(None, None, [0.0, 0.5, 1.0, 1.0])
+    assert top.index(np.array([0.9, 1.0])).tolist() == [1, 2]  # a zero-width last bin [1, 1]
+
+
+def test_zero_width_bins_work_downstream(rng):
+    import bece
+
+    y, p = _ties_at_one(rng)
+    edges = make_binning(p, 15, "quantile").edges
+    r = bece.bayesian_ece(y, p, binning=edges, num_samples=500)
+    assert np.isfinite(r.draws).all()
+    assert np.array_equal(r.draws, bece.bayesian_ece(y, p, binning="quantile", num_samples=500).draws)
+    last = r.stats.n_bins - 1
+    assert np.all(r.confidence[:, last] == 1.0)  # the point bin [1, 1]
+    assert np.isfinite(bece.bayesian_top_label_ece(y, p, y_pred=np.ones_like(y), binning=edges,
+                                                   num_samples=200).draws).all()
+
+
+@pytest.mark.parametrize(
+    "edges,message",
+    [([0.0, 0.5, 0.3, 1.0], r"non-decreasing; edges\[1\] = 0.5 is followed by 0.3"),
+     ([0.5, 0.5], "positive width"),
+     (["0", "0.5", "1"], "dtype <U3"),
+     ([False, True], "dtype bool"),
+     (np.array([0.0, 0.5, 1.0], dtype=object), "dtype object")],
+)
+def test_bad_explicit_edges_are_refused(edges, message):
+    """Robustness #8: edges given as strings were silently converted to floats."""
+    with pytest.raises(ValueError, match=message):
+        make_binning(None, None, edges)
