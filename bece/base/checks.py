@@ -15,10 +15,19 @@ __all__ = [
 
 
 def positive_array(value: ArrayLike, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """``value`` as float64 broadcast to ``shape``; ValueError naming ``name``
+    unless it is a real number or array (not bool, not strings) that is finite
+    and > 0."""
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        raw = np.asarray(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a positive number or array, got {value!r}") from None
+    if raw.dtype.kind not in "fiu":  # bool, strings, objects: never converted silently
+        raise ValueError(
+            f"{name} must be a positive number or array of numbers, got {value!r} "
+            f"(dtype {raw.dtype})"
+        )
+    arr = raw.astype(np.float64)
     if arr.ndim and arr.shape != shape and arr.shape != shape[-1:]:
         raise ValueError(f"{name} must be a scalar or have shape {shape}, got {arr.shape}")
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):

@@ -55,7 +55,8 @@ def format_bytes(nbytes: float) -> str:
     """``nbytes`` in binary units, e.g. ``'224 GiB'``."""
     for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if nbytes >= size:
-            return f"{nbytes / size:.3g} {unit}"
+            value = nbytes / size
+            return f"{value:.3g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
     return f"{int(nbytes)} bytes"
 
 

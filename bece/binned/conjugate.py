@@ -181,15 +181,32 @@ def closed_form(
     ``counts`` and ``alpha`` have shape (2, B), the others (B,). The bins
     need not be contiguous: the top-label posterior passes its (label, bin)
     cells flattened, B = L M, with each label's intervals repeated.
+
+    Raises ``ValueError`` naming ``sigma`` and ``tau`` when the update is not
+    finite in float64 for a bin of positive width: :math:`1/\\tau^2` or
+    :math:`n_m/\\sigma^2` overflowing (``tau`` or ``sigma`` below about
+    1e-154, less with many predictions in the bin), or :math:`\\tau^2`
+    overflowing in a bin without data (``tau`` above about 1e154). Such
+    values gave all-NaN draws before.
     """
     width = upper - lower
     center = 0.5 * (lower + upper)
     n_m = counts.sum(axis=0).astype(np.float64)
     point = width == 0
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         prec = 1.0 / tau**2 + n_m / sigma**2
         var = 1.0 / prec
         loc = var * (center / tau**2 + sum_p / sigma**2)
+    bad = ~point & ~(np.isfinite(loc) & np.isfinite(var) & (var > 0))
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise ValueError(
+            f"sigma and tau must keep the conjugate update 1/tau**2 + n_m/sigma**2 finite and "
+            f"positive in float64; in {int(bad.sum())} bin(s) it is not, e.g. bin {j} with "
+            f"sigma = {float(sigma[j])!r}, tau = {float(tau[j])!r} and n_m = {int(n_m[j])} "
+            "(their squares overflow or underflow): pass sigma and tau between about 1e-150 "
+            "and 1e150 (the defaults are the bin width / sqrt(12))"
+        )
     loc = np.where(point, lower, np.clip(loc, lower, upper))
     scale = np.where(point, 0.0, np.sqrt(var))
     return ConjugatePosterior(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..base.checks import positive_int
+from ..base.memory import check_allocation
 from ..base.random import as_generator
 from ..base.typing import PriorParam, Seed
 from ..metrics.binned import plugin_ece
@@ -12,7 +13,7 @@ from ..results.ece import BayesianECE
 from ..stats.calibration_stats import CalibrationStats
 from .conjugate import ConjugatePosterior, conjugate_posterior, sample_posterior
 
-__all__ = ["binned_posterior_ece", "binned_result"]
+__all__ = ["binned_posterior_ece", "binned_result", "check_draws"]
 
 
 def binned_posterior_ece(
@@ -39,9 +40,31 @@ def binned_posterior_ece(
     """
     num_samples = positive_int(num_samples, "num_samples")
     rng = as_generator(seed)
+    if not isinstance(stats, CalibrationStats):
+        raise ValueError(f"stats must be a CalibrationStats, got {type(stats).__name__}")
+    if stats.n == 0:
+        raise ValueError("stats holds no predictions (n = 0)")
+    check_draws(num_samples, stats.n_bins)
     post = conjugate_posterior(stats, alpha=alpha, sigma=sigma, tau=tau, preset=preset)
     q, mu, draws = sample_posterior(post, num_samples, rng)
     return binned_result(q, mu, draws, stats, post, method="conjugate", preset=preset)
+
+
+def check_draws(num_samples: int, n_bins: int, models: int = 1) -> None:
+    """Refuse ``num_samples`` draws of ``n_bins`` bins that would not fit in
+    memory (:func:`bece.base.memory.check_allocation`).
+
+    Per model and draw the result keeps 5 float64 values per bin (the two
+    cell probabilities, the bin mean, accuracy and weight) and sampling
+    needs about 4 more at its peak (Gamma variates, uniforms and the
+    truncated-Normal transform): 9 M float64.
+    """
+    check_allocation(
+        8.0 * 9 * num_samples * n_bins * models,
+        what=f"the posterior draws (num_samples x n_bins x {9 * models} float64)",
+        argument=f"num_samples={num_samples} with n_bins={n_bins}",
+        advice="pass fewer num_samples or n_bins",
+    )
 
 
 def binned_result(

@@ -54,6 +54,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..base.checks import positive_array, positive_int
+from ..base.memory import check_allocation
 from ..base.random import as_generator, sample_dirichlet
 from ..base.typing import BinningSpec, PriorParam, Seed
 from ..metrics.multiclass import top_label_inputs
@@ -150,8 +151,8 @@ def top_label_statistics(
 
 def _per_label(value: ArrayLike, name: str, n_labels: int, shape: tuple[int, ...]) -> np.ndarray:
     """A prior parameter as an array of shape (L,) + shape: scalar, per bin or per label."""
-    arr = np.asarray(value, dtype=np.float64) if value is not None else None
-    if arr is not None and arr.ndim == len(shape) + 1:
+    arr = np.asarray(value)  # converted (and its dtype checked) by positive_array
+    if arr.ndim == len(shape) + 1:
         if arr.shape != (n_labels, *shape):
             raise ValueError(f"{name} must have shape {shape} or {(n_labels, *shape)}, "
                              f"got {arr.shape}")
@@ -180,13 +181,20 @@ def top_label_posterior(
     binning = stats[0].binning
     if any(s.binning != binning for s in stats):
         raise ValueError("all labels' CalibrationStats must share the same bins")
+    empty = [j for j, s in enumerate(stats) if s.n == 0]
+    if empty:
+        raise ValueError(
+            f"stats[{empty[0]}] holds no predictions (n = 0; {len(empty)} label(s) in all): the "
+            "posterior is conditional on the labels that are predicted; leave those out"
+        )
     n_labels, m = len(stats), binning.n_bins
     width = np.diff(binning.edges)
     alpha_a = (np.full((n_labels, 2, m), 1.0 / (2 * n_labels * m)) if alpha is None
                else _per_label(alpha, "alpha", n_labels, (2, m)))
-    default = width / np.sqrt(12.0)
-    sigma_a = _per_label(default if sigma is None else sigma, "sigma", n_labels, (m,))
-    tau_a = _per_label(default if tau is None else tau, "tau", n_labels, (m,))
+    # the default is 0 for a zero-width bin (a point: closed_form handles it)
+    default = np.broadcast_to(width / np.sqrt(12.0), (n_labels, m))
+    sigma_a = default.copy() if sigma is None else _per_label(sigma, "sigma", n_labels, (m,))
+    tau_a = default.copy() if tau is None else _per_label(tau, "tau", n_labels, (m,))
     counts = np.stack([s.counts for s in stats])  # (L, 2, M)
     sum_p = np.concatenate([s.sum_p for s in stats])
     lower = np.tile(binning.edges[:-1], n_labels)
@@ -256,6 +264,16 @@ def posterior_top_label_ece(
     if keep_bins not in ("auto", True, False):
         raise ValueError(f"keep_bins must be 'auto', True or False, got {keep_bins!r}")
     keep = (num_samples * n_labels * m <= KEEP_BINS_LIMIT) if keep_bins == "auto" else keep_bins
+    # kept: draws (S), label_draws (S, L), pooled (3 S M), per cell (3 S L M) when keep;
+    # plus a chunk of Dirichlet and Normal draws (at most ~6 _CHUNK_CELLS values)
+    check_allocation(
+        8.0 * (num_samples * (1 + n_labels + 3 * m + (3 * n_labels * m if keep else 0))
+               + 6 * max(_CHUNK_CELLS, 2 * n_labels * m)),
+        what=f"the top-label posterior draws ({n_labels} labels x {m} bins"
+             f"{', per-(label, bin) draws kept' if keep else ''})",
+        argument=f"num_samples={num_samples} with {n_labels} labels and n_bins={m}",
+        advice="pass fewer num_samples or n_bins" + (", or keep_bins=False" if keep else ""),
+    )
 
     draws = np.empty(num_samples)
     label_draws = np.empty((num_samples, n_labels))

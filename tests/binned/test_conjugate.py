@@ -122,3 +122,40 @@ def test_zero_width_bin_is_a_point_mass():
     assert (width == 0).any()
     assert np.all(r.confidence[:, width == 0] == r.stats.edges[:-1][width == 0])
     assert np.all(np.isfinite(r.draws))
+
+
+# ----------------------------------------------------------- robustness #13, #14
+@pytest.mark.parametrize("prior", [{"tau": 1e-160}, {"sigma": 1e-160}, {"tau": 1e-300},
+                                   {"tau": 1e200}])
+def test_sigma_tau_whose_update_is_not_finite_are_refused(prior):
+    """Robustness #13: 1/tau**2 overflowed and every draw was NaN, silently
+    (also in compare and the top-label posterior, which share the update)."""
+    rng = np.random.default_rng(0)
+    p = rng.beta(5, 1, size=200)  # empty low bins: tau = 1e200 has no data to meet there
+    y = (rng.uniform(size=200) < p).astype(int)
+    with pytest.raises(ValueError, match=r"sigma and tau must keep the conjugate update .* finite"):
+        bece.bayesian_ece(y, p, num_samples=100, **prior)
+    with pytest.raises(ValueError, match="sigma and tau must keep"):
+        bece.bayesian_top_label_ece(y, np.c_[1 - p, p], num_samples=100, **prior)
+    with pytest.raises(ValueError, match="sigma and tau must keep"):
+        bece.compare(y, p, p**2, num_samples=100, **prior)
+
+
+@pytest.mark.parametrize("prior", [{"tau": 1e-150}, {"sigma": 1e-150}, {"tau": 1e150},
+                                   {"sigma": 1e200}])
+def test_extreme_but_finite_updates_give_finite_draws(prior):
+    rng = np.random.default_rng(0)
+    p = rng.beta(5, 1, size=200)
+    y = (rng.uniform(size=200) < p).astype(int)
+    r = bece.bayesian_ece(y, p, num_samples=200, **prior)
+    assert np.isfinite(r.draws).all()
+
+
+@pytest.mark.parametrize("name", ["alpha", "sigma", "tau"])
+@pytest.mark.parametrize("value", [True, np.bool_(True), "0.1", [True] * 15])
+def test_prior_parameters_refuse_bools_and_strings(name, value):
+    """Robustness #14: alpha=True was taken as 1.0 (n_bins, num_samples, seed refuse bools)."""
+    with pytest.raises(ValueError, match=f"{name} must be a positive number or array of numbers"):
+        bece.bayesian_ece([0, 1, 1], [0.2, 0.6, 0.9], **{name: value})
+    with pytest.raises(ValueError, match=f"{name} must be a positive number or array of numbers"):
+        bece.bayesian_top_label_ece([0, 1], [[0.8, 0.2], [0.3, 0.7]], **{name: value})

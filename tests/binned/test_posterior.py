@@ -112,3 +112,29 @@ def test_per_bin_sigma_and_alpha_arrays(rng):
     r = bece.bayesian_ece(y, p, n_bins=3, sigma=[0.05, 0.1, 0.2], alpha=np.ones((2, 3)), num_samples=100)
     np.testing.assert_allclose(r.params.sigma, [0.05, 0.1, 0.2])
     np.testing.assert_allclose(r.params.concentration, 1 + r.stats.counts)
+
+
+def test_empty_statistics_are_refused():
+    """Robustness #20: n = 0 gave a prior-only result with plugin = NaN and a
+    RuntimeWarning (the smooth model refuses n = 0)."""
+    import pytest
+
+    empty = CalibrationStats(make_binning(None, 15), np.zeros((2, 15), int), np.zeros(15),
+                             np.zeros(15))
+    with pytest.raises(ValueError, match=r"stats holds no predictions \(n = 0\)"):
+        posterior_ece(empty, num_samples=100)
+
+
+def test_draws_beyond_the_memory_limit_are_refused_before_allocating(monkeypatch):
+    """Robustness #12: num_samples=10**9 or n_bins=10**6 ended in numpy's
+    MemoryError (or a long swap) that did not name the argument."""
+    import pytest
+
+    monkeypatch.setenv("BECE_MEMORY_LIMIT", "1GiB")
+    y, p = [0, 1, 1], [0.2, 0.6, 0.9]
+    with pytest.raises(ValueError, match=r"^num_samples=1000000000 with n_bins=15: the posterior "
+                                         r"draws .* would take 1006 GiB, more than .* 1 GiB"):
+        bece.bayesian_ece(y, p, num_samples=10**9)
+    with pytest.raises(ValueError, match=r"num_samples=10000 with n_bins=1000000: .* 671 GiB"):
+        bece.bayesian_ece(y, p, n_bins=10**6)
+    assert bece.bayesian_ece(y, p, num_samples=1000).draws.shape == (1000,)

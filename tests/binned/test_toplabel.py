@@ -219,3 +219,46 @@ def test_default_number_of_draws_shrinks_with_many_labels():
     y = rng.integers(0, k, size=6000)
     r = bayesian_top_label_ece(y, prob)
     assert r.num_samples == default_num_samples(r.n_labels, 15) < 10_000
+
+
+def test_a_huge_label_does_not_allocate_by_the_label_range():
+    """Robustness #3: K = max label + 1 made a 3-row call with y_pred = 10**8
+    allocate 11 GiB; only the predicted labels are needed."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    conf = [0.9, 0.8, 0.7]
+    r = bayesian_top_label_ece([0, 1, 2], conf, y_pred=[0, 1, 10**9], num_samples=200)
+    assert r.labels.tolist() == [0, 1, 10**9]
+    assert top_label_ece([0, 1, 2], conf, y_pred=[0, 1, 10**8]) == pytest.approx(
+        top_label_ece([0, 1, 2], conf, y_pred=[0, 1, 7]))
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before  # KiB on Linux
+    assert grown < 200_000
+
+
+def test_labels_without_predictions_are_refused():
+    """Robustness #20 for the top-label posterior: a label with n = 0."""
+    from bece import CalibrationStats
+
+    _, stats = top_label_statistics([0, 1, 1], [[0.8, 0.2], [0.3, 0.7], [0.4, 0.6]], n_bins=5)
+    empty = CalibrationStats(stats[0].binning, np.zeros((2, 5), int), np.zeros(5), np.zeros(5))
+    with pytest.raises(ValueError, match=r"stats\[1\] holds no predictions"):
+        posterior_top_label_ece([stats[0], empty], num_samples=100)
+
+
+def test_top_label_draws_beyond_the_memory_limit_are_refused(monkeypatch):
+    monkeypatch.setenv("BECE_MEMORY_LIMIT", "1GiB")
+    prob = [[0.8, 0.2], [0.3, 0.7], [0.4, 0.6]]
+    with pytest.raises(ValueError, match=r"num_samples=100000000 with 2 labels and n_bins=15: "
+                                         r"the top-label posterior draws"):
+        bayesian_top_label_ece([0, 1, 1], prob, num_samples=10**8, keep_bins=False)
+    assert bayesian_top_label_ece([0, 1, 1], prob, num_samples=100).draws.shape == (100,)
+
+
+def test_zero_width_bins_take_the_point_prior():
+    """Equal explicit edges (as quantile edges of tied confidences give) make a
+    zero-width bin whose default sigma = tau = 0 is a point, not an error."""
+    r = bayesian_top_label_ece([0, 1, 1, 1], [0.5, 1.0, 1.0, 0.7], y_pred=[0, 1, 1, 1],
+                               binning=[0.0, 0.5, 1.0, 1.0], num_samples=200)
+    assert np.isfinite(r.draws).all()
+    assert np.all(r.label_confidence[:, :, 2] == 1.0)
