@@ -59,6 +59,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..base.checks import positive_int
+from ..base.memory import check_allocation
 from ..base.random import as_generator, sample_dirichlet
 from ..base.typing import BinningSpec, PriorParam, Seed
 from ..results.comparison import Comparison
@@ -75,12 +76,26 @@ from .posterior import binned_result
 
 __all__ = [
     "compare",
+    "CostWarning",
     "joint_concentration",
     "joint_counts",
 ]
 
 # joint Gamma draws held in memory at once (float64): 2**21 values = 16 MiB
 _CHUNK_VALUES = 2**21
+
+#: Gamma variates per second assumed for the cost estimate of :func:`compare`
+#: (numpy's standard_gamma on one core of the development machine: about
+#: 2e7 per second, i.e. 50 ns each, measured at n_bins = 1000).
+GAMMA_RATE = 2e7
+
+#: Above this many joint Gamma variates (S * 4 * M_a * M_b) compare warns of
+#: the time it will take (10**9: about a minute at GAMMA_RATE).
+WARN_GAMMAS = 10**9
+
+
+class CostWarning(UserWarning):
+    """A call will take long; the message gives the estimate and how to cut it."""
 
 
 def joint_counts(b_a: np.ndarray, z_a: np.ndarray, b_b: np.ndarray, z_b: np.ndarray,
@@ -230,6 +245,7 @@ def compare(
     z_b, p_b = as_outcomes(y_true, pb, y_pred_b)
     bin_a = make_binning(p_a, n_bins, binning)
     bin_b = make_binning(p_b, n_bins, binning)
+    _check_cost(num_samples, bin_a.n_bins, bin_b.n_bins)
     stats_a = CalibrationStats.from_outcomes(z_a, p_a, bin_a)
     stats_b = CalibrationStats.from_outcomes(z_b, p_b, bin_b)
     post_a = conjugate_posterior(stats_a, alpha=alpha, sigma=sigma, tau=tau)
@@ -248,6 +264,39 @@ def compare(
     diff.setflags(write=False)
     counts.setflags(write=False)
     return Comparison(a=a, b=b, diff_draws=diff, counts=counts, concentration=prior)
+
+
+def _check_cost(num_samples: int, m_a: int, m_b: int) -> None:
+    """Refuse draws that do not fit in memory; warn of draws that take long.
+
+    Memory: each model's draws keep about 9 float64 per bin and draw
+    (:func:`bece.binned.posterior.check_draws`), plus the joint table
+    (4 M_a M_b) and one chunk of joint draws. Time: S * 4 * M_a * M_b Gamma
+    variates at :data:`GAMMA_RATE` per second; above :data:`WARN_GAMMAS` a
+    :class:`CostWarning` gives the estimate.
+    """
+    cells = 4 * m_a * m_b
+    check_allocation(
+        8.0 * (9 * num_samples * (m_a + m_b) + 3 * cells + max(_CHUNK_VALUES, cells)),
+        what="the paired posterior draws (num_samples x 2 models x n_bins x 9 float64, and "
+             "the 4 n_bins**2 joint cells)",
+        argument=f"num_samples={num_samples} with n_bins={m_a}" + (f" and {m_b}" if m_b != m_a else ""),
+        advice="pass fewer num_samples or n_bins",
+    )
+    gammas = float(num_samples) * cells
+    if gammas > WARN_GAMMAS:
+        import warnings
+
+        seconds = gammas / GAMMA_RATE
+        took = f"{seconds / 60:.0f} minutes" if seconds >= 120 else f"{seconds:.0f} s"
+        warnings.warn(
+            f"compare draws num_samples x 4 x n_bins**2 = {gammas:.2g} Gamma variates "
+            f"(num_samples={num_samples}, {cells} joint cells), about {took} at "
+            f"{GAMMA_RATE:.0e} per second; pass fewer num_samples or n_bins to shorten it "
+            "(progress=True shows a progress bar)",
+            CostWarning,
+            stacklevel=3,
+        )
 
 
 def _sample_marginals(concentration: np.ndarray, num_samples: int, rng: np.random.Generator,

@@ -403,3 +403,29 @@ def test_paired_interval_wider_and_covers_when_errors_move_apart(reps):
     cover, ratios = _study(_opposite_scenario, truth, n=1000, reps=reps, m=10, s=1000, seed=18)
     assert np.median(ratios) > 1.0
     assert cover >= _coverage_floor(reps)
+
+
+def test_compare_warns_of_long_runs_and_refuses_what_does_not_fit(monkeypatch):
+    """Robustness #16: S * 4 * M**2 Gamma draws with no guard (n_bins=1000 with
+    the default 10,000 draws ran for about an hour)."""
+    mod = importlib.import_module("bece.binned.compare")
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=200)
+    y = (rng.uniform(size=200) < p).astype(int)
+    monkeypatch.setattr(mod, "WARN_GAMMAS", 10_000)
+    with pytest.warns(mod.CostWarning, match=r"compare draws num_samples x 4 x n_bins\*\*2 = 4e\+04"):
+        bece.compare(y, p, p**0.5, n_bins=10, num_samples=100)
+    monkeypatch.setenv("BECE_MEMORY_LIMIT", "1GiB")
+    with pytest.raises(ValueError, match=r"^num_samples=100000000 with n_bins=15: the paired"):
+        bece.compare(y, p, p**0.5, num_samples=10**8)
+
+
+def test_compare_default_cost_stays_quiet():
+    import warnings
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=200)
+    y = (rng.uniform(size=200) < p).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bece.compare(y, p, p**0.5, num_samples=2000)
