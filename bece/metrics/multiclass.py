@@ -41,6 +41,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..base.checks import positive_int
+from ..base.memory import check_allocation
 from ..base.typing import BinningSpec
 from ..stats.binning import Binning, make_binning
 from ..stats.inputs import check_labels, check_probabilities, check_top_label, scan_rows
@@ -133,10 +135,38 @@ def per_label_ece(
         :math:`n_l`, the number of points predicted :math:`l`.
     """
     pred, conf, y, k = top_label_inputs(y_true, y_prob, y_pred)
-    gaps, counts = _grouped_gaps(pred, (y == pred).astype(np.float64), conf, k, n_bins, binning)
+    group, n_groups, labels = _label_groups(pred, k)
+    if labels is not None:  # the (K,) results themselves are what is large
+        check_allocation(
+            16.0 * k, what=f"the per-label arrays of K = max label + 1 = {k} entries",
+            argument="y_pred and y_true (their largest label)",
+            advice="use top_label_ece, which needs only the predicted labels, or relabel the "
+                   "classes 0 .. K-1",
+        )
+    gaps, counts = _grouped_gaps(group, (y == pred).astype(np.float64), conf, n_groups, n_bins,
+                                 binning)
+    if labels is not None:
+        full_gaps, full_counts = np.zeros(k), np.zeros(k, dtype=np.int64)
+        full_gaps[labels], full_counts[labels] = gaps, counts
+        gaps, counts = full_gaps, full_counts
     with np.errstate(invalid="ignore", divide="ignore"):
         ece = np.where(counts > 0, gaps / counts, np.nan)
     return ece, counts
+
+
+def _label_groups(pred: np.ndarray, k: int) -> tuple[np.ndarray, int, np.ndarray | None]:
+    """Group of each prediction, number of groups and the labels they stand for.
+
+    The label itself (K groups, labels None) while K is at most
+    ``max(2**16, n)``; beyond, its rank among the predicted labels
+    (``np.unique``), so that nothing of size max label + 1 is allocated
+    (a label of 10**8 among three predictions). Either gives the same
+    per-label values in the same (increasing label) order.
+    """
+    if k <= max(1 << 16, pred.size):
+        return pred, k, None
+    labels, inverse = np.unique(pred, return_inverse=True)
+    return inverse.reshape(-1), int(labels.size), labels
 
 
 def top_label_ece(
@@ -177,7 +207,12 @@ def top_label_ece(
     """
     if average not in _AVERAGES:
         raise ValueError(f"average must be one of {_AVERAGES}, got {average!r}")
-    ece, counts = per_label_ece(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning)
+    pred, conf, y, k = top_label_inputs(y_true, y_prob, y_pred)
+    group, n_groups, _ = _label_groups(pred, k)
+    gaps, counts = _grouped_gaps(group, (y == pred).astype(np.float64), conf, n_groups, n_bins,
+                                 binning)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ece = np.where(counts > 0, gaps / counts, np.nan)
     seen = counts > 0
     if average == "label":
         return float(ece[seen].mean())
@@ -212,6 +247,7 @@ def classwise_ece(
     >>> round(classwise_ece([0, 1, 1], prob, n_bins=2), 12)
     0.333333333333
     """
+    block_size = positive_int(block_size, "block_size")
     arr = _matrix_unchecked(y_prob)
     n, k = arr.shape
     quantile = isinstance(binning, str) and binning in ("quantile", "equal-mass")

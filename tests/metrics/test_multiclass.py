@@ -141,3 +141,41 @@ def test_bad_input(y, prob, kwargs, message):
     if "average" not in kwargs:
         with pytest.raises(ValueError, match=message):
             classwise_ece(y, prob)
+
+
+# ------------------------------------------------------------ robustness #3, #15
+def test_a_huge_predicted_label_allocates_nothing_by_the_label_range():
+    """Robustness #3: K = max label + 1, so y_pred = [0, 1, 10**8] made a 3-row
+    call allocate 11 GiB (MemoryError instead of a result or a label error)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    conf = [0.9, 0.8, 0.7]
+    for big in (10**8, 10**12, 2**62):
+        got = top_label_ece([0, 1, 2], conf, y_pred=[0, 1, big])
+        assert got == top_label_ece([0, 1, 2], conf, y_pred=[0, 1, 5])
+        got = top_label_ece([0, 1, 2], conf, y_pred=[0, 1, big], average="sample",
+                            binning="quantile")
+        assert got == top_label_ece([0, 1, 2], conf, y_pred=[0, 1, 5], average="sample",
+                                    binning="quantile")
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB
+
+
+def test_per_label_arrays_beyond_the_memory_limit_are_refused(monkeypatch):
+    """per_label_ece returns arrays of K = max label + 1 entries: those are checked."""
+    monkeypatch.setenv("BECE_MEMORY_LIMIT", "100MiB")
+    with pytest.raises(ValueError, match=r"^y_pred and y_true \(their largest label\): the per-label "
+                                         r"arrays of K = max label \+ 1 = 100000001 entries"):
+        per_label_ece([0, 1, 2], [0.9, 0.8, 0.7], y_pred=[0, 1, 10**8])
+    ece, count = per_label_ece([0, 1, 2], [0.9, 0.8, 0.7], y_pred=[0, 1, 70_000])
+    assert ece.shape == (70_001,) and count[[0, 1, 70_000]].tolist() == [1, 1, 1]
+    assert np.isnan(ece[2])
+
+
+@pytest.mark.parametrize("block_size", [0, -1, 1.5, True, "8"])
+def test_classwise_block_size_is_checked(rng, block_size):
+    """Robustness #15: block_size = 0, -1 or 1.5 was silently accepted."""
+    y, prob = simulate_multiclass(50, 3, rng)
+    for binning in ("quantile", "uniform"):
+        with pytest.raises(ValueError, match="block_size must be a positive integer"):
+            classwise_ece(y, prob, binning=binning, block_size=block_size)
