@@ -74,6 +74,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..base.checks import positive_int
+from ..base.memory import check_allocation
 from ..base.random import as_generator
 from ..base.typing import BinningSpec, Seed
 from ..stats.binning import Binning, make_binning
@@ -82,6 +83,7 @@ from .atoms import Atoms, check_grid, make_atoms
 from .basis import DEFAULT_N_KNOTS
 from .draws import importance_draws
 from .fit import SmoothPosterior, check_scale, fit_smooth, single_threaded_blas
+from .posterior import check_smooth_draws
 
 __all__ = [
     "calibration_test",
@@ -152,8 +154,12 @@ def _ece_of_counts(correct: np.ndarray, sum_p: np.ndarray, n: int) -> np.ndarray
     return np.abs(correct - sum_p).sum(axis=-1) / n
 
 
+#: (resample, atom) pairs drawn at once by :func:`resampled_ece`
+RESAMPLE_CHUNK = 4_000_000
+
+
 def resampled_ece(atoms: Atoms, num_resamples: int, rng: np.random.Generator,
-                  *, chunk_elems: int = 4_000_000) -> tuple[float, np.ndarray]:
+                  *, chunk_elems: int = RESAMPLE_CHUNK) -> tuple[float, np.ndarray]:
     """Plug-in ECE of the data and of ``num_resamples`` consistency resamples.
 
     Parameters
@@ -253,11 +259,18 @@ def calibration_test(
     """
     num_resamples = positive_int(num_resamples, "num_resamples")
     num_samples = positive_int(num_samples, "num_samples")
+    check_allocation(
+        8.0 * (num_resamples + 3 * RESAMPLE_CHUNK),
+        what="the resampled statistics (num_resamples float64, and a chunk of resamples)",
+        argument=f"num_resamples={num_resamples}",
+        advice="pass fewer num_resamples (the smallest p-value is 1/(num_resamples + 1))",
+    )
     prior_odds = check_scale(prior_odds, "prior_odds")
     rng = as_generator(seed)
     z, p = as_outcomes(y_true, y_prob, y_pred)
     bins = make_binning(p, n_bins, binning)
     atoms = make_atoms(z, p, bins, check_grid(grid, p.size))
+    check_smooth_draws(num_samples, n_knots, bins.n_bins)
     with single_threaded_blas():
         post = fit_smooth(atoms, n_knots=n_knots, intercept_scale=intercept_scale,
                           slope_scale=slope_scale, smoothness_scale=smoothness_scale,

@@ -263,7 +263,8 @@ def fit_smooth(
     ----------
     atoms : Atoms
     n_knots : int, default 10
-        Knots K of the natural cubic spline (K - 2 non-linear functions).
+        Knots K >= 3 of the natural cubic spline (K - 2 non-linear functions;
+        fewer when the confidences have fewer distinct values).
         The smoothness prior, not the knot count, controls the wiggle; what
         ten knots cannot follow (a staircase) the bin deviations take up.
     intercept_scale : float, default 1.0
@@ -283,6 +284,12 @@ def fit_smooth(
         large n is).
     """
     n_knots = positive_int(n_knots, "n_knots")
+    if n_knots < 3:
+        raise ValueError(
+            f"n_knots must be an integer >= 3, got {n_knots}: a natural cubic spline with K "
+            "knots has K - 2 non-linear functions, so 1 or 2 knots would leave only the "
+            "linear part of the curve"
+        )
     s_a = check_scale(intercept_scale, "intercept_scale")
     s_b = check_scale(slope_scale, "slope_scale")
     s_l = check_scale(smoothness_scale, "smoothness_scale")

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..base.checks import positive_int
+from ..base.memory import check_allocation
 from ..base.random import as_generator
 from ..base.typing import BinningSpec, Seed
 from ..results.ece import SmoothBayesianECE
@@ -18,10 +19,11 @@ from ..stats.calibration_stats import CalibrationStats
 from ..stats.inputs import as_outcomes
 from .atoms import Atoms, atoms_and_ece_stats, check_grid, make_atoms
 from .basis import DEFAULT_N_KNOTS
-from .draws import curve_grid, curve_values, ece_draws, importance_draws
+from .draws import CURVE_POINTS, curve_grid, curve_values, ece_draws, importance_draws
 from .fit import SmoothPosterior, fit_smooth, single_threaded_blas
 
 __all__ = [
+    "check_smooth_draws",
     "prepare_atoms",
     "smooth_ece",
     "smooth_posterior_ece",
@@ -30,6 +32,20 @@ __all__ = [
 
 
 # ------------------------------------------------------------------ result
+
+def check_smooth_draws(num_samples: int, n_knots: int, n_bins: int = 15) -> None:
+    """Refuse ``num_samples`` draws of the smooth model that would not fit in
+    memory: per draw the result keeps the ECE, 3 per-bin values, the curve
+    at CURVE_POINTS confidences and the coefficients (about n_knots + n_bins),
+    and the importance sampler as many again."""
+    per_draw = 1 + 3 * n_bins + CURVE_POINTS + 3 * (n_knots + n_bins)
+    check_allocation(
+        8.0 * 2 * num_samples * per_draw,
+        what=f"the smooth model's posterior draws (num_samples x about {2 * per_draw} float64)",
+        argument=f"num_samples={num_samples}",
+        advice="pass fewer num_samples",
+    )
+
 
 
 def smooth_result(
@@ -128,6 +144,7 @@ def smooth_ece(
     num_samples = positive_int(num_samples, "num_samples")
     rng = as_generator(seed)
     atoms, stats, grid_points = prepare_atoms(y_true, y_prob, y_pred, n_bins, binning, grid)
+    check_smooth_draws(num_samples, n_knots, atoms.binning.n_bins)
     return _laplace(atoms, stats, grid_points, rng, num_samples, n_knots=n_knots,
                     intercept_scale=intercept_scale, slope_scale=slope_scale,
                     smoothness_scale=smoothness_scale, bin_scale=bin_scale)
@@ -205,6 +222,7 @@ def smooth_posterior_ece(
     num_samples = positive_int(num_samples, "num_samples")
     rng = as_generator(seed)
     atoms, coarse = atoms_and_ece_stats(stats, n_bins, binning)
+    check_smooth_draws(num_samples, n_knots, atoms.binning.n_bins)
     return _laplace(atoms, coarse, curve_grid(atoms.p), rng, num_samples, n_knots=n_knots,
                     intercept_scale=intercept_scale, slope_scale=slope_scale,
                     smoothness_scale=smoothness_scale, bin_scale=bin_scale)

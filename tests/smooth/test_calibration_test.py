@@ -207,3 +207,16 @@ def test_bad_data_and_level_raise():
     t = calibration_test([0, 1, 1, 0], [0.2, 0.7, 0.9, 0.4], num_resamples=9, num_samples=50)
     with pytest.raises(ValueError, match="level"):
         t.reject(1.5)
+
+
+def test_resamples_beyond_the_memory_limit_are_refused(monkeypatch):
+    """Robustness #12: num_resamples = 10**9 ended in numpy's MemoryError."""
+    monkeypatch.setenv("BECE_MEMORY_LIMIT", "1GiB")
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=100)
+    y = (rng.uniform(size=100) < p).astype(int)
+    with pytest.raises(ValueError, match=r"^num_resamples=1000000000: the resampled statistics .* "
+                                         r"7\.54 GiB.*BECE_MEMORY_LIMIT"):
+        bece.calibration_test(y, p, num_resamples=10**9)
+    with pytest.raises(ValueError, match=r"^num_samples=100000000: the smooth model's posterior"):
+        bece.calibration_test(y, p, num_samples=10**8)

@@ -125,3 +125,18 @@ def test_mixture_draws_have_the_components_moments(rng):
     # mixture mean, coordinate-wise, within Z standard errors
     se = theta.std(axis=0) / np.sqrt(theta.shape[0])
     assert np.all(np.abs(theta.mean(axis=0) - mean) <= Z * se)
+
+
+@pytest.mark.parametrize("n_knots", [1, 2])
+def test_fewer_than_three_knots_are_refused(n_knots):
+    """Robustness #17: n_knots = 1 or 2 leaves no non-linear spline function
+    and silently equalled the linear model."""
+    import bece
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    with pytest.raises(ValueError, match=f"n_knots must be an integer >= 3, got {n_knots}"):
+        bece.calibration_test(y, p, n_knots=n_knots)
+    with pytest.raises(ValueError, match="n_knots must be an integer >= 3"):
+        bece.smooth.smooth_ece(y, p, n_knots=n_knots, num_samples=100)
