@@ -15,6 +15,7 @@ of the statistics of the parts (counts exactly, sums to float64 rounding).
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -23,10 +24,78 @@ from numpy.typing import ArrayLike
 from ..base.typing import BinningSpec
 from .binning import Binning
 from .fused import binned_sums, outcome_sums
+from .inputs import describe_bad
 
 __all__ = [
     "CalibrationStats",
 ]
+
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
+_U = np.finfo(np.float64).eps / 2  # unit roundoff of float64
+
+
+def _as_counts(counts: ArrayLike) -> np.ndarray:
+    """Counts as int64; ValueError for anything an int64 cast would change."""
+    try:
+        raw = np.asarray(counts)
+    except (TypeError, ValueError):
+        raise ValueError(f"counts must be an array of non-negative integers, got {counts!r}") from None
+    if raw.dtype.kind == "f":
+        bad = ~np.isfinite(raw) | (raw != np.floor(raw))
+        if bad.any():
+            raise ValueError(
+                f"counts must be non-negative integers; {describe_bad(raw, bad)} are not"
+            )
+    elif raw.dtype.kind not in "iu":
+        raise ValueError(f"counts must be non-negative integers, got dtype {raw.dtype}")
+    if raw.size and (raw < 0).any():
+        raise ValueError(f"counts must be non-negative; {describe_bad(raw, raw < 0)} are not")
+    # the total must fit in int64 (a float sum first: exact ints only when close)
+    if raw.size and raw.astype(np.float64).sum() >= 2.0**62:
+        total = sum(int(c) for c in raw.ravel())
+        if total > _INT64_MAX:
+            raise ValueError(
+                f"counts total {total} predictions, more than 2**63 - 1, the most int64 "
+                "counts can hold"
+            )
+    return np.array(raw, dtype=np.int64)
+
+
+def _as_sums(x: ArrayLike, name: str) -> np.ndarray:
+    try:
+        raw = np.asarray(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of real numbers, got {x!r}") from None
+    if raw.dtype.kind not in "fiu":
+        raise ValueError(f"{name} must be an array of real numbers, got dtype {raw.dtype}")
+    arr = np.array(raw, dtype=np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"{name} contains NaN or infinity: {describe_bad(arr, bad)}")
+    return arr
+
+
+def _check_possible(n_m: np.ndarray, sum_p: np.ndarray, sum_p2: np.ndarray) -> None:
+    """Refuse sums no confidences in [0, 1] can give: per bin 0 <= S <= n,
+    0 <= Q <= S and S**2 <= n Q, each up to a relative 8 n u of rounding."""
+    n = n_m.astype(np.float64)
+    slack = 1.0 + 8.0 * n * _U
+    checks = (
+        (sum_p < 0, "sum_p must be >= 0"),
+        (sum_p > n * slack, "sum_p must be <= the bin's count (confidences are at most 1)"),
+        (sum_p2 < 0, "sum_p2 must be >= 0"),
+        (sum_p2 > sum_p * slack, "sum_p2 must be <= sum_p (p**2 <= p for p in [0, 1])"),
+        (sum_p * sum_p > n * sum_p2 * slack * slack,
+         "sum_p**2 must be <= count * sum_p2 (Cauchy-Schwarz)"),
+    )
+    for bad, rule in checks:
+        if bad.any():
+            j = int(np.argmax(bad))
+            raise ValueError(
+                f"impossible statistics: {rule}; {int(bad.sum())} bin(s) break it, e.g. bin {j} "
+                f"with count {int(n_m[j])}, sum_p {float(sum_p[j])!r}, sum_p2 {float(sum_p2[j])!r}"
+            )
 
 
 class CalibrationStats:
@@ -48,17 +117,47 @@ class CalibrationStats:
     __slots__ = ("binning", "counts", "sum_p", "sum_p2")
 
     def __init__(self, binning: Binning, counts: ArrayLike, sum_p: ArrayLike, sum_p2: ArrayLike) -> None:
+        """Check and store statistics (usually built by :meth:`from_arrays`).
+
+        Raises ``ValueError`` unless ``counts`` are non-negative integers
+        (int64, or whole floats) whose total fits in int64, and the sums are
+        finite and possible for the counts, up to float64 rounding: per bin,
+        :math:`0 \\le S_m \\le n_m`, :math:`0 \\le Q_m \\le S_m` and
+        :math:`S_m^2 \\le n_m Q_m` (Cauchy-Schwarz), with a relative slack of
+        :math:`8 n_m u` (u = 2**-53) for the rounding of sums of n_m terms.
+        """
+        self._store(binning, counts, sum_p, sum_p2, possible=True)
+
+    @classmethod
+    def from_simulation(cls, binning: Binning, counts: ArrayLike, sum_p: ArrayLike,
+                        sum_p2: ArrayLike) -> CalibrationStats:
+        """Statistics of simulated confidences, which need not lie in [0, 1].
+
+        For simulation-based checks of the conjugate model, which draws each
+        confidence from a Normal around its bin's mean
+        (:func:`bece.validation.sbc.stats_from_cells`): the counts and the
+        finiteness of the sums are checked, their range is not. Statistics of
+        predictions are built with the constructor or :meth:`from_arrays`.
+        """
+        self = cls.__new__(cls)
+        self._store(binning, counts, sum_p, sum_p2, possible=False)
+        return self
+
+    def _store(self, binning: Binning, counts: ArrayLike, sum_p: ArrayLike, sum_p2: ArrayLike,
+               *, possible: bool) -> None:
+        if not isinstance(binning, Binning):
+            raise ValueError(f"binning must be a Binning, got {type(binning).__name__}")
         m = binning.n_bins
-        counts = np.array(counts, dtype=np.int64)
-        sum_p = np.array(sum_p, dtype=np.float64)
-        sum_p2 = np.array(sum_p2, dtype=np.float64)
+        counts = _as_counts(counts)
+        sum_p = _as_sums(sum_p, "sum_p")
+        sum_p2 = _as_sums(sum_p2, "sum_p2")
         if counts.shape != (2, m) or sum_p.shape != (m,) or sum_p2.shape != (m,):
             raise ValueError(
                 f"statistics for {m} bins need counts of shape (2, {m}) and sums of "
                 f"shape ({m},), got {counts.shape}, {sum_p.shape}, {sum_p2.shape}"
             )
-        if (counts < 0).any():
-            raise ValueError("counts must be non-negative")
+        if possible:
+            _check_possible(counts.sum(axis=0), sum_p, sum_p2)
         for a in (counts, sum_p, sum_p2):
             a.setflags(write=False)
         self.binning = binning
@@ -135,9 +234,9 @@ class CalibrationStats:
         cls,
         df: Any,  # a pandas or Dask DataFrame (neither is imported with bece)
         *,
-        y_true: str = "y_true",
-        y_prob: str | list[str] | None = None,
-        y_pred: str | None = None,
+        y_true: Hashable = "y_true",
+        y_prob: Hashable | list[Hashable] | None = None,
+        y_pred: Hashable | None = None,
         n_bins: int | None = None,
         binning: BinningSpec | Binning = "uniform",
     ) -> CalibrationStats:
@@ -147,13 +246,14 @@ class CalibrationStats:
         ----------
         df : pandas.DataFrame or dask.dataframe.DataFrame
             One row per prediction.
-        y_true : str, default "y_true"
-            Column of true labels.
-        y_prob : str or list of str, optional
+        y_true : column label, default "y_true"
+            Column of true labels. Labels are used as they are (integer
+            column names stay integers).
+        y_prob : column label or list of labels, optional
             Column of :math:`P(y=1)` or of confidences, or the K columns of
             class probabilities. Default: the conventions of :mod:`bece.io`
             (``y_prob``, or ``p_0 ... p_{K-1}``, and ``y_pred`` if present).
-        y_pred : str, optional
+        y_pred : column label, optional
             Column of predicted labels (default: ``"y_pred"`` if present and
             ``y_prob`` is not given).
         n_bins : int, default 15
@@ -196,6 +296,11 @@ class CalibrationStats:
                 f"{other.binning!r} with edges {np.round(other.binning.edges, 4).tolist()}; "
                 "build every chunk with the same n_bins and binning (explicit edges "
                 "for quantile bins)"
+            )
+        if self.n + other.n > _INT64_MAX:  # Python ints: the int64 sum would wrap
+            raise ValueError(
+                f"cannot add CalibrationStats of {self.n} and {other.n} predictions: the total "
+                f"exceeds 2**63 - 1, the most int64 counts can hold"
             )
         return CalibrationStats(
             self.binning,

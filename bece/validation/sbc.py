@@ -120,7 +120,8 @@ def stats_from_cells(binning: Binning, cell: np.ndarray, p: np.ndarray) -> Calib
     p = np.asarray(p, dtype=np.float64)
     b = cell % m
     counts = np.bincount(cell, minlength=2 * m).reshape(2, m)
-    return CalibrationStats(
+    # confidences outside [0, 1] make sums that real predictions cannot have
+    return CalibrationStats.from_simulation(
         binning,
         counts,
         np.bincount(b, weights=p, minlength=m),

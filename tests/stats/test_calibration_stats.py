@@ -100,3 +100,74 @@ def test_constructor_checks_shapes():
         CalibrationStats(b, np.zeros((2, 4)), np.zeros(3), np.zeros(3))
     with pytest.raises(ValueError, match="non-negative"):
         CalibrationStats(b, -np.ones((2, 3)), np.zeros(3), np.zeros(3))
+
+
+# ------------------------------------------------------- robustness #19, #21
+def _stats(rng):
+    p = rng.uniform(size=200)
+    y = (rng.uniform(size=200) < p).astype(int)
+    return CalibrationStats.from_arrays(y, p)
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [(lambda s: (s.counts + 0.7, s.sum_p, s.sum_p2), r"counts must be non-negative integers; 30 "
+                                                     r"value\(s\) \(index 0: \d+\.7"),
+     (lambda s: (np.where(s.counts == 0, np.nan, s.counts), s.sum_p, s.sum_p2), "non-negative integers"),
+     (lambda s: (s.counts.astype(str), s.sum_p, s.sum_p2), "got dtype <U"),
+     (lambda s: (s.counts, s.sum_p * np.nan, s.sum_p2), "sum_p contains NaN or infinity"),
+     (lambda s: (s.counts, s.sum_p, s.sum_p2 + np.inf), "sum_p2 contains NaN or infinity"),
+     (lambda s: (s.counts, s.sum_p * 100, s.sum_p2), "sum_p must be <= the bin's count"),
+     (lambda s: (s.counts, -s.sum_p, s.sum_p2), "sum_p must be >= 0"),
+     (lambda s: (s.counts, s.sum_p, s.sum_p * 1.01), r"sum_p2 must be <= sum_p"),
+     (lambda s: (s.counts, s.sum_p, -s.sum_p2), "sum_p2 must be >= 0"),
+     (lambda s: (s.counts, s.sum_p, s.sum_p2 * 0.5), r"sum_p\*\*2 must be <= count \* sum_p2"),
+     (lambda s: (np.zeros_like(s.counts), s.sum_p, s.sum_p2), "sum_p must be <= the bin's count")],
+)
+def test_constructor_refuses_impossible_statistics(rng, change, message):
+    """Robustness #19: non-integer counts were truncated, NaN and impossible
+    sums accepted (sum_p > count gave a plug-in ECE of 53.5)."""
+    s = _stats(rng)
+    with pytest.raises(ValueError, match=message):
+        CalibrationStats(s.binning, *change(s))
+
+
+def test_constructor_accepts_what_bece_computes(rng):
+    s = _stats(rng)
+    same = CalibrationStats(s.binning, s.counts.astype(float), s.sum_p, s.sum_p2)
+    assert same.counts.dtype == np.int64 and np.array_equal(same.counts, s.counts)
+    # all confidences equal: sum_p**2 == n sum_p2 up to rounding (10**6 terms)
+    n = 10**6
+    t = CalibrationStats.from_arrays(np.ones(n, int), np.full(n, 0.95))
+    assert t.n == n
+    assert np.array_equal((t + t).counts, 2 * t.counts)
+
+
+def test_counts_whose_total_overflows_int64_are_refused(rng):
+    """Robustness #21: a total above 2**63 showed as a negative n, and adding
+    such statistics failed with 'counts must be non-negative'."""
+    from bece.stats import make_binning
+
+    b = make_binning(None, 15)
+    with pytest.raises(ValueError, match=r"counts total 138350580552821637120 predictions, more than "
+                                         r"2\*\*63 - 1"):
+        CalibrationStats(b, np.full((2, 15), 2**62), np.zeros(15), np.zeros(15))
+    half = CalibrationStats(b, np.r_[[[2**62] + [0] * 14], [[0] * 15]], np.zeros(15), np.zeros(15))
+    assert half.n == 2**62
+    with pytest.raises(ValueError, match=r"cannot add CalibrationStats of 4611686018427387904 and "
+                                         r"4611686018427387904 predictions: the total exceeds"):
+        half + half
+
+
+def test_simulated_statistics_skip_only_the_range_checks():
+    """SBC simulates confidences outside [0, 1]; its statistics keep the
+    count and finiteness checks."""
+    from bece.stats import make_binning
+
+    b = make_binning(None, 2)
+    s = CalibrationStats.from_simulation(b, [[1, 0], [0, 1]], [1.3, -0.2], [1.69, 0.04])
+    assert s.n == 2
+    with pytest.raises(ValueError, match="impossible statistics: sum_p must be >= 0"):
+        CalibrationStats(b, [[1, 0], [0, 1]], [1.3, -0.2], [1.69, 0.04])
+    with pytest.raises(ValueError, match="sum_p contains NaN"):
+        CalibrationStats.from_simulation(b, [[1, 0], [0, 1]], [np.nan, 0.5], [0.1, 0.25])
