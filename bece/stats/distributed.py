@@ -27,13 +27,14 @@ return the sums as a tuple ``(binning, counts, sum_p, sum_p2)``;
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
 from .binning import Binning, make_binning
 from .fused import Sums, binned_sums
-from .inputs import located
+from .inputs import as_array, located
 
 __all__ = [
     "array_sums",
@@ -84,6 +85,18 @@ def _tree_sum(parts: list[Any]) -> Any:
     return parts[0].compute()
 
 
+def _known_chunks(a: Any, name: str) -> None:
+    """Refuse a Dask array whose chunk sizes are unknown (NaN), as after
+    boolean indexing: rows cannot be matched or located without them."""
+    if any(np.isnan(c) for c in a.chunks[0]):
+        raise ValueError(
+            f"{name} is a Dask array with unknown chunk sizes (e.g. after boolean indexing "
+            "such as y[y >= 0]); its rows cannot be matched with the other arguments' rows. "
+            f"Call {name}.compute_chunk_sizes() first (one pass over the data), or select "
+            "the rows in a Dask DataFrame and use CalibrationStats.from_dataframe"
+        )
+
+
 def _block(y_true: Any, y_prob: Any, y_pred: Any, binning: Binning, where: str) -> Sums:
     try:
         return binned_sums(y_true, y_prob, y_pred, None, binning)
@@ -116,7 +129,8 @@ def array_sums(
     import dask.array as da
 
     bins = _fixed_binning(n_bins, binning)
-    p = y_prob if is_dask(y_prob) else da.from_array(np.asarray(y_prob))
+    p = y_prob if is_dask(y_prob) else da.from_array(as_array(y_prob, "y_prob"))
+    _known_chunks(p, "y_prob")
     if p.ndim not in (1, 2):
         raise ValueError(f"y_prob must have shape (n,) or (n, K), got shape {p.shape}")
     if p.ndim == 2 and p.numblocks[1] > 1:
@@ -126,7 +140,8 @@ def array_sums(
     def aligned(x: Any, name: str) -> Any:
         if x is None:
             return None
-        a = x if is_dask(x) else da.from_array(np.asarray(x), chunks=(rows,))
+        a = x if is_dask(x) else da.from_array(as_array(x, name), chunks=(rows,))
+        _known_chunks(a, name)
         if a.ndim != 1:
             raise ValueError(f"{name} must have shape (n,), got shape {a.shape}")
         if a.shape[0] != p.shape[0]:
@@ -160,9 +175,9 @@ def array_sums(
 def dataframe_sums(
     df: Any,
     *,
-    y_true: str = "y_true",
-    y_prob: str | list[str] | None = None,
-    y_pred: str | None = None,
+    y_true: Hashable = "y_true",
+    y_prob: Hashable | list[Hashable] | None = None,
+    y_pred: Hashable | None = None,
     n_bins: int | None = None,
     binning: Any = "uniform",
 ) -> Sums:
@@ -170,29 +185,40 @@ def dataframe_sums(
     :meth:`bece.CalibrationStats.from_dataframe`)."""
     from .columns import select_columns
 
-    names = [str(c) for c in df.columns]
+    if not (hasattr(df, "columns") and hasattr(df, "__getitem__")) or isinstance(df, dict):
+        hint = (" (a dict of columns: pass pandas.DataFrame(df), or its arrays to "
+                "CalibrationStats.from_arrays)" if isinstance(df, dict) else "")
+        raise ValueError(
+            f"df must be a pandas or Dask DataFrame, got {type(df).__name__}{hint}"
+        )
+    labels = list(df.columns)  # as they are: integer column names stay integers
+    names = [str(c) for c in labels]
+    yt: Hashable
+    yp: Hashable | None
+    probs: list[Hashable]
     if y_prob is None:
-        yt, probs, yp = select_columns(names, "dataframe")
+        yt, found, yp = select_columns(names, "dataframe")
+        probs = list(found)
         if y_true != "y_true":
             yt = y_true
         if y_pred is not None:
             yp = y_pred
     else:
         yt, yp = y_true, y_pred
-        probs = [y_prob] if isinstance(y_prob, str) else list(y_prob)
+        probs = list(y_prob) if isinstance(y_prob, (list, tuple, np.ndarray)) else [y_prob]
         if not probs:
             raise ValueError("y_prob must name at least one column")
-    cols = [yt, *probs] + ([yp] if yp else [])
-    missing = [c for c in cols if c not in names]
+    cols = [yt, *probs] + ([yp] if yp is not None else [])
+    missing = [c for c in cols if c not in labels]
     if missing:
         raise ValueError(
             f"dataframe has no column(s) {', '.join(repr(c) for c in missing)} "
-            f"(found: {', '.join(names)})"
+            f"(found: {', '.join(repr(c) for c in labels)})"
         )
 
     def arrays(frame: Any) -> tuple[Any, Any, Any]:
         prob = frame[probs[0]].to_numpy() if len(probs) == 1 else frame[probs].to_numpy()
-        pred = frame[yp].to_numpy() if yp else None
+        pred = frame[yp].to_numpy() if yp is not None else None
         return frame[yt].to_numpy(), prob, pred
 
     if not is_dask(df):

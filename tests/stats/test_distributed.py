@@ -109,3 +109,46 @@ def test_refusals(data):
         CalibrationStats.from_dataframe(frame.rename(columns={"y_prob": "s"}))
     with pytest.raises(ValueError, match="empty"):
         CalibrationStats.from_dataframe(dd.from_pandas(frame.iloc[:0], npartitions=1))
+
+
+# ------------------------------------------------------ robustness #22, #23, #24
+def test_from_dataframe_refuses_a_dict_by_name(data):
+    """Robustness #22: a dict crashed with AttributeError (no attribute 'columns')."""
+    y, p, _, _ = data
+    with pytest.raises(ValueError, match=r"df must be a pandas or Dask DataFrame, got dict \(a dict "
+                                         r"of columns: pass pandas.DataFrame\(df\)"):
+        CalibrationStats.from_dataframe({"y_true": y, "y_prob": p})
+    with pytest.raises(ValueError, match="got ndarray"):
+        CalibrationStats.from_dataframe(np.c_[y, p])
+
+
+def test_from_dataframe_with_integer_column_names(data):
+    """Robustness #23: 'dataframe has no column(s) 0, 1 (found: y_true, 0, 1)'."""
+    y, p, _, _ = data
+    ref = CalibrationStats.from_arrays(y, np.c_[1 - p, p])
+    frame = pd.DataFrame({"y_true": y, 0: 1 - p, 1: p})
+    got = CalibrationStats.from_dataframe(frame, y_prob=[0, 1])
+    assert np.array_equal(got.counts, ref.counts) and np.array_equal(got.sum_p, ref.sum_p)
+    got = CalibrationStats.from_dataframe(dd.from_pandas(frame, npartitions=3), y_prob=[0, 1])
+    assert np.array_equal(got.counts, ref.counts)
+    numbered = pd.DataFrame({7: y, 3: p})
+    got = CalibrationStats.from_dataframe(numbered, y_true=7, y_prob=3)
+    assert np.array_equal(got.counts, CalibrationStats.from_arrays(y, p).counts)
+    with pytest.raises(ValueError, match=r"dataframe has no column\(s\) 2 \(found: 'y_true', 0, 1\)"):
+        CalibrationStats.from_dataframe(frame, y_prob=[0, 2])
+
+
+def test_unknown_chunk_sizes_are_refused_with_the_remedy(data):
+    """Robustness #24: 'y_true has nan entries but y_prob has nan; they must
+    have the same length'."""
+    y, p, _, _ = data
+    dy, dp = da.from_array(y, chunks=5000), da.from_array(p, chunks=5000)
+    keep = dp > 0.3
+    with pytest.raises(ValueError, match=r"y_prob is a Dask array with unknown chunk sizes .* "
+                                         r"y_prob.compute_chunk_sizes\(\)"):
+        CalibrationStats.from_arrays(dy[keep], dp[keep])
+    with pytest.raises(ValueError, match="y_true is a Dask array with unknown chunk sizes"):
+        CalibrationStats.from_arrays(dy[keep], dp[keep].compute_chunk_sizes())
+    got = CalibrationStats.from_arrays(dy[keep].compute_chunk_sizes(), dp[keep].compute_chunk_sizes())
+    ref = CalibrationStats.from_arrays(y[p > 0.3], p[p > 0.3])
+    assert np.array_equal(got.counts, ref.counts)
