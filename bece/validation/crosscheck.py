@@ -65,6 +65,8 @@ __all__ = [
 ]
 
 MODELS = ("conjugate", "literal")
+#: what cross_check accepts: the binned models and the smooth one
+ALL_MODELS = (*MODELS, "smooth")
 
 
 def collapsed_data(stats: CalibrationStats) -> dict[str, np.ndarray]:
@@ -143,7 +145,9 @@ def cross_check_stats(
 ) -> CrossCheck:
     """:func:`cross_check` from statistics (e.g. merged chunks)."""
     if model not in MODELS:
-        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+        also = (" (model='smooth' runs on the predictions: cross_check(y_true, y_prob, "
+                "model='smooth'))" if model == "smooth" else "")
+        raise ValueError(f"model must be one of {MODELS} for statistics, got {model!r}{also}")
     check_run_arguments(num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples,
                         num_closed_form=num_closed_form, false_alarm=false_alarm, seed=seed)
     if not isinstance(stats, CalibrationStats):
@@ -266,6 +270,8 @@ def cross_check(
     -------
     CrossCheck
     """
+    if model not in ALL_MODELS:
+        raise ValueError(f"model must be one of {ALL_MODELS}, got {model!r}")
     if top_label:
         if y_pred is not None:
             raise ValueError("y_pred does not apply with top_label=True (the argmax is used)")

@@ -156,3 +156,17 @@ def test_cross_check_catches_a_wrong_top_label_closed_form(nuts_top_label):
               "accuracy": wrong.label_accuracy, "confidence": wrong.label_confidence}
     _, _, _, _, max_z, threshold, _ = compare_draws(chains, closed, 4, 1000, 1e-4)
     assert max_z > 2 * threshold
+
+
+def test_unknown_model_lists_every_accepted_model():
+    """Robustness #18: cross_check(model='foo') said ('conjugate', 'literal')
+    although model='smooth' is accepted."""
+    from bece.validation import cross_check
+
+    with pytest.raises(ValueError, match=r"model must be one of \('conjugate', 'literal', 'smooth'\), "
+                                         r"got 'foo'"):
+        cross_check([0, 1, 1], [0.2, 0.6, 0.9], model="foo")
+    stats = CalibrationStats.from_arrays([0, 1, 1], [0.2, 0.6, 0.9])
+    with pytest.raises(ValueError, match=r"for statistics, got 'smooth' \(model='smooth' runs on the "
+                                         r"predictions"):
+        cross_check_stats(stats, model="smooth")
