@@ -269,7 +269,8 @@ def pit(
         U(0, 1) under a correct forecaster.
     seed : int or numpy.random.Generator, optional
         Randomness of ``randomize=True``; required then for sample and
-        quantile forecasts (explicit randomness), unused otherwise.
+        quantile forecasts (explicit randomness), unused otherwise (but
+        checked whenever given: a non-negative int or a Generator).
 
     Returns
     -------
@@ -298,10 +299,11 @@ def pit(
     n = yy.size
     if not isinstance(randomize, (bool, np.bool_)):
         raise ValueError(f"randomize must be True or False, got {randomize!r}")
+    # a seed is checked whenever it is given, used or not
+    rng = None if seed is None else as_generator(seed)
     if randomize and form in ("quantiles/levels", "samples"):
-        if seed is None:
+        if rng is None:
             raise ValueError("randomize=True needs seed= (an int or a numpy Generator)")
-        rng = as_generator(seed)
     if form == "mean/std":
         mu = real_array(mean, "mean", ndim=(0, 1))
         sd = real_array(std, "std", ndim=(0, 1), positive=True)
@@ -338,11 +340,13 @@ def pit(
             return _count_samples(yy, s, strict=False) / size
         below = _count_samples(yy, s, strict=True)
         ties = _count_samples(yy, s, strict=False) - below
+        assert rng is not None  # randomize needs a seed (checked above)
         v = rng.random(n)
         return (below + v * (ties + 1)) / (size + 1)
     q, tau = _check_quantile_forecast(quantiles, levels, n)
     lo, hi = _quantile_pit(yy, q, tau)
     if randomize:
+        assert rng is not None  # randomize needs a seed (checked above)
         return lo + rng.random(n) * (hi - lo)
     u = hi
     u[yy < q[:, 0]] = 0.0

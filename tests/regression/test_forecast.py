@@ -210,3 +210,14 @@ def test_forecast_quantiles_hand_and_against_numpy(rng):
         forecast_quantiles([0.1, 0.9], dist=sps.gamma(2.0, scale=[1.0, 3.0])),
         [sps.gamma.ppf([0.1, 0.9], 2.0, scale=1.0), sps.gamma.ppf([0.1, 0.9], 2.0, scale=3.0)],
     )
+
+
+@pytest.mark.parametrize("seed", [-5, "x", True, 1.5])
+def test_an_invalid_seed_is_refused_even_when_unused(seed):
+    """Robustness #26: pit ignored seed=-5 or seed='x' when it was not needed."""
+    y = np.array([0.1, -0.3, 1.2])
+    with pytest.raises(ValueError, match="seed must be a non-negative int or a numpy Generator"):
+        pit(y, mean=0.0, std=1.0, seed=seed)
+    with pytest.raises(ValueError, match="seed must be a non-negative int or a numpy Generator"):
+        pit(y, samples=np.zeros((3, 4)), seed=seed)
+    assert np.array_equal(pit(y, mean=0.0, std=1.0, seed=3), pit(y, mean=0.0, std=1.0))
