@@ -8,6 +8,7 @@ numpy and scipy only: ArviZ, matplotlib and the NumPyro models
 
 from . import regression
 from .api import bayesian_ece, posterior_ece
+from .base.version import VERSION
 from .binned.compare import compare
 from .binned.toplabel import bayesian_top_label_ece, posterior_top_label_ece
 from .metrics.binned import expected_calibration_error, maximum_calibration_error
@@ -20,7 +21,7 @@ from .stats.calibration_stats import CalibrationStats
 from .validation.agreement import CrossCheck
 from .validation.crosscheck import cross_check
 
-__version__ = "0.1.0"
+__version__ = VERSION
 
 __all__ = [
     "BayesianECE",

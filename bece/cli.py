@@ -86,16 +86,17 @@ def _add_options(parser: argparse.ArgumentParser, draws: str, figure: str) -> No
 
 def version() -> str:
     """bece's version: the installed distribution's metadata, else
-    ``bece.__version__`` (a source tree that is not installed)."""
+    ``bece.__version__`` (:data:`bece.base.version.VERSION`; a source tree
+    that is not installed)."""
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as installed
 
     try:
         return installed("bece")
     except PackageNotFoundError:
-        from . import __version__
+        from .base.version import VERSION
 
-        return str(__version__)
+        return VERSION
 
 
 class _Version(argparse.Action):

@@ -143,3 +143,11 @@ def test_ci_runs_exactly_the_readme_quick_start():
         lines = section.splitlines()
         for command in commands:
             assert command in lines
+
+
+def test_version_matches_pyproject():
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    import bece
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert bece.__version__ == project["version"]

@@ -105,14 +105,14 @@ def _read_csv(path: Path) -> Any:
     longest line (the default 1 MiB refuses a longer field)."""
     import pyarrow.csv as pcsv
 
-    from .stream import _larger_block
+    from .stream import larger_block
 
     size, block = path.stat().st_size, 1 << 20
     while True:
         try:
             return pcsv.read_csv(path, read_options=pcsv.ReadOptions(block_size=block))
         except Exception as exc:
-            larger = _larger_block(exc, block, size)
+            larger = larger_block(exc, block, size)
             if larger is None:
                 raise
             block = larger

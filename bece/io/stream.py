@@ -62,6 +62,7 @@ __all__ = [
     "file_statistics",
     "FileStatistics",
     "iter_chunks",
+    "larger_block",
     "parquet_parts",
 ]
 
@@ -71,7 +72,7 @@ DEFAULT_BATCH_SIZE = 1 << 20
 #: Bytes of CSV text parsed at a time (pyarrow's block size), and to find
 #: the column names. A block must hold a whole line (the header too): pyarrow
 #: refuses a longer one, and the reader then tries again with a larger block
-#: (_larger_block), up to pyarrow's limit (an int32).
+#: (larger_block), up to pyarrow's limit (an int32).
 _CSV_BLOCK = 8 << 20
 _CSV_PROBE = 1 << 16
 _CSV_MAX_BLOCK = (1 << 31) - 1
@@ -186,7 +187,7 @@ def _rows_hint(path: Path, fmt: str) -> tuple[int | None, bool]:
     return None, path.stat().st_size >= _COMPILED_CSV_BYTES
 
 
-def _larger_block(exc: Exception, block: int, size: int) -> int | None:
+def larger_block(exc: Exception, block: int, size: int) -> int | None:
     """A larger CSV block after pyarrow refused a line longer than ``block``,
     or None (another error, or the block already holds the whole file)."""
     if not any(m in str(exc) for m in _LONG_LINE) or block >= min(size, _CSV_MAX_BLOCK):
@@ -204,7 +205,7 @@ def _csv_names(path: Path) -> list[str]:
             with pcsv.open_csv(path, read_options=pcsv.ReadOptions(block_size=block)) as head:
                 return list(head.schema.names)
         except Exception as exc:
-            larger = _larger_block(exc, block, size)
+            larger = larger_block(exc, block, size)
             if larger is None:
                 raise
             block = larger
@@ -238,7 +239,7 @@ def _csv_batches(path: Path, cols: list[str], probs: list[str]) -> Iterator[Any]
                     done += batch.num_rows
             return
         except pa.ArrowInvalid as exc:
-            larger = _larger_block(exc, block, size)
+            larger = larger_block(exc, block, size)
             if larger is not None:
                 block = larger
                 continue
