@@ -49,10 +49,13 @@ def _as_counts(counts: ArrayLike) -> np.ndarray:
             )
     elif raw.dtype.kind not in "iu":
         raise ValueError(f"counts must be non-negative integers, got dtype {raw.dtype}")
-    if raw.size and (raw < 0).any():
+    if not raw.size:
+        return np.array(raw, dtype=np.int64)
+    lo, hi = raw.min(), raw.max()
+    if lo < 0:
         raise ValueError(f"counts must be non-negative; {describe_bad(raw, raw < 0)} are not")
-    # the total must fit in int64 (a float sum first: exact ints only when close)
-    if raw.size and raw.astype(np.float64).sum() >= 2.0**62:
+    # the total must fit in int64: exact Python ints only when size * max could exceed it
+    if float(hi) * raw.size >= 2.0**62:
         total = sum(int(c) for c in raw.ravel())
         if total > _INT64_MAX:
             raise ValueError(
@@ -70,8 +73,8 @@ def _as_sums(x: ArrayLike, name: str) -> np.ndarray:
     if raw.dtype.kind not in "fiu":
         raise ValueError(f"{name} must be an array of real numbers, got dtype {raw.dtype}")
     arr = np.array(raw, dtype=np.float64)
-    bad = ~np.isfinite(arr)
-    if bad.any():
+    if not np.isfinite(arr).all():
+        bad = ~np.isfinite(arr)
         raise ValueError(f"{name} contains NaN or infinity: {describe_bad(arr, bad)}")
     return arr
 
@@ -81,6 +84,10 @@ def _check_possible(n_m: np.ndarray, sum_p: np.ndarray, sum_p2: np.ndarray) -> N
     0 <= Q <= S and S**2 <= n Q, each up to a relative 8 n u of rounding."""
     n = n_m.astype(np.float64)
     slack = 1.0 + 8.0 * n * _U
+    top = n * slack
+    if (sum_p.min(initial=0.0) >= 0 and sum_p2.min(initial=0.0) >= 0 and np.all(sum_p <= top)
+            and np.all(sum_p2 <= sum_p * slack) and np.all(sum_p * sum_p <= top * slack * sum_p2)):
+        return  # the common case, in few passes
     checks = (
         (sum_p < 0, "sum_p must be >= 0"),
         (sum_p > n * slack, "sum_p must be <= the bin's count (confidences are at most 1)"),
@@ -143,6 +150,21 @@ class CalibrationStats:
         self._store(binning, counts, sum_p, sum_p2, possible=False)
         return self
 
+    @classmethod
+    def _computed(cls, binning: Binning, counts: np.ndarray, sum_p: np.ndarray,
+                  sum_p2: np.ndarray) -> CalibrationStats:
+        """Statistics this module computed from checked predictions (or added):
+        int64 counts and float64 sums that are possible by construction, so
+        the constructor's checks (as costly as a small call's work) are skipped."""
+        self = cls.__new__(cls)
+        counts = np.array(counts, dtype=np.int64)
+        sum_p = np.array(sum_p, dtype=np.float64)
+        sum_p2 = np.array(sum_p2, dtype=np.float64)
+        for a in (counts, sum_p, sum_p2):
+            a.setflags(write=False)
+        self.binning, self.counts, self.sum_p, self.sum_p2 = binning, counts, sum_p, sum_p2
+        return self
+
     def _store(self, binning: Binning, counts: ArrayLike, sum_p: ArrayLike, sum_p2: ArrayLike,
                *, possible: bool) -> None:
         if not isinstance(binning, Binning):
@@ -174,7 +196,7 @@ class CalibrationStats:
         are assumed valid (use :meth:`from_arrays` for user input); one
         fused pass (:mod:`bece.stats.fused`).
         """
-        return cls(binning, *outcome_sums(np.asarray(z), np.asarray(p), binning))
+        return cls._computed(binning, *outcome_sums(np.asarray(z), np.asarray(p), binning))
 
     @classmethod
     def from_arrays(
@@ -224,10 +246,11 @@ class CalibrationStats:
         from .distributed import array_sums, is_dask
 
         if is_jax_array(y_prob):
-            return cls(*device_sums(y_true, y_prob, y_pred, n_bins, binning))
+            return cls._computed(*device_sums(y_true, y_prob, y_pred, n_bins, binning))
         if any(is_dask(a) for a in (y_true, y_prob, y_pred)):
-            return cls(*array_sums(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning))
-        return cls(*binned_sums(y_true, y_prob, y_pred, n_bins, binning))
+            return cls._computed(*array_sums(y_true, y_prob, y_pred=y_pred, n_bins=n_bins,
+                                             binning=binning))
+        return cls._computed(*binned_sums(y_true, y_prob, y_pred, n_bins, binning))
 
     @classmethod
     def from_dataframe(
@@ -279,7 +302,7 @@ class CalibrationStats:
         """
         from .distributed import dataframe_sums
 
-        return cls(*dataframe_sums(
+        return cls._computed(*dataframe_sums(
             df, y_true=y_true, y_prob=y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning
         ))
 
@@ -302,7 +325,8 @@ class CalibrationStats:
                 f"cannot add CalibrationStats of {self.n} and {other.n} predictions: the total "
                 f"exceeds 2**63 - 1, the most int64 counts can hold"
             )
-        return CalibrationStats(
+        # sums of checked statistics: counts and sums stay possible
+        return CalibrationStats._computed(
             self.binning,
             self.counts + other.counts,
             self.sum_p + other.sum_p,
