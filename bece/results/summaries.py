@@ -44,7 +44,10 @@ class DrawSummaries:
 
     @property
     def std(self) -> float:
-        """Posterior standard deviation."""
+        """Posterior standard deviation (NaN, quietly, for a single draw: the
+        sample sd with ``ddof=1`` is undefined there)."""
+        if self.num_samples < 2:
+            return float("nan")
         return float(np.std(self._summary_draws, ddof=1))
 
     @property

@@ -61,3 +61,12 @@ def test_summary_interval_is_the_hdi(result):
 def test_summary_bad_hdi_prob(result, hdi_prob):
     with pytest.raises(ValueError, match="hdi_prob must be a number in"):
         result.summary(hdi_prob=hdi_prob)
+
+
+def test_sd_of_one_draw_is_nan_without_a_warning(recwarn):
+    import bece
+
+    r = bece.bayesian_ece([0, 1, 1], [0.2, 0.7, 0.9], num_samples=1)
+    assert np.isnan(r.std)
+    assert r.mean == r.draws[0]
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
