@@ -84,10 +84,6 @@ def _check_possible(n_m: np.ndarray, sum_p: np.ndarray, sum_p2: np.ndarray) -> N
     0 <= Q <= S and S**2 <= n Q, each up to a relative 8 n u of rounding."""
     n = n_m.astype(np.float64)
     slack = 1.0 + 8.0 * n * _U
-    top = n * slack
-    if (sum_p.min(initial=0.0) >= 0 and sum_p2.min(initial=0.0) >= 0 and np.all(sum_p <= top)
-            and np.all(sum_p2 <= sum_p * slack) and np.all(sum_p * sum_p <= top * slack * sum_p2)):
-        return  # the common case, in few passes
     checks = (
         (sum_p < 0, "sum_p must be >= 0"),
         (sum_p > n * slack, "sum_p must be <= the bin's count (confidences are at most 1)"),
