@@ -1,0 +1,144 @@
+"""``bece compare``: the paired posterior of two models' ECEs on the same test set."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .common import KINDS, PROB, check_plot_path, figure, save, to_json
+
+__all__ = [
+    "compare_dict",
+    "format_compare",
+    "run_compare",
+]
+
+
+def compare_dict(comparison: Any, sources: Sequence[str], prob: float = PROB) -> dict[str, Any]:
+    """The JSON object of ``bece compare``.
+
+    ``{"n", "n_bins", "a": {"source", "plugin_ece", "ece": {...}}, "b": {...},
+    "diff": {"mean", "std", "prob", "interval"}, "prob_a_better"}`` where
+    ``ece`` is as in :func:`~bece.cli.report_dict` and ``diff`` describes
+    ECE_A - ECE_B.
+    """
+
+    def one(result: Any, source: str) -> dict[str, Any]:
+        lo, hi = result.interval(prob)
+        return {
+            "source": source,
+            "plugin_ece": result.plugin,
+            "ece": {"mean": result.mean, "std": result.std, "prob": prob, "interval": [lo, hi]},
+        }
+
+    lo, hi = comparison.interval(prob)
+    return {
+        "n": comparison.a.stats.n,
+        "n_bins": comparison.a.stats.n_bins,
+        "a": one(comparison.a, sources[0]),
+        "b": one(comparison.b, sources[1]),
+        "diff": {"mean": comparison.mean, "std": comparison.std, "prob": prob, "interval": [lo, hi]},
+        "prob_a_better": comparison.prob_a_better,
+    }
+
+
+def format_compare(
+    comparison: Any, sources: Sequence[str], kind: str, binning: str, prob: float = PROB
+) -> str:
+    """Human-readable paired comparison: both ECEs, the difference, P(A better)."""
+    d = compare_dict(comparison, sources, prob)
+    pct = f"{prob:.0%}"
+    head = f"{pct} interval"
+    lines = [
+        "bece compare: paired posterior of two models' ECE on the same test set",
+        f"  A             {sources[0]}",
+        f"  B             {sources[1]}",
+        f"  predictions   {d['n']:,} ({KINDS.get(kind, kind)})",
+        f"  bins          {d['n_bins']} {binning}",
+        "",
+        f"  {'':<8} {'Bayesian ECE':>12}  {head:<20}  {'plug-in ECE':>11}",
+    ]
+    for tag in ("a", "b"):
+        e = d[tag]["ece"]
+        lo, hi = e["interval"]
+        lines.append(
+            f"  {tag.upper():<8} {e['mean']:>12.4f}  {f'[{lo:.4f}, {hi:.4f}]':<20}  "
+            f"{d[tag]['plugin_ece']:>11.4f}"
+        )
+    lo, hi = d["diff"]["interval"]
+    plug = d["a"]["plugin_ece"] - d["b"]["plugin_ece"]
+    lines += [
+        f"  {'A - B':<8} {d['diff']['mean']:>+12.4f}  {f'[{lo:+.4f}, {hi:+.4f}]':<20}  {plug:>+11.4f}",
+        "",
+        f"  P(ECE_A < ECE_B) = {d['prob_a_better']:.3f}   "
+        f"({comparison.num_samples:,} joint draws; paired: one Dirichlet over the",
+        "  joint (correct_A, bin_A, correct_B, bin_B) cells of the same examples)",
+    ]
+    return "\n".join(lines)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """``bece compare A B``; returns the exit code."""
+    from pathlib import Path
+
+    from ..binned.compare import compare
+    from ..io.files import read_predictions
+    from ..stats.inputs import as_outcomes, located
+
+    if args.plot is not None:
+        check_plot_path(args.plot)
+    a, b = read_predictions(args.file_a), read_predictions(args.file_b)
+    for pred in (a, b):
+        try:  # each file's own errors, named with the file and row as in report
+            as_outcomes(pred.y_true, pred.y_prob, pred.y_pred)
+        except ValueError as exc:
+            raise located(exc, pred.source, 0) from None
+    if a.kind != b.kind:
+        raise ValueError(
+            f"{a.source} holds {a.kind} predictions but {b.source} holds {b.kind}; "
+            "compare needs both of the same kind"
+        )
+    if a.y_true.shape != b.y_true.shape:
+        what = (f"{a.y_true.shape[0]} rows", f"{b.y_true.shape[0]}")
+        if a.y_true.shape[0] == b.y_true.shape[0]:
+            what = (f"y_true of shape {a.y_true.shape}", f"shape {b.y_true.shape}")
+        raise ValueError(
+            f"{a.source} has {what[0]} but {b.source} has {what[1]}; "
+            "compare needs both models' predictions on the same test set, row for row"
+        )
+    differ = np.flatnonzero(np.asarray(a.y_true) != np.asarray(b.y_true))
+    if differ.size:
+        raise ValueError(
+            f"{a.source} and {b.source} are not the same test set: y_true differs in "
+            f"{differ.size} of {a.y_true.shape[0]} rows (first at row {differ[0]})"
+        )
+    comparison = compare(
+        a.y_true,
+        a.y_prob,
+        b.y_prob,
+        y_pred_a=a.y_pred,
+        y_pred_b=b.y_pred,
+        n_bins=args.n_bins,
+        binning=args.binning,
+        num_samples=args.samples,
+        seed=args.seed,
+        progress=not args.json and sys.stderr.isatty(),
+    )
+    sources = (str(args.file_a), str(args.file_b))
+    if args.json:
+        print(to_json(compare_dict(comparison, sources)))
+    else:
+        print(format_compare(comparison, sources, a.kind, args.binning))
+    if args.plot is not None:
+        from ..plots.posterior import plot_comparison
+
+        names = (Path(args.file_a).stem, Path(args.file_b).stem)
+        labels = [f"A ({names[0]})", f"B ({names[1]})"]
+        fig = figure((15, 5.6))
+        plot_comparison(comparison, labels=labels, fig=fig)
+        save(fig, args.plot, args.json)
+    return 0
