@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--model",
         default="binned",
         choices=["binned", "smooth"],
-        help="binned: the seed's per-bin model (closed form); smooth: a smooth calibration "
+        help="binned: the binned BECE model, per bin (closed form); smooth: a smooth calibration "
         "curve pooling the bins (Laplace, from statistics on a fine grid), honest at small "
         "n (default binned)",
     )
