@@ -3,7 +3,7 @@
 Column conventions (DESIGN.md §4): ``y_true`` (integer labels) and either
 ``y_prob`` (binary, :math:`P(y=1)`) or ``p_0 ... p_{K-1}`` (class
 probabilities, K >= 2, numbered from 0 without gaps), optionally ``y_pred``
-(predicted labels: the seed's triples). Other columns are ignored; a column
+(predicted labels: triples (y_pred, y_true, confidence)). Other columns are ignored; a column
 that bece uses must appear once (two ``y_true`` columns are an error, not a
 choice). Values are passed on unchanged; :mod:`bece.stats.inputs` checks
 them. Each array of an NPZ file is one column: shape ``(n,)``, all of the
@@ -13,6 +13,14 @@ same length. A directory is read as a Parquet dataset (Spark or Dask output;
 :func:`read_predictions` loads a whole file; :func:`read_statistics` reduces
 it to :class:`~bece.stats.CalibrationStats`, reading CSV and Parquet in
 chunks (:mod:`bece.io.stream`) so that memory does not grow with the file.
+
+Regression forecasts (a target ``y`` with ``mean``/``std``, quantile
+columns ``q_<level>`` or sample columns ``s_0 ... s_{S-1}``;
+:mod:`bece.io.forecast_columns`) are read whole by :func:`read_forecasts`,
+which checks their values and names the column of a bad one;
+:func:`column_names` gives a file's columns without reading its rows, so a
+caller can tell the two kinds apart
+(:func:`~bece.io.forecast_columns.detect_kind`) before reading.
 """
 
 from __future__ import annotations
@@ -28,11 +36,16 @@ import numpy as np
 from ..base.typing import BinningSpec
 from ..stats.binning import Binning
 from ..stats.columns import select_columns
+from ..stats.inputs import describe_bad, located
+from .forecast_columns import ForecastColumns, select_forecast_columns
 from .stream import FileStatistics
 
 __all__ = [
+    "column_names",
     "example_path",
+    "Forecasts",
     "Predictions",
+    "read_forecasts",
     "read_predictions",
     "read_statistics",
 ]
@@ -118,46 +131,44 @@ def _read_csv(path: Path) -> Any:
             block = larger
 
 
-def _read_dataset(path: Path) -> Any:
-    """The columns bece uses of a directory of Parquet files, one table."""
+def _classifier_columns(names: list[str], source: str) -> list[str]:
+    yt, probs, yp = select_columns(names, source)
+    return [yt, *probs] + ([yp] if yp else [])
+
+
+def _read_dataset(path: Path, choose: Callable[[list[str], str], list[str]]) -> Any:
+    """The columns ``choose(names, source)`` of a directory of Parquet files, one table."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from .stream import open_part, parquet_parts
 
     parts = parquet_parts(path)
-    yt, probs, yp = select_columns(list(pq.ParquetFile(parts[0]).schema_arrow.names), str(path))
-    cols = [yt, *probs] + ([yp] if yp else [])
+    cols = choose(list(pq.ParquetFile(parts[0]).schema_arrow.names), str(path))
     tables = [open_part(path, f, cols).read(columns=cols) for f in parts]
     return pa.concat_tables(tables, promote_options="permissive")
 
 
-def read_predictions(path: str | Path) -> Predictions:
-    """Read predictions from a ``.csv``, ``.parquet``/``.pq`` or ``.npz`` file,
-    or from a directory of Parquet files (a dataset written by Spark or Dask).
+def _open_table(
+    path: Path, choose: Callable[[list[str], str], list[str]]
+) -> tuple[list[str], Callable[[str], np.ndarray]]:
+    """Column names of a file and a function reading one column as an array.
 
-    Raises
-    ------
-    FileNotFoundError
-        If the file does not exist.
-    ValueError
-        For an unknown extension, a directory without Parquet files, an
-        unreadable file, missing or duplicated columns, NPZ arrays that are
-        not columns of one length, or missing values.
+    ``choose(names, source)`` picks the columns a directory (Parquet
+    dataset) is read for; files are read whole.
     """
-    path = Path(path)
     source = str(path)
     if not path.exists():
         raise FileNotFoundError(f"{source}: no such file")
     suffix = path.suffix.lower()
     try:
         if path.is_dir():
-            table = _read_dataset(path)
+            table = _read_dataset(path, choose)
         elif suffix == ".npz":
             with np.load(path, allow_pickle=False) as data:
                 names = list(data.files)
                 arrays = {k: data[k] for k in names}
-            return _assemble(_npz_column(arrays, source), names, source)
+            return names, _npz_column(arrays, source)
         elif suffix in (".parquet", ".pq"):
             import pyarrow.parquet as pq
 
@@ -176,7 +187,6 @@ def read_predictions(path: str | Path) -> Predictions:
         raise ValueError(f"{source}: cannot read: {exc}".splitlines()[0]) from None
     except Exception as exc:  # pyarrow's ArrowInvalid and friends, zip errors
         raise ValueError(f"{source}: cannot read: {exc}".splitlines()[0]) from None
-    names = list(table.column_names)
 
     def get(name: str) -> np.ndarray:
         try:
@@ -184,7 +194,183 @@ def read_predictions(path: str | Path) -> Predictions:
         except ValueError as exc:
             raise ValueError(f"{source}: {exc}") from None
 
-    return _assemble(get, names, source)
+    return list(table.column_names), get
+
+
+def read_predictions(path: str | Path) -> Predictions:
+    """Read predictions from a ``.csv``, ``.parquet``/``.pq`` or ``.npz`` file,
+    or from a directory of Parquet files (a dataset written by Spark or Dask).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    ValueError
+        For an unknown extension, a directory without Parquet files, an
+        unreadable file, missing or duplicated columns, NPZ arrays that are
+        not columns of one length, or missing values.
+    """
+    path = Path(path)
+    names, get = _open_table(path, _classifier_columns)
+    return _assemble(get, names, str(path))
+
+
+def column_names(path: str | Path) -> list[str]:
+    """The column names of a file, without reading its rows.
+
+    The CSV header, the Parquet schema (of the first file of a directory),
+    the array names of an NPZ file. Errors as :func:`read_predictions`.
+    """
+    path = Path(path)
+    source = str(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{source}: no such file")
+    suffix = path.suffix.lower()
+    try:
+        if path.is_dir() or suffix in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            from .stream import parquet_parts
+
+            first = parquet_parts(path)[0] if path.is_dir() else path
+            return list(pq.ParquetFile(first).schema_arrow.names)
+        if suffix == ".npz":
+            with np.load(path, allow_pickle=False) as data:
+                return list(data.files)
+        if suffix == ".csv":
+            import pyarrow.csv as pcsv
+
+            from .stream import larger_block
+
+            size, block = path.stat().st_size, 1 << 16
+            while True:  # the block grows to hold a header line longer than it
+                try:
+                    opts = pcsv.ReadOptions(block_size=block)
+                    with pcsv.open_csv(path, read_options=opts) as head:
+                        return list(head.schema.names)
+                except Exception as exc:
+                    larger = larger_block(exc, block, size)
+                    if larger is None:
+                        raise
+                    block = larger
+        raise ValueError(f"{source}: unknown file type '{suffix}'; use .csv, .parquet (.pq) or .npz")
+    except ValueError as exc:
+        if str(exc).startswith(source):
+            raise
+        raise ValueError(f"{source}: cannot read: {exc}".splitlines()[0]) from None
+    except Exception as exc:  # pyarrow's ArrowInvalid and friends, zip errors
+        raise ValueError(f"{source}: cannot read: {exc}".splitlines()[0]) from None
+
+
+@dataclass(frozen=True)
+class Forecasts:
+    """Regression forecasts read from a file (:func:`read_forecasts`).
+
+    Attributes
+    ----------
+    y : ndarray of shape (n,), float64
+        Targets.
+    columns : bece.io.forecast_columns.ForecastColumns
+        The columns used and the form: ``columns.form`` is ``"gaussian"``,
+        ``"quantiles"`` or ``"samples"``.
+    mean, std : ndarray of shape (n,) or None
+        The Gaussian forecast.
+    quantiles : ndarray of shape (n, K) or None
+        Quantile forecast, columns in order of ``columns.levels``.
+    samples : ndarray of shape (n, S) or None
+        Predictive draws.
+    source : str
+    """
+
+    y: np.ndarray
+    columns: ForecastColumns
+    mean: np.ndarray | None
+    std: np.ndarray | None
+    quantiles: np.ndarray | None
+    samples: np.ndarray | None
+    source: str
+
+    @property
+    def form(self) -> str:
+        """``"gaussian"``, ``"quantiles"`` or ``"samples"``."""
+        return self.columns.form
+
+
+def _finite_column(arr: np.ndarray, name: str, source: str) -> np.ndarray:
+    """A column as finite float64; ValueError naming the file, column and rows."""
+    if arr.dtype.kind not in "iuf":
+        got = "text" if arr.dtype.kind in "OSU" else f"dtype {arr.dtype}"
+        raise ValueError(f"{source}: column '{name}' must hold numbers, got {got}")
+    x = arr.astype(np.float64)
+    bad = ~np.isfinite(x)
+    if bad.any():
+        kind = "NaN" if np.isnan(x).any() else "infinity"
+        raise located(ValueError(f"column '{name}' contains {kind}: {describe_bad(x, bad)}"), source, 0)
+    return x
+
+
+def read_forecasts(
+    path: str | Path,
+    *,
+    y_col: str = "y",
+    mean_col: str = "mean",
+    std_col: str = "std",
+    quantile_prefix: str = "q_",
+    sample_prefix: str = "s_",
+) -> Forecasts:
+    """Read regression forecasts from a ``.csv``, ``.parquet``/``.pq`` or
+    ``.npz`` file, or a directory of Parquet files.
+
+    Columns (:mod:`bece.io.forecast_columns`): the target ``y_col`` and one
+    forecast form: ``mean_col`` and ``std_col`` (Gaussian), quantile columns
+    ``<quantile_prefix><level>`` (e.g. ``q_0.05``) or sample columns
+    ``<sample_prefix>0 ... <sample_prefix>{S-1}``. The whole file is read.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    ValueError
+        Naming the file and the column: the errors of
+        :func:`read_predictions` and
+        :func:`~bece.io.forecast_columns.select_forecast_columns`; a column
+        that does not hold numbers, or holds NaN or infinity; a std <= 0;
+        quantiles that decrease along a row.
+    """
+    path = Path(path)
+    source = str(path)
+    conventions = {"y_col": y_col, "mean_col": mean_col, "std_col": std_col,
+                   "quantile_prefix": quantile_prefix, "sample_prefix": sample_prefix}
+
+    def choose(names: list[str], where: str) -> list[str]:
+        cols = select_forecast_columns(names, where, **conventions)
+        return [cols.y, *cols.forecast]
+
+    names, get = _open_table(path, choose)
+    cols = select_forecast_columns(names, source, **conventions)
+    y = _finite_column(get(cols.y), cols.y, source)
+    values = [_finite_column(get(c), c, source) for c in cols.forecast]
+    mean = std = quantiles = samples = None
+    if cols.form == "gaussian":
+        mean, std = values
+        bad = std <= 0
+        if bad.any():
+            raise located(ValueError(f"column '{cols.std}' must be > 0; {describe_bad(std, bad)} "
+                                     "are not"), source, 0)
+    elif cols.form == "quantiles":
+        quantiles = np.column_stack(values)
+        dec = np.diff(quantiles, axis=1) < 0
+        if dec.any():
+            t, k = np.argwhere(dec)[0]
+            a, b = cols.quantiles[k], cols.quantiles[k + 1]
+            raise ValueError(
+                f"{source}: quantiles must not decrease with the level; row {t} has "
+                f"{a} = {float(quantiles[t, k])!r} above {b} = {float(quantiles[t, k + 1])!r} "
+                f"({int(dec.any(axis=1).sum())} row(s) with crossing quantiles)"
+            )
+    else:
+        samples = np.column_stack(values)
+    return Forecasts(y, cols, mean, std, quantiles, samples, source)
 
 
 def read_statistics(
