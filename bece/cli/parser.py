@@ -42,6 +42,24 @@ def _add_options(parser: argparse.ArgumentParser, draws: str, figure: str) -> No
     )
 
 
+def _levels(text: str) -> list[float]:
+    """``--levels 0.1,0.5,0.9``: numbers in (0, 1), strictly increasing."""
+    try:
+        levels = [float(t) for t in text.split(",")]
+    except ValueError:
+        levels = []
+    if not levels or not all(0.0 < p < 1.0 for p in levels):  # NaN fails too
+        raise argparse.ArgumentTypeError(
+            f"invalid levels {text!r}: give numbers in (0, 1) separated by commas, e.g. 0.1,0.5,0.9"
+        )
+    for a, b in zip(levels, levels[1:]):
+        if not a < b:
+            raise argparse.ArgumentTypeError(
+                f"invalid levels {text!r}: they must be strictly increasing ({a:g} is followed by {b:g})"
+            )
+    return levels
+
+
 def version() -> str:
     """bece's version: the installed distribution's metadata, else
     ``bece.__version__`` (:data:`bece.base.version.VERSION`; a source tree
@@ -79,13 +97,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
     rep = sub.add_parser(
         "report",
-        help="posterior ECE, plug-in ECE and per-bin table of a predictions file",
+        help="calibration report of a classifier's predictions or a regression forecaster's "
+        "forecasts",
         description="Posterior over the ECE of the predictions in FILE. FILE is CSV, "
         "Parquet or NPZ with a 'y_true' column and either 'y_prob' (P(y=1) of a binary "
         "classifier) or 'p_0' ... 'p_{K-1}' (class probabilities), optionally 'y_pred', "
         "or a directory of Parquet files (Spark or Dask output). "
         "Without FILE, runs on the example shipped with bece (logistic regression on "
-        "scikit-learn's digits).",
+        "scikit-learn's digits). "
+        "A file of regression forecasts (a 'y' column and either 'mean' and 'std', quantile "
+        "columns 'q_0.05', 'q_0.5', ... or sample columns 's_0' ... 's_{S-1}') gets the "
+        "regression report instead (Kuleshov et al. 2018): a verdict, the calibration error "
+        "(posterior and plug-in) and the calibration curve with its band; the kind of file "
+        "is detected from its columns.",
     )
     rep.add_argument("file", nargs="?", metavar="FILE",
                      help="CSV, Parquet or NPZ file, or a directory of Parquet files")
@@ -97,7 +121,27 @@ def build_parser() -> argparse.ArgumentParser:
         "curve pooling the bins (Laplace, from statistics on a fine grid), honest at small "
         "n (default binned)",
     )
-    _add_options(rep, "posterior draws", "the reliability diagram")
+    _add_options(rep, "posterior draws", "the reliability diagram, or the calibration curve of "
+                 "regression forecasts")
+    # classifier-only options default to None so that giving one for a
+    # regression file (and the reverse) can be refused, not ignored
+    rep.set_defaults(model=None, n_bins=None, binning=None)
+    reg = rep.add_argument_group(
+        "regression forecasts", "column names (a regression file is recognised by them)"
+    )
+    reg.add_argument("--y-col", metavar="NAME", help="target column (default y)")
+    reg.add_argument("--mean-col", metavar="NAME", help="Gaussian forecast mean (default mean)")
+    reg.add_argument("--std-col", metavar="NAME",
+                     help="Gaussian forecast standard deviation (default std)")
+    reg.add_argument("--quantile-prefix", metavar="PREFIX",
+                     help="quantile columns PREFIX<level>, e.g. q_0.05 (default q_)")
+    reg.add_argument("--sample-prefix", metavar="PREFIX",
+                     help="sample columns PREFIX0 ... PREFIX{S-1} (default s_)")
+    reg.add_argument(
+        "--levels", metavar="P1,P2,...", type=_levels,
+        help="levels of the calibration error and curve, comma-separated in (0, 1) (default "
+        "0.01, 0.02, ..., 0.99; for a quantile forecast, its own levels)",
+    )
     cmp_ = sub.add_parser(
         "compare",
         help="paired comparison of two models' ECE on the same test set",

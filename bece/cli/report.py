@@ -116,14 +116,51 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
     return "\n".join(lines)
 
 
+#: The options of each kind of file, as (option, argparse dest); a given
+#: option of the other kind is refused, never ignored.
+CLASSIFIER_OPTIONS = (("--model", "model"), ("--n-bins", "n_bins"), ("--binning", "binning"))
+REGRESSION_OPTIONS = (("--y-col", "y_col"), ("--mean-col", "mean_col"), ("--std-col", "std_col"),
+                      ("--quantile-prefix", "quantile_prefix"), ("--sample-prefix", "sample_prefix"),
+                      ("--levels", "levels"))
+_REGRESSION_DEFAULTS = {"y_col": "y", "mean_col": "mean", "std_col": "std",
+                        "quantile_prefix": "q_", "sample_prefix": "s_"}
+
+
+def _refuse(args: argparse.Namespace, options: tuple[tuple[str, str], ...], what: str) -> None:
+    given = [flag for flag, dest in options if getattr(args, dest, None) is not None]
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise ValueError(f"{', '.join(given)} {verb} only {what}")
+
+
 def run_report(args: argparse.Namespace) -> int:
-    """``bece report`` on a classifier's predictions; returns the exit code."""
+    """``bece report``: a classifier's predictions, or regression forecasts
+    (detected from the file's columns); returns the exit code."""
     from ..api import posterior_ece
-    from ..io.files import example_path, read_statistics
+    from ..io.files import column_names, example_path, read_statistics
+    from ..io.forecast_columns import detect_kind
 
     if args.plot is not None:
         check_plot_path(args.plot)
-    path = args.file if args.file is not None else example_path()
+    conventions = {k: v if getattr(args, k) is None else getattr(args, k)
+                   for k, v in _REGRESSION_DEFAULTS.items()}
+    if args.file is None:
+        _refuse(args, REGRESSION_OPTIONS, "to regression forecasts in a FILE; the example "
+                "shipped with bece holds a classifier's predictions")
+        path = example_path()
+    else:
+        path = args.file
+        if detect_kind(column_names(path), str(path), **conventions) == "regression":
+            from .regression import run_regression
+
+            _refuse(args, CLASSIFIER_OPTIONS, f"to a classifier's predictions; {path} holds "
+                    "regression forecasts")
+            return run_regression(args, path, conventions)
+        _refuse(args, REGRESSION_OPTIONS, f"to regression forecasts; {path} holds a classifier's "
+                "predictions")
+    args.model = "binned" if args.model is None else args.model
+    args.n_bins = 15 if args.n_bins is None else args.n_bins
+    args.binning = "uniform" if args.binning is None else args.binning
     # CSV and Parquet are read in chunks (bece.io.stream); a progress bar only
     # for a person watching a terminal, never in --json output
     progress = not args.json and sys.stderr.isatty()

@@ -1,0 +1,217 @@
+"""``bece report`` on regression forecasts: a verdict, the calibration error and curve.
+
+The file's forecasts (:func:`bece.io.files.read_forecasts`: Gaussian
+``mean``/``std``, quantile columns ``q_<level>`` or sample columns
+``s_0 ... s_{S-1}``) give the PIT :math:`u_t = F_t(y_t)`
+(:func:`bece.regression.pit`; randomised for sample and quantile forecasts,
+whose PIT is otherwise discrete, with ``--seed``), and the PIT gives
+
+* the verdict: a test of calibration (:func:`verdict`);
+* Kuleshov's calibration error
+  :math:`\\mathrm{cal} = \\sum_j (p_j - \\hat p_j)^2` over the levels
+  :math:`p_j`: its posterior (:func:`bece.regression.bayesian_calibration_error`,
+  ``--samples`` draws, ``--seed``) and plug-in value;
+* the calibration curve: observed :math:`\\hat p_j = |\\{t: u_t \\le p_j\\}|/T`
+  against :math:`p_j`, with the posterior's pointwise band.
+
+Levels: ``--levels``, else the forecast's own levels for a quantile forecast
+(where :math:`\\{u_t \\le \\tau_k\\} = \\{y_t \\le q_{t,k}\\}` exactly, with
+no interpolation between quantiles), else 0.01, ..., 0.99. The text table
+shows at most about seven of them (those nearest to :data:`TABLE_LEVELS`)
+unless ``--levels`` was given; ``--json`` has them all.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+
+from .common import PROB, figure, save, to_json
+
+__all__ = [
+    "ALPHA",
+    "TABLE_LEVELS",
+    "format_regression",
+    "regression_dict",
+    "run_regression",
+    "table_rows",
+    "verdict",
+]
+
+#: Levels the text table shows (the nearest of the result's levels to each).
+TABLE_LEVELS = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
+#: Size of the test behind the verdict: "miscalibrated" when p < ALPHA.
+ALPHA = 0.05
+
+_FORMS = {"gaussian": "Gaussian", "quantiles": "quantile", "samples": "sample"}
+
+
+# --------------------------------------------------------------- verdict
+# INTERIM: a Kolmogorov-Smirnov test of uniform PIT, until
+# bece.regression.calibration_test (p-value, Bayes factor, posterior
+# probability of calibration) is available; replace the body of this one
+# function then, keeping its keys.
+def verdict(u: np.ndarray, result: Any, alpha: float = ALPHA, prob: float = PROB) -> dict[str, Any]:
+    """The one-line verdict on calibration and the numbers behind it.
+
+    Under calibration the PIT values are i.i.d. U(0, 1) (exactly, for the
+    randomised PIT of sample and quantile forecasts), so the
+    Kolmogorov-Smirnov test of uniformity (:func:`scipy.stats.kstest`) is a
+    test of calibration at every level at once; its false-alarm rate on a
+    calibrated forecaster is ``alpha``.
+
+    Returns
+    -------
+    dict
+        ``calibrated`` (bool: not rejected at ``alpha``), ``test``,
+        ``p_value``, ``alpha``, ``prob_calibrated`` (posterior probability of
+        calibration; None: this test has none) and ``text`` (the line).
+    """
+    from scipy import stats
+
+    p_value = float(stats.kstest(u, "uniform").pvalue)
+    calibrated = not p_value < alpha
+    lo, hi = result.interval(prob)
+    test = f"Kolmogorov-Smirnov test of uniform PIT: p = {p_value:.2g}"
+    error = f"calibration error {result.mean:.2g} [{lo:.2g}, {hi:.2g}]"
+    if calibrated:
+        text = f"no evidence of miscalibration ({test} >= {alpha:g}), {error}"
+    else:
+        text = f"miscalibrated ({test} < {alpha:g}), {error}"
+    return {"calibrated": calibrated, "test": "kolmogorov-smirnov", "p_value": p_value,
+            "alpha": alpha, "prob_calibrated": None, "text": text}
+
+
+# ------------------------------------------------------------- the report
+def table_rows(levels: np.ndarray, every: bool = False) -> np.ndarray:
+    """Indices of the levels the text table shows: all of them when
+    ``every`` or when there are at most 11, else the nearest to each of
+    :data:`TABLE_LEVELS`."""
+    if every or levels.size <= 11:
+        return np.arange(levels.size)
+    return np.unique([int(np.argmin(np.abs(levels - t))) for t in TABLE_LEVELS])
+
+
+def regression_dict(
+    result: Any, u: np.ndarray, forecasts: Any, *, randomized: bool, seed: int, prob: float = PROB
+) -> dict[str, Any]:
+    """The JSON object of ``bece report`` on regression forecasts.
+
+    ``{"kind": "regression", "source", "forecast", "n", "columns": {"y",
+    "forecast"}, "pit": {"randomized", "seed"}, "verdict": {...},
+    "calibration_error": {"mean", "std", "prob", "interval", "plugin",
+    "levels"}, "curve": [{"level", "observed", "interval"}, ...]}``; the
+    curve has every level of the result, ``verdict`` is :func:`verdict`'s.
+    """
+    lo, hi = result.interval(prob)
+    band_lo, band_hi = result.curve_interval(prob)
+    levels = np.asarray(result.levels, dtype=np.float64)
+    observed = np.asarray(result.observed, dtype=np.float64)
+    cols = forecasts.columns
+    return {
+        "kind": "regression",
+        "source": forecasts.source,
+        "forecast": cols.form,
+        "n": int(u.size),
+        "columns": {"y": cols.y, "forecast": cols.forecast},
+        "pit": {"randomized": randomized, "seed": seed if randomized else None},
+        "verdict": verdict(u, result, prob=prob),
+        "calibration_error": {
+            "mean": result.mean, "std": result.std, "prob": prob, "interval": [lo, hi],
+            "plugin": result.plugin, "levels": levels.tolist(),
+        },
+        "curve": [
+            {"level": float(levels[j]), "observed": float(observed[j]),
+             "interval": [float(band_lo[j]), float(band_hi[j])]}
+            for j in range(levels.size)
+        ],
+    }
+
+
+def _levels_text(levels: list[float]) -> str:
+    if len(levels) <= 6:
+        return f"{len(levels)} level(s) " + ", ".join(f"{p:g}" for p in levels)
+    return f"{len(levels)} levels {levels[0]:g} ... {levels[-1]:g}"
+
+
+def format_regression(d: dict[str, Any], num_samples: int, every: bool = False) -> str:
+    """Human-readable report from :func:`regression_dict`'s object: the
+    verdict, the calibration error, the curve table, the forecasts."""
+    e = d["calibration_error"]
+    pct = f"{e['prob']:.0%}"
+    lo, hi = e["interval"]
+    sd = "-" if e["std"] is None or not np.isfinite(e["std"]) else f"{e['std']:.2g}"
+    lines = [
+        f"bece report: {d['source']} (regression forecasts)",
+        f"  verdict            {d['verdict']['text']}",
+        "",
+        f"  calibration error  {e['mean']:.3g}   posterior mean (sd {sd}, {num_samples:,} draws)",
+        f"  {pct} interval       [{lo:.3g}, {hi:.3g}]   equal-tailed credible interval",
+        f"  plug-in            {e['plugin']:.3g}",
+        f"  (Kuleshov's cal = sum over {_levels_text(e['levels'])} of (level - observed)^2)",
+        "",
+        f"  {'level':>7}  {'observed':>8}  {'gap':>7}  {pct} band",
+    ]
+    curve = d["curve"]
+    for j in table_rows(np.array([c["level"] for c in curve]), every):
+        c = curve[j]
+        b = c["interval"]
+        lines.append(f"  {c['level']:>7g}  {c['observed']:>8.4f}  {c['observed'] - c['level']:>+7.4f}  "
+                     f"[{b[0]:.4f}, {b[1]:.4f}]")
+    cols = d["columns"]
+    used = cols["forecast"]
+    shown = ", ".join(used[:4]) + (f", ... ({len(used)} columns)" if len(used) > 4 else "")
+    if d["pit"]["randomized"]:
+        pit = f"randomised (ties and the forecast's discreteness broken at random; seed {d['pit']['seed']})"
+    else:
+        pit = "continuous (the forecast's CDF at y)"
+    lines += [
+        "",
+        "  observed = fraction of targets at or below the forecast's level-quantile (PIT <= level);",
+        "  gap = observed - level (< 0: the quantile is too low); band: the posterior's pointwise",
+        f"  {pct} credible band for the population's fraction",
+        "",
+        f"  forecasts          {d['n']:,} {_FORMS[d['forecast']]} (target {cols['y']}; forecast {shown})",
+        f"  PIT                {pit}",
+    ]
+    return "\n".join(lines)
+
+
+def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, str]) -> int:
+    """``bece report FILE`` on a file of regression forecasts; returns the exit code."""
+    from ..io.files import read_forecasts
+    from ..regression.bayesian import bayesian_calibration_error
+    from ..regression.forecast import check_levels, pit
+
+    fc = read_forecasts(path, **conventions)
+    levels: np.ndarray | None = None
+    if args.levels is not None:
+        levels = check_levels(args.levels, "--levels")
+    elif fc.form == "quantiles":
+        levels = fc.columns.levels
+    randomized = fc.form != "gaussian"
+    if fc.form == "gaussian":
+        u = pit(fc.y, mean=fc.mean, std=fc.std)
+    elif fc.form == "quantiles":
+        u = pit(fc.y, quantiles=fc.quantiles, levels=fc.columns.levels, randomize=True, seed=args.seed)
+    else:
+        u = pit(fc.y, samples=fc.samples, randomize=True, seed=args.seed)
+    result = bayesian_calibration_error(u, levels, num_samples=args.samples, seed=args.seed)
+    d = regression_dict(result, u, fc, randomized=randomized, seed=args.seed)
+    if args.json:
+        print(to_json(d))
+    else:
+        print(format_regression(d, result.num_samples, every=args.levels is not None))
+    if args.plot is not None:
+        from pathlib import Path
+
+        from ..plots.regression import plot_calibration_curve
+
+        fig = figure((5.5, 5.5))
+        ax = plot_calibration_curve(result, ax=fig.add_subplot())
+        ax.set_title(f"{Path(fc.source).name} ({_FORMS[fc.form]} forecasts, n = {u.size:,})\n"
+                     f"{ax.get_title()}", fontsize="medium")
+        save(fig, args.plot, args.json)
+    return 0
