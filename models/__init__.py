@@ -12,6 +12,7 @@ from .binned import (
     truncnorm_log_normalizer,
     truncnorm_mean,
 )
+from .regression import pit_cell_log_mass, pit_model
 from .reparam import DirichletGammaReparam
 from .smooth import curve_logit, natural_cubic_basis, smooth_model
 from .toplabel import top_label_collapsed, top_label_model
@@ -24,6 +25,8 @@ __all__ = [
     "literal_model",
     "curve_logit",
     "natural_cubic_basis",
+    "pit_cell_log_mass",
+    "pit_model",
     "smooth_model",
     "top_label_collapsed",
     "top_label_model",

@@ -21,7 +21,9 @@ Only numpy and scipy are imported here; scikit-learn (for
 """
 
 from .bayesian import BayesianCalibrationError, bayesian_calibration_error
+from .calibration_test import RegressionCalibrationTest, calibration_test
 from .forecast import forecast_quantiles, pit
+from .histogram import DiscretePITWarning, PITHistogram
 from .metrics import (
     DEFAULT_LEVELS,
     UCT_LEVELS,
@@ -38,9 +40,13 @@ __all__ = [
     "DEFAULT_LEVELS",
     "UCT_LEVELS",
     "BayesianCalibrationError",
+    "DiscretePITWarning",
+    "PITHistogram",
+    "RegressionCalibrationTest",
     "Recalibrator",
     "bayesian_calibration_error",
     "calibration_curve",
+    "calibration_test",
     "calibration_error",
     "forecast_quantiles",
     "mean_absolute_calibration_error",

@@ -1,32 +1,55 @@
-"""Posterior over a regression forecaster's calibration curve and cal score.
+r"""Posterior over a regression forecaster's calibration curve and cal score.
 
-Model. Levels :math:`0 < p_1 < \\dots < p_J < 1` cut [0, 1] into the J + 1
-cells :math:`[0, p_1], (p_1, p_2], \\dots, (p_J, 1]`. The PIT values
-:math:`u_1..u_T` of a test set are i.i.d. draws from the forecaster's PIT
-distribution; their cell counts :math:`c_k` (int64) are multinomial with cell
-probabilities :math:`\\pi`, and
-
-.. math::
-
-    \\pi \\sim \\mathrm{Dirichlet}(\\alpha), \\qquad
-    \\pi \\mid c \\sim \\mathrm{Dirichlet}(\\alpha + c), \\qquad
-    C_j = \\sum_{k < j} \\pi_k = P(u \\le p_j),
-
-so each draw of :math:`\\pi` gives a draw of the population calibration curve
-:math:`C_j` and of the population score
+At levels :math:`0 < p_1 < \dots < p_J < 1` the population calibration
+curve is :math:`C_j = P(u \le p_j)`, u the forecaster's PIT on the population
+the test set was drawn from, and the population cal score (Kuleshov et al.
+2018) is
 
 .. math::
 
-    \\mathrm{cal} = \\sum_{j=1}^{J} w_j (p_j - C_j)^2 .
+    \mathrm{cal} = \sum_{j=1}^{J} w_j (p_j - C_j)^2 ,
 
-Default prior :math:`\\alpha_k = a (p_{k+1} - p_k)` with :math:`a = 1`
-(:math:`p_0 = 0, p_{J+1} = 1`): the Dirichlet process with total mass
-:math:`a` and the uniform distribution as base, seen on the grid. Its prior
-mean is the diagonal (calibration), its total weight is one observation, and
-by the aggregation property :math:`C_j \\sim \\mathrm{Beta}(a p_j + N_j,\\,
-a(1 - p_j) + T - N_j)` a posteriori with :math:`N_j = |\\{t: u_t \\le p_j\\}|`,
-whatever other levels the grid holds: refining the grid does not change the
-posterior at a level.
+0 exactly when the forecaster is calibrated. Two models of the PIT
+distribution give a posterior over C and cal.
+
+``model="smooth"`` (default; :mod:`bece.regression.smooth`, written out in
+NumPyro in :mod:`bece.models.regression`). Calibration, the uniform PIT
+:math:`H_0`, is one model; the smooth model :math:`H_1` (a probit-normal
+family, exact for Gaussian forecasts of Gaussian targets, with a smooth tilt
+of the log density) is the other, and contains :math:`H_0` at the
+parameters 0. The posterior is their mixture:
+
+.. math::
+
+    p(\mathrm{cal} \mid \text{data}) = P(H_0 \mid \text{data})\,\delta_0
+        + P(H_1 \mid \text{data})\, p(\mathrm{cal} \mid \text{data}, H_1),
+
+so a draw is 0 (and its curve the diagonal) with the posterior probability
+of calibration, ``prob_calibrated``, computed from the Bayes factor of the
+two models (prior odds 1 by default). For a calibrated forecaster this
+probability grows with n and the 90% interval includes 0; for a
+miscalibrated one it vanishes and the smooth model's posterior remains.
+The model is fitted to the PIT histogram on a fine grid
+(:class:`~bece.regression.PITHistogram`, 1000 cells), which is also what
+chunked data reach it as.
+
+``model="dirichlet"``: the J + 1 cells :math:`[0, p_1], (p_1, p_2], \dots,
+(p_J, 1]` have probabilities :math:`\pi \sim \mathrm{Dirichlet}(\alpha)` a
+priori, :math:`\pi \mid c \sim \mathrm{Dirichlet}(\alpha + c)` given the
+cell counts c, and :math:`C_j = \sum_{k < j} \pi_k`. Default
+:math:`\alpha_k = a (p_{k+1} - p_k)` with :math:`a = 1`: the Dirichlet process
+with total mass a and the uniform as base, seen on the grid; then
+:math:`C_j \sim \mathrm{Beta}(a p_j + N_j, a(1 - p_j) + T - N_j)` a posteriori,
+whatever other levels the grid holds. This model puts no mass on exact
+calibration: every draw's curve deviates from the diagonal by about its
+posterior spread :math:`\sqrt{p_j(1-p_j)/T}`, so for a calibrated forecaster
+its draws of cal sit above 0 and its interval excludes the truth (measured:
+``benchmarks/regression_study.py``). It has no ``prob_calibrated`` (NaN).
+
+References
+----------
+Kuleshov, Fenner & Ermon (2018), "Accurate uncertainties for deep learning
+using calibrated regression", ICML.
 """
 
 from __future__ import annotations
@@ -36,19 +59,39 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import special
 
 from ..base.arviz import from_dict
 from ..base.checks import check_prob, positive_int
+from ..base.memory import check_allocation
 from ..base.random import as_generator, sample_dirichlet
 from ..base.typing import Seed
 from ..results.summaries import DrawSummaries
-from .forecast import check_levels, check_pit, real_array
+from .forecast import check_levels, real_array
+from .histogram import PITHistogram, as_histogram
 from .metrics import DEFAULT_LEVELS, count_weights, observed_frequency
+from .smooth import (
+    N_TILT,
+    SHIFT_SCALE,
+    SMOOTHNESS_SCALE,
+    SPREAD_SCALE,
+    SmoothPITPosterior,
+    check_scale,
+    fit_pit_model,
+    pit_model_draws,
+    single_threaded_blas,
+)
 
 __all__ = [
     "bayesian_calibration_error",
     "BayesianCalibrationError",
+    "MODELS",
+    "pit_data",
+    "PITData",
+    "smooth_prior",
 ]
+
+MODELS = ("smooth", "dirichlet")
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -59,7 +102,8 @@ class BayesianCalibrationError(DrawSummaries):
     ----------
     draws : ndarray of shape (S,)
         Posterior draws of the population cal score
-        :math:`\\sum_j w_j (p_j - C_j)^2`.
+        :math:`\\sum_j w_j (p_j - C_j)^2` (exactly 0 in the draws of
+        calibration under ``model="smooth"``).
     curve : ndarray of shape (S, J)
         Posterior draws of :math:`C_j = P(u \\le p_j)`.
     levels : ndarray of shape (J,)
@@ -72,11 +116,27 @@ class BayesianCalibrationError(DrawSummaries):
     n : int
         Number of PIT values T.
     counts : ndarray of shape (J + 1,), int64
-        PIT histogram over the cells :math:`[0, p_1], (p_1, p_2], \\dots, (p_J, 1]`.
-    alpha : ndarray of shape (J + 1,)
-        Dirichlet prior concentration of the cells.
+        PIT values in the cells :math:`[0, p_1], (p_1, p_2], \\dots, (p_J, 1]`.
+    alpha : ndarray of shape (J + 1,) or None
+        Dirichlet prior concentration of the cells (``model="dirichlet"``).
     weights : None, "count" or ndarray of shape (J,)
         The weighting of the score (see :func:`bayesian_calibration_error`).
+    model : {"smooth", "dirichlet"}
+    log_bayes_factor : float
+        :math:`\\log B_{01}`, calibration against the smooth model (positive
+        favours calibration); NaN for ``model="dirichlet"``.
+    prior_odds : float
+        :math:`P(H_0) / P(H_1)` before the data.
+    calibrated : ndarray of shape (S,), bool, or None
+        Which draws are draws of calibration (``model="smooth"``).
+    shift, log_spread, lam : ndarray of shape (S,) or None
+        The smooth model's parameters in each draw (0 in the draws of
+        calibration): :math:`a`, :math:`b` and :math:`\\lambda` of
+        :mod:`bece.models.regression`.
+    params : SmoothPITPosterior or None
+        The smooth model's fit: evidence, Pareto :math:`\\hat k`, ...
+    histogram : PITHistogram or None
+        The PIT histogram the smooth model was fitted to.
     """
 
     draws: np.ndarray
@@ -86,8 +146,29 @@ class BayesianCalibrationError(DrawSummaries):
     plugin: float
     n: int
     counts: np.ndarray
-    alpha: np.ndarray
+    alpha: np.ndarray | None = None
     weights: str | np.ndarray | None = None
+    model: str = "dirichlet"
+    log_bayes_factor: float = float("nan")
+    prior_odds: float = 1.0
+    calibrated: np.ndarray | None = None
+    shift: np.ndarray | None = None
+    log_spread: np.ndarray | None = None
+    lam: np.ndarray | None = None
+    params: SmoothPITPosterior | None = None
+    histogram: PITHistogram | None = None
+
+    @property
+    def bayes_factor(self) -> float:
+        """:math:`B_{01} = p(\\text{data} \\mid \\text{calibrated}) / p(\\text{data} \\mid \\text{smooth})`
+        (NaN for ``model="dirichlet"``)."""
+        return float(np.exp(self.log_bayes_factor))
+
+    @property
+    def prob_calibrated(self) -> float:
+        """Posterior probability of calibration, :math:`B_{01}O / (1 + B_{01}O)`
+        (NaN for ``model="dirichlet"``, which gives calibration no mass)."""
+        return float(special.expit(self.log_bayes_factor + np.log(self.prior_odds)))
 
     def curve_interval(self, prob: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
         """Pointwise equal-tailed credible band of the curve :math:`C_j`.
@@ -106,41 +187,76 @@ class BayesianCalibrationError(DrawSummaries):
         :meth:`bece.BayesianECE.to_inference_data`).
 
         ``posterior``: ``cal`` (chain, draw) and ``curve`` (chain, draw,
-        level), with coordinate ``level`` = :attr:`levels`. ``constant_data``:
-        ``counts`` and ``alpha`` (cell), ``edges`` (edge; the J + 2 cell
-        boundaries 0, p_1, ..., p_J, 1) and ``observed`` (level). Independent
-        draws are stored as one chain.
+        level), with coordinate ``level`` = :attr:`levels`; for
+        ``model="smooth"`` also ``calibrated`` (1 in the draws of
+        calibration), ``shift``, ``log_spread`` and ``lam``.
+        ``constant_data``: ``counts`` (cell; and ``alpha`` for the Dirichlet
+        model), ``edges`` (edge; the J + 2 cell boundaries 0, p_1, ..., p_J,
+        1) and ``observed`` (level). Independent draws are stored as one
+        chain. Attributes of ``posterior``: ``plugin_cal``, ``n``,
+        ``weights``, ``model``, and for the smooth model ``prob_calibrated``,
+        ``log_bayes_factor`` and ``prior_odds``.
         """
         j = self.levels.size
         weights = self.weights if isinstance(self.weights, str) or self.weights is None else "array"
+        post: dict[str, np.ndarray] = {"cal": self.draws[None, :], "curve": self.curve[None]}
+        attrs: dict[str, Any] = {"plugin_cal": self.plugin, "n": self.n, "weights": weights,
+                                 "model": self.model}
+        const: dict[str, np.ndarray] = {
+            "counts": self.counts,
+            "edges": np.concatenate([[0.0], self.levels, [1.0]]),
+            "observed": self.observed,
+        }
+        dims: dict[str, list[str]] = {"curve": ["level"], "observed": ["level"], "counts": ["cell"],
+                                      "edges": ["edge"]}
+        if self.alpha is not None:
+            const["alpha"] = self.alpha
+            dims["alpha"] = ["cell"]
+        if self.calibrated is not None:
+            post["calibrated"] = self.calibrated.astype(np.int64)[None, :]
+            for name in ("shift", "log_spread", "lam"):
+                value = getattr(self, name)
+                if value is not None:
+                    post[name] = value[None, :]
+            attrs.update(prob_calibrated=self.prob_calibrated, log_bayes_factor=self.log_bayes_factor,
+                         prior_odds=self.prior_odds)
         return from_dict(
-            {
-                "posterior": {"cal": self.draws[None, :], "curve": self.curve[None]},
-                "constant_data": {
-                    "counts": self.counts,
-                    "alpha": self.alpha,
-                    "edges": np.concatenate([[0.0], self.levels, [1.0]]),
-                    "observed": self.observed,
-                },
-            },
+            {"posterior": post, "constant_data": const},
             coords={"level": self.levels, "cell": np.arange(j + 1), "edge": np.arange(j + 2)},
-            dims={
-                "curve": ["level"],
-                "observed": ["level"],
-                "counts": ["cell"],
-                "alpha": ["cell"],
-                "edges": ["edge"],
-            },
-            attrs={"posterior": {"plugin_cal": self.plugin, "n": self.n, "weights": weights}},
+            dims=dims,
+            attrs={"posterior": attrs},
         )
 
     def __repr__(self) -> str:
         lo, hi = self.interval(0.9)
+        calib = f", prob_calibrated={self.prob_calibrated:.4g}" if self.model == "smooth" else ""
         return (
-            f"BayesianCalibrationError(mean={self.mean:.4g}, interval90=[{lo:.4g}, {hi:.4g}], "
-            f"plugin={self.plugin:.4g}, n={self.n}, levels={self.levels.size}, "
-            f"num_samples={self.num_samples})"
+            f"BayesianCalibrationError(model={self.model!r}, mean={self.mean:.4g}, "
+            f"interval90=[{lo:.4g}, {hi:.4g}], plugin={self.plugin:.4g}{calib}, n={self.n}, "
+            f"levels={self.levels.size}, num_samples={self.num_samples})"
         )
+
+
+@dataclass(frozen=True)
+class PITData:
+    """PIT values or their histogram, read at the levels."""
+
+    values: np.ndarray | None  # (T,); None for a histogram
+    histogram: PITHistogram
+    observed: np.ndarray  # (J,)
+    counts: np.ndarray  # (J + 1,) int64: the cells [0, p_1], (p_1, p_2], ..., (p_J, 1]
+
+
+def pit_data(pit: Any, p: np.ndarray, n_cells: int | None) -> PITData:
+    """Read ``pit`` (values or a :class:`PITHistogram`) at levels ``p``."""
+    hist, u = as_histogram(pit, n_cells, stacklevel=5)
+    if u is None:
+        cum = hist.cumulative(p)
+        counts = np.diff(np.concatenate([[0], cum, [hist.n]])).astype(np.int64)
+        return PITData(None, hist, cum / hist.n, counts)
+    cell = np.searchsorted(p, u, side="left")  # u <= p_1 -> 0, p_k < u <= p_{k+1} -> k
+    counts = np.bincount(cell, minlength=p.size + 1).astype(np.int64)
+    return PITData(u, hist, observed_frequency(u, p, "quantile"), counts)
 
 
 def _prior(alpha: ArrayLike | None, levels: np.ndarray) -> np.ndarray:
@@ -158,11 +274,38 @@ def _prior(alpha: ArrayLike | None, levels: np.ndarray) -> np.ndarray:
     return a
 
 
+def smooth_prior(shift_scale: float | None, spread_scale: float | None,
+                 smoothness_scale: float | None) -> dict[str, float]:
+    """The smooth model's prior scales, defaults filled in and checked."""
+    return {
+        "shift_scale": check_scale(SHIFT_SCALE if shift_scale is None else shift_scale, "shift_scale"),
+        "spread_scale": check_scale(SPREAD_SCALE if spread_scale is None else spread_scale, "spread_scale"),
+        "smoothness_scale": check_scale(SMOOTHNESS_SCALE if smoothness_scale is None else smoothness_scale,
+                                        "smoothness_scale"),
+    }
+
+
+def _score(curve: np.ndarray, p: np.ndarray, weights: str | ArrayLike | None,
+           w_plugin: np.ndarray) -> np.ndarray:
+    if isinstance(weights, str):  # "count", checked with the plug-in
+        total = curve.sum(axis=1, keepdims=True)
+        w = np.divide(curve, total, out=np.zeros_like(curve), where=total > 0)
+    else:
+        w = w_plugin[None, :]
+    return np.sum(w * (p[None, :] - curve) ** 2, axis=1)
+
+
 def bayesian_calibration_error(
-    pit: ArrayLike,
+    pit: ArrayLike | PITHistogram,
     levels: ArrayLike | None = None,
     *,
+    model: str = "smooth",
     weights: str | ArrayLike | None = None,
+    prior_odds: float = 1.0,
+    shift_scale: float | None = None,
+    spread_scale: float | None = None,
+    smoothness_scale: float | None = None,
+    n_cells: int | None = None,
     alpha: ArrayLike | None = None,
     num_samples: int = 10_000,
     seed: Seed = 0,
@@ -172,84 +315,120 @@ def bayesian_calibration_error(
     The draws estimate the *population* score
     :math:`\\sum_j w_j (p_j - P(u \\le p_j))^2` at the given levels, where
     :math:`P` is the distribution of the forecaster's PIT on the population
-    the test set was drawn from (module docstring for the model).
+    the test set was drawn from (module docstring for the models). Use PIT
+    values of held-out data: on the data a model was fitted to, the PIT of
+    even a correct model is not uniform.
 
     Parameters
     ----------
-    pit : array_like of shape (T,)
-        PIT values of the test set (:func:`~bece.regression.pit`).
+    pit : array_like of shape (T,) or PITHistogram
+        PIT values of the test set (:func:`~bece.regression.pit`; the
+        randomised PIT for sample and quantile forecasts), or their
+        histogram (:class:`~bece.regression.PITHistogram`, e.g. summed over
+        chunks; then the levels must lie on its grid).
     levels : array_like of shape (J,), optional
         Strictly increasing in (0, 1); default
         :data:`~bece.regression.DEFAULT_LEVELS` (0.01, ..., 0.99).
+    model : {"smooth", "dirichlet"}, default "smooth"
+        The smooth model with a posterior probability of calibration, whose
+        intervals the validation study shows honest (module docstring), or
+        the Dirichlet over the PIT histogram at the levels.
     weights : None, "count" or array_like of shape (J,), default None
         As :func:`~bece.regression.calibration_error`; with ``"count"`` each
         draw uses :math:`w_j = C_j / \\sum_i C_i`, the population analogue.
+    prior_odds : float, default 1.0
+        ``model="smooth"``: :math:`P(\\text{calibrated}) / P(\\text{not})`
+        before the data.
+    shift_scale, spread_scale, smoothness_scale : float, optional
+        ``model="smooth"``: prior sd of the PIT's probit shift (default
+        0.6), of its log spread (default 0.67) and prior mean of the
+        smooth tilt's scale (default 0.25); see
+        :mod:`bece.regression.smooth` for what they mean and why.
+    n_cells : int, optional
+        ``model="smooth"`` from PIT values: cells G of the grid they are
+        counted on (default 1000). A histogram uses its own.
     alpha : float or array_like of shape (J + 1,), optional
-        Dirichlet prior. A number a gives :math:`\\alpha_k = a (p_{k+1} - p_k)`;
-        an array gives each cell's concentration. Default a = 1: centred on
-        calibration, the weight of one observation, and the posterior at a
-        level does not depend on the other levels (module docstring).
+        ``model="dirichlet"``: a number a gives :math:`\\alpha_k = a
+        (p_{k+1} - p_k)`; an array gives each cell's concentration.
+        Default a = 1.
     num_samples : int, default 10_000
-        Number of independent posterior draws S.
+        Number of posterior draws S.
     seed : int or numpy.random.Generator, default 0
 
     Returns
     -------
     BayesianCalibrationError
+        ``.draws``, ``.interval(0.9)``, ``.curve``, ``.curve_interval(0.9)``,
+        ``.plugin``, ``.prob_calibrated``, ``.bayes_factor``.
 
-    Notes
+    Warns
     -----
-    Every draw's curve deviates from the diagonal by about its posterior
-    spread :math:`\\sqrt{p_j(1-p_j)/T}`, so even for a calibrated forecaster
-    the draws of cal sit above 0 (their mean is about
-    :math:`\\sum_j w_j p_j(1-p_j)/T` plus the squared gaps) and an interval
-    that excludes 0 is no evidence of miscalibration. To judge calibration
-    look at the curve band (:meth:`BayesianCalibrationError.curve_interval`)
-    against the diagonal, or compare two forecasters' posteriors on the same
-    levels.
+    DiscretePITWarning
+        When PIT values look discrete (many ties): compute them with
+        ``pit(..., randomize=True, seed=...)``.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from bece.regression import bayesian_calibration_error
-    >>> u = (np.arange(500) + 0.5) / 500                  # PIT of a calibrated forecaster
-    >>> r = bayesian_calibration_error(u, levels=[0.1, 0.5, 0.9], seed=1)
-    >>> r.curve.shape, r.draws.shape
-    ((10000, 3), (10000,))
-    >>> r.observed                                        # empirical curve
-    array([0.1, 0.5, 0.9])
-    >>> lo, hi = r.curve_interval(0.99)                   # pointwise 99% band
-    >>> bool(np.all((lo < [0.1, 0.5, 0.9]) & ([0.1, 0.5, 0.9] < hi)))
-    True
+    >>> from bece.regression import bayesian_calibration_error, pit
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.normal(size=2000)
+    >>> r = bayesian_calibration_error(pit(y, mean=0.0, std=1.0), num_samples=2000)
+    >>> r.interval(0.9)[0], bool(r.prob_calibrated > 0.9)      # calibrated: 0 is in the interval
+    (0.0, True)
+    >>> r = bayesian_calibration_error(pit(y, mean=0.0, std=0.7), num_samples=2000)
+    >>> lo, hi = r.interval(0.9)                               # std x 0.7: cal is about 0.376
+    >>> bool(lo < 0.376 < hi), r.prob_calibrated < 1e-6
+    (True, True)
     """
-    u = check_pit(pit)
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
     p = DEFAULT_LEVELS.copy() if levels is None else check_levels(levels)
     num_samples = positive_int(num_samples, "num_samples")
+    prior_odds = check_scale(prior_odds, "prior_odds")
     rng = as_generator(seed)
-    t = u.size
+    if model == "dirichlet":
+        smooth_only = (("shift_scale", shift_scale), ("spread_scale", spread_scale),
+                       ("smoothness_scale", smoothness_scale), ("n_cells", n_cells))
+        given = [k for k, v in smooth_only if v is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} belong to model='smooth'; model='dirichlet' takes alpha")
+    elif alpha is not None:
+        raise ValueError("alpha is the Dirichlet model's prior; pass model='dirichlet' to use it")
+    data = pit_data(pit, p, n_cells)
     j = p.size
-    observed = observed_frequency(u, p, "quantile")
-    w_plugin = count_weights(weights, observed)
-    plugin = float(np.sum(w_plugin * (p - observed) ** 2))
-    cell = np.searchsorted(p, u, side="left")  # u <= p_1 -> 0, p_k < u <= p_{k+1} -> k
-    counts = np.bincount(cell, minlength=j + 1).astype(np.int64)
-    prior = _prior(alpha, p)
-    pi = sample_dirichlet(prior + counts, num_samples, rng)
-    curve = np.cumsum(pi, axis=1)[:, :j]
-    if isinstance(weights, str):  # "count", checked above
-        total = curve.sum(axis=1, keepdims=True)
-        w = np.divide(curve, total, out=np.zeros_like(curve), where=total > 0)
-    else:
-        w = w_plugin[None, :]
-    draws = np.sum(w * (p[None, :] - curve) ** 2, axis=1)
-    return BayesianCalibrationError(
-        draws=draws,
-        curve=curve,
-        levels=p,
-        observed=observed,
-        plugin=plugin,
-        n=int(t),
-        counts=counts,
-        alpha=prior,
+    check_allocation(
+        8.0 * num_samples * (3 * j + 3 * (N_TILT + 2) + 8),
+        what=f"the posterior draws (num_samples x about {3 * j + 3 * (N_TILT + 2) + 8} float64)",
+        argument=f"num_samples={num_samples}",
+        advice="pass fewer num_samples",
+    )
+    w_plugin = count_weights(weights, data.observed)
+    plugin = float(np.sum(w_plugin * (p - data.observed) ** 2))
+    common: dict[str, Any] = dict(
+        levels=p, observed=data.observed, plugin=plugin, n=data.histogram.n, counts=data.counts,
         weights=weights if weights is None or isinstance(weights, str) else w_plugin,
+    )
+    if model == "dirichlet":
+        prior = _prior(alpha, p)
+        pi = sample_dirichlet(prior + data.counts, num_samples, rng)
+        curve = np.cumsum(pi, axis=1)[:, :j]
+        return BayesianCalibrationError(draws=_score(curve, p, weights, w_plugin), curve=curve,
+                                        alpha=prior, model="dirichlet", **common)
+    scales = smooth_prior(shift_scale, spread_scale, smoothness_scale)
+    hist = data.histogram
+    with single_threaded_blas():
+        post = fit_pit_model(hist, **scales)
+        theta, lam, drawn, post = pit_model_draws(hist, post, num_samples, rng, p)
+    assert drawn is not None
+    curve = drawn
+    log_bf = post.log_bayes_factor
+    calibrated = rng.random(num_samples) < special.expit(log_bf + np.log(prior_odds))
+    curve[calibrated] = p
+    keep = ~calibrated
+    return BayesianCalibrationError(
+        draws=_score(curve, p, weights, w_plugin), curve=curve, model="smooth",
+        log_bayes_factor=log_bf, prior_odds=prior_odds, calibrated=calibrated,
+        shift=np.where(keep, theta[:, 0], 0.0), log_spread=np.where(keep, theta[:, 1], 0.0),
+        lam=np.where(keep, lam, 0.0), params=post, histogram=hist, **common,
     )

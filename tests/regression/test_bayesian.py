@@ -39,13 +39,13 @@ Z = 5.0
 )
 def test_bayesian_bad_options(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        bayesian_calibration_error([0.1, 0.6], [0.2, 0.5], **kwargs)
+        bayesian_calibration_error([0.1, 0.6], [0.2, 0.5], **kwargs, model="dirichlet")
 
 
 # ===================================================== Bayesian cal score
 def test_bayesian_counts_prior_and_plugin_hand_computed():
     u = [0.05, 0.1, 0.3, 0.95]
-    r = bayesian_calibration_error(u, [0.1, 0.5], num_samples=100, seed=0)
+    r = bayesian_calibration_error(u, [0.1, 0.5], num_samples=100, seed=0, model="dirichlet")
     np.testing.assert_array_equal(r.counts, [2, 1, 1])
     assert r.counts.dtype == np.int64
     np.testing.assert_allclose(r.alpha, [0.1, 0.4, 0.5], rtol=1e-15)
@@ -55,9 +55,9 @@ def test_bayesian_counts_prior_and_plugin_hand_computed():
     assert r.n == 4 and r.curve.shape == (100, 2) and r.draws.shape == (100,)
     # cal of each draw from its own curve
     np.testing.assert_allclose(r.draws, ((np.array([0.1, 0.5]) - r.curve) ** 2).sum(axis=1), rtol=1e-14)
-    r2 = bayesian_calibration_error(u, [0.1, 0.5], alpha=[1.0, 2.0, 3.0], num_samples=10, seed=0)
+    r2 = bayesian_calibration_error(u, [0.1, 0.5], alpha=[1.0, 2.0, 3.0], num_samples=10, seed=0, model="dirichlet")
     np.testing.assert_array_equal(r2.alpha, [1.0, 2.0, 3.0])
-    r3 = bayesian_calibration_error(u, [0.1, 0.5], alpha=4.0, num_samples=10, seed=0)
+    r3 = bayesian_calibration_error(u, [0.1, 0.5], alpha=4.0, num_samples=10, seed=0, model="dirichlet")
     np.testing.assert_allclose(r3.alpha, [0.4, 1.6, 2.0], rtol=1e-15)
 
 
@@ -67,14 +67,14 @@ def test_posterior_at_a_level_is_beta_whatever_the_grid(rng):
     p = 0.5 are identical on two different grids."""
     u = rng.beta(2.0, 1.5, size=200)
     lv = np.array([0.1, 0.5, 0.8])
-    r = bayesian_calibration_error(u, lv, num_samples=20_000, seed=4)
+    r = bayesian_calibration_error(u, lv, num_samples=20_000, seed=4, model="dirichlet")
     n_le = np.array([np.sum(u <= p) for p in lv])
     for j, p in enumerate(lv):
         a, b = p + n_le[j], (1 - p) + 200 - n_le[j]
         assert sps.kstest(r.curve[:, j], sps.beta(a, b).cdf).pvalue > KS_ALPHA
         se = r.curve[:, j].std() / np.sqrt(r.num_samples)
         assert abs(r.curve[:, j].mean() - a / (a + b)) <= Z * se
-    fine = bayesian_calibration_error(u, np.linspace(0.05, 0.95, 19), num_samples=10, seed=0)
+    fine = bayesian_calibration_error(u, np.linspace(0.05, 0.95, 19), num_samples=10, seed=0, model="dirichlet")
     for res in (r, fine):
         j = int(np.argmin(np.abs(res.levels - 0.5)))
         conc = res.alpha + res.counts
@@ -88,7 +88,7 @@ def test_cal_draws_match_an_independent_dirichlet_sampler(rng, weights):
     and means within 5 se of each other (false alarm ~1e-4 per case)."""
     u = ndtr(rng.normal(size=150) * 1.5 + 0.3)
     lv = np.array([0.1, 0.3, 0.6, 0.9])
-    r = bayesian_calibration_error(u, lv, weights=weights, num_samples=20_000, seed=9)
+    r = bayesian_calibration_error(u, lv, weights=weights, num_samples=20_000, seed=9, model="dirichlet")
     cells = np.searchsorted(lv, u, side="left")
     counts = np.bincount(cells, minlength=5)
     conc = np.diff(np.r_[0.0, lv, 1.0]) + counts
@@ -114,7 +114,7 @@ def _coverage(num_sets, seed0):
     for r in range(num_sets):
         g = np.random.default_rng(seed0 + r)
         u = ndtr(g.normal(size=500) + 0.3)  # forecast N(0,1), truth N(0.3, 1)
-        b = bayesian_calibration_error(u, lv, num_samples=2000, seed=g)
+        b = bayesian_calibration_error(u, lv, num_samples=2000, seed=g, model="dirichlet")
         lo, hi = b.interval(0.9)
         hit.append(lo <= pop <= hi)
         band_lo, band_hi = b.curve_interval(0.9)
@@ -142,7 +142,7 @@ def test_credible_intervals_cover_the_population_values_long():
 def test_bayesian_result_api(rng):
     u = ndtr(rng.normal(size=300) * 1.3)
     lv = np.array([0.1, 0.5, 0.9])
-    r = bayesian_calibration_error(u, lv, num_samples=4000, seed=1)
+    r = bayesian_calibration_error(u, lv, num_samples=4000, seed=1, model="dirichlet")
     assert isinstance(r, BayesianCalibrationError)
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.plugin = 0.0
@@ -168,16 +168,16 @@ def test_bayesian_result_api(rng):
     np.testing.assert_array_equal(idata.constant_data["edges"].values, [0, 0.1, 0.5, 0.9, 1])
     table = r.summary(kind="stats")
     assert list(table.index[:2]) == ["cal", "curve[0.1]"]
-    assert "BayesianCalibrationError(mean=" in repr(r)
+    assert "BayesianCalibrationError(model='dirichlet', mean=" in repr(r)
     # same seed, same draws; a Generator is accepted
     np.testing.assert_array_equal(
-        bayesian_calibration_error(u, lv, num_samples=50, seed=3).draws,
-        bayesian_calibration_error(u, lv, num_samples=50, seed=3).draws,
+        bayesian_calibration_error(u, lv, num_samples=50, seed=3, model="dirichlet").draws,
+        bayesian_calibration_error(u, lv, num_samples=50, seed=3, model="dirichlet").draws,
     )
     g = np.random.default_rng(3)
     np.testing.assert_array_equal(
-        bayesian_calibration_error(u, lv, num_samples=50, seed=g).draws,
-        bayesian_calibration_error(u, lv, num_samples=50, seed=3).draws,
+        bayesian_calibration_error(u, lv, num_samples=50, seed=g, model="dirichlet").draws,
+        bayesian_calibration_error(u, lv, num_samples=50, seed=3, model="dirichlet").draws,
     )
 
 
@@ -188,7 +188,7 @@ def test_posterior_concentrates_on_the_plugin_for_large_t(rng):
     mean is within 5 posterior sd of the plug-in."""
     t = 200_000
     u = ndtr(rng.normal(size=t) * 1.2)
-    r = bayesian_calibration_error(u, num_samples=4000, seed=0)
+    r = bayesian_calibration_error(u, num_samples=4000, seed=0, model="dirichlet")
     ph, p = r.observed, r.levels
     g = 2 * (p - ph)
     v = np.minimum.outer(ph, ph) - np.outer(ph, ph)

@@ -1,0 +1,123 @@
+r"""The smooth model of a regression forecaster's PIT distribution, in NumPyro.
+
+A forecaster is calibrated when its PIT :math:`u = F(y)` is uniform on
+[0, 1]. The model describes the PIT distribution on the grid of G equal
+cells :math:`(k/G, (k+1)/G]` that :class:`bece.regression.PITHistogram`
+counts, by its cell probabilities
+
+.. math::
+
+    \pi_k \propto M_k(a, b)\, \exp\big(\lambda\, \psi(c_k)^\top w\big),
+    \qquad
+    M_k(a, b) = \Phi(a + e^{b} z_{k+1}) - \Phi(a + e^{b} z_k),
+    \qquad z_k = \Phi^{-1}(k / G),
+
+    a \sim \mathcal N(0, s_a^2), \quad b \sim \mathcal N(0, s_b^2), \quad
+    \lambda \sim \mathrm{Exponential}(\text{mean } s_\lambda), \quad
+    w \sim \mathcal N(0, I_K),
+
+    \text{counts} \sim \mathrm{Multinomial}(n, \pi).
+
+The first factor is the probit-normal family
+:math:`C(p) = P(u \le p) = \Phi(a + e^{b}\,\Phi^{-1}(p))`: a Gaussian
+forecast :math:`N(\mu + a\sigma, (e^{b}\sigma)^2)` of a target
+:math:`N(\mu, \sigma^2)` has exactly this PIT distribution, so ``shift``
+:math:`a` is the forecast's mean error and ``exp(log_spread)`` its standard
+deviation, both in units of the target's standard deviation (:math:`b < 0`:
+over-confident, a U-shaped PIT). The second factor tilts the log density by
+a smooth function of u: :math:`\psi_k(u) = \sqrt2 \cos(k\pi u)\, d_k`,
+k = 1..K, the eigenfunctions of the roughness penalty
+:math:`\int h''(u)^2\,du` on [0, 1] (zero slope at the ends), with
+:math:`d_k \propto k^{-2}` normalised to :math:`\sum_k d_k^2 = 1`, so
+:math:`w \sim \mathcal N(0, I)` is the smoothing-spline prior and
+:math:`\lambda` the prior root-mean-square of the tilt over u, in log
+density units; its exponential (penalised-complexity) prior shrinks to no
+tilt. :math:`c_k` is the centre of cell k. The uniform distribution --
+calibration -- is :math:`a = b = 0, w = 0`.
+
+The model depends on numpyro and jax only. The cell probabilities are computed on
+the log scale from ``log_ndtr`` (reflected in the upper tail), so that the
+model runs in float32 as well as in float64.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpyro
+import numpyro.distributions as dist
+from jax.scipy.special import log_ndtr
+
+__all__ = ["pit_cell_log_mass", "pit_model"]
+
+
+def _log1mexp(d):
+    """log(1 - exp(d)) for d <= 0 (Maechler's two branches)."""
+    d = jnp.minimum(d, 0.0)
+    return jnp.where(d > -0.6931471805599453, jnp.log(-jnp.expm1(d)), jnp.log1p(-jnp.exp(d)))
+
+
+def pit_cell_log_mass(z_inner, shift, log_spread):
+    r""":math:`\log M_k = \log[\Phi(a + e^b z_{k+1}) - \Phi(a + e^b z_k)]`, k = 0..G-1.
+
+    Parameters
+    ----------
+    z_inner : array of shape (G - 1,)
+        :math:`\Phi^{-1}(k/G)`, k = 1..G-1 (the finite edges; the outer ones
+        are :math:`\mp\infty`).
+    shift, log_spread : scalars
+        :math:`a`, :math:`b`.
+
+    Returns
+    -------
+    array of shape (G,)
+    """
+    x = shift + jnp.exp(log_spread) * jnp.asarray(z_inner)
+    lo, hi = x[:-1], x[1:]
+    upper = lo + hi > 0  # the cell's middle above 0: use the upper tail
+    a = jnp.where(upper, -hi, lo)
+    c = jnp.where(upper, -lo, hi)
+    la, lc = log_ndtr(a), log_ndtr(c)
+    middle = lc + _log1mexp(la - lc)
+    first = log_ndtr(x[:1])
+    last = log_ndtr(-x[-1:])
+    return jnp.concatenate([first, middle, last])
+
+
+def pit_model(
+    z_inner,
+    tilt,
+    *,
+    n,
+    counts=None,
+    shift_scale=0.6,
+    spread_scale=0.67,
+    smoothness_scale=0.25,
+):
+    r"""The smooth PIT model with a multinomial likelihood for the cell counts.
+
+    Parameters
+    ----------
+    z_inner : array of shape (G - 1,)
+        :math:`\Phi^{-1}(k/G)`, k = 1..G-1.
+    tilt : array of shape (G, K)
+        :math:`\psi_j(c_k)` at the cell centres (``bece.regression.smooth.tilt_basis``).
+    n : int
+        Number of PIT values (the multinomial's total).
+    counts : int array of shape (G,), optional
+        The PIT histogram; None samples it (prior or posterior predictive).
+    shift_scale, spread_scale : float, default 0.6, 0.67
+        Prior standard deviations :math:`s_a`, :math:`s_b`.
+    smoothness_scale : float, default 0.25
+        Prior mean :math:`s_\lambda` of the tilt's scale.
+
+    Sample sites: ``shift`` (a), ``log_spread`` (b), ``lam``, ``w`` (K) and
+    the observed ``counts``. Nothing of size G is recorded.
+    """
+    tilt = jnp.asarray(tilt)
+    a = numpyro.sample("shift", dist.Normal(0.0, shift_scale))
+    b = numpyro.sample("log_spread", dist.Normal(0.0, spread_scale))
+    lam = numpyro.sample("lam", dist.Exponential(1.0 / smoothness_scale))
+    with numpyro.plate("tilt", tilt.shape[1]):
+        w = numpyro.sample("w", dist.Normal(0.0, 1.0))
+    logits = pit_cell_log_mass(z_inner, a, b) + lam * (tilt @ w)
+    numpyro.sample("counts", dist.Multinomial(total_count=n, logits=logits), obs=counts)
