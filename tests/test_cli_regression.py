@@ -20,7 +20,7 @@ import pytest
 from scipy import stats
 
 from bece.cli import main
-from bece.regression import bayesian_calibration_error, calibration_error, pit
+from bece.regression import bayesian_calibration_error, calibration_error, calibration_test, pit
 
 LEVELS = np.arange(1, 100) / 100  # the report's default levels
 
@@ -79,8 +79,11 @@ def test_gaussian_forecast_matches_an_independent_pit(tmp_path, capsys, rng, suf
     np.testing.assert_allclose([c["interval"] for c in d["curve"]], np.column_stack([lo, hi]),
                                rtol=1e-12)
     v = d["verdict"]
-    assert v["p_value"] == pytest.approx(stats.kstest(u, "uniform").pvalue, rel=1e-9)
-    assert v["calibrated"] == (v["p_value"] >= v["alpha"])
+    test = calibration_test(u, seed=5)
+    assert v["test"] == "anderson-darling" and v["alpha"] == 0.05
+    assert v["p_value"] == test.p_value and v["calibrated"] == (not test.reject(0.05))
+    assert v["prob_calibrated"] == pytest.approx(test.prob_calibrated, rel=1e-9)
+    assert v["bayes_factor"] == pytest.approx(test.bayes_factor, rel=1e-9)
 
 
 def test_gaussian_text_report(tmp_path, capsys, rng):
@@ -106,16 +109,20 @@ def test_gaussian_text_report(tmp_path, capsys, rng):
 
 
 def test_overconfident_forecaster_is_miscalibrated(tmp_path, capsys, rng):
-    """std half the truth, n = 400: the KS test's power is 1 - O(1e-12),
-    so a 'calibrated' verdict here would be a bug, not chance."""
+    """std half the truth, n = 400: the PIT puts about 32% of its mass
+    below 0.1 or above 0.9 (20% under calibration), an Anderson-Darling
+    statistic far beyond any of the 1000 resampled under calibration, so
+    the p-value is its floor 1/1001 and a 'calibrated' verdict here would be
+    a bug, not chance."""
     y, mu, sd = _gaussian(rng, scale=0.5)
     path = _write(pd.DataFrame({"y": y, "mean": mu, "std": sd}), tmp_path / "f.csv")
     code, out, _ = run(capsys, "report", path, "--json", "--samples", 500)
     v = json.loads(out)["verdict"]
-    assert code == 0 and v["calibrated"] is False and v["p_value"] < 1e-6
-    assert v["text"].startswith("miscalibrated (")
+    assert code == 0 and v["calibrated"] is False and v["p_value"] == 1 / 1001
+    assert v["prob_calibrated"] < 1e-6
+    assert v["text"].startswith("miscalibrated (Anderson-Darling p <= 0.001, P(calibrated | data) = ")
     code, out, _ = run(capsys, "report", path, "--samples", 500)
-    assert out.splitlines()[1].startswith("  verdict            miscalibrated (")
+    assert out.splitlines()[1] == f"  verdict            {v['text']}"
 
 
 # --------------------------------------------------------- quantile forecasts
@@ -174,7 +181,8 @@ def test_json_keys(tmp_path, capsys, rng):
     d = json.loads(out)
     assert code == 0 and set(d) == {"kind", "source", "forecast", "n", "columns", "pit", "verdict",
                                     "calibration_error", "curve"}
-    assert set(d["verdict"]) == {"calibrated", "test", "p_value", "alpha", "prob_calibrated", "text"}
+    assert set(d["verdict"]) == {"calibrated", "test", "p_value", "alpha", "bayes_factor",
+                                 "prob_calibrated", "text"}
     assert set(d["calibration_error"]) == {"mean", "std", "prob", "interval", "plugin", "levels"}
     assert set(d["curve"][0]) == {"level", "observed", "interval"} and d["source"] == str(path)
 
@@ -258,9 +266,12 @@ def test_plot_writes_the_calibration_curve(tmp_path, capsys, rng):
     assert "<svg" in text and "expected level" in text and "f.csv (Gaussian forecasts, n = 200)" in text
 
 
-def test_as_a_process(tmp_path, rng):
-    y, mu, sd = _gaussian(rng, n=100)
-    path = _write(pd.DataFrame({"y": y, "mean": mu, "std": sd}), tmp_path / "f.csv")
-    r = subprocess.run([sys.executable, "-m", "bece.cli", "report", str(path), "--json", "--samples", "200"],
+def test_as_a_process(tmp_path):
+    """The command a user types: a bad forecast file is one line on stderr and
+    exit code 2 (the successful runs are checked in-process above)."""
+    path = tmp_path / "f.csv"
+    path.write_text("y,mean,std\n1,0,1\n2,0,-1\n")
+    r = subprocess.run([sys.executable, "-m", "bece.cli", "report", str(path)],
                        capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0 and r.stderr == "" and json.loads(r.stdout)["forecast"] == "gaussian"
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr
+    assert r.stderr == f"bece: error: {path}: column 'std' must be > 0; 1 value(s) (row 1: -1.0) are not\n"

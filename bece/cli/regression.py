@@ -6,7 +6,7 @@ The file's forecasts (:func:`bece.io.files.read_forecasts`: Gaussian
 (:func:`bece.regression.pit`; randomised for sample and quantile forecasts,
 whose PIT is otherwise discrete, with ``--seed``), and the PIT gives
 
-* the verdict: a test of calibration (:func:`verdict`);
+* the verdict: :func:`bece.regression.calibration_test` (:func:`verdict`);
 * Kuleshov's calibration error
   :math:`\\mathrm{cal} = \\sum_j (p_j - \\hat p_j)^2` over the levels
   :math:`p_j`: its posterior (:func:`bece.regression.bayesian_calibration_error`,
@@ -46,42 +46,48 @@ TABLE_LEVELS = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
 ALPHA = 0.05
 
 _FORMS = {"gaussian": "Gaussian", "quantiles": "quantile", "samples": "sample"}
+_TESTS = {"anderson-darling": "Anderson-Darling", "cramer-von-mises": "Cramér-von Mises",
+          "kolmogorov-smirnov": "Kolmogorov-Smirnov"}
 
 
 # --------------------------------------------------------------- verdict
-# INTERIM: a Kolmogorov-Smirnov test of uniform PIT, until
-# bece.regression.calibration_test (p-value, Bayes factor, posterior
-# probability of calibration) is available; replace the body of this one
-# function then, keeping its keys.
-def verdict(u: np.ndarray, result: Any, alpha: float = ALPHA, prob: float = PROB) -> dict[str, Any]:
+def verdict(
+    u: np.ndarray, result: Any, *, seed: int, alpha: float = ALPHA, prob: float = PROB
+) -> dict[str, Any]:
     """The one-line verdict on calibration and the numbers behind it.
 
-    Under calibration the PIT values are i.i.d. U(0, 1) (exactly, for the
-    randomised PIT of sample and quantile forecasts), so the
-    Kolmogorov-Smirnov test of uniformity (:func:`scipy.stats.kstest`) is a
-    test of calibration at every level at once; its false-alarm rate on a
-    calibrated forecaster is ``alpha``.
+    :func:`bece.regression.calibration_test` on the PIT (``seed`` for its
+    resampled p-value and its Bayes factor): "miscalibrated" when its
+    p-value rejects a uniform PIT at ``alpha`` (its false-alarm rate on a
+    calibrated forecaster, exact for the randomised PIT too), else "no
+    evidence of miscalibration"; with the posterior probability of
+    calibration (prior odds 1) and the calibration error's ``prob``
+    interval from ``result``, which say how sure.
 
     Returns
     -------
     dict
-        ``calibrated`` (bool: not rejected at ``alpha``), ``test``,
-        ``p_value``, ``alpha``, ``prob_calibrated`` (posterior probability of
-        calibration; None: this test has none) and ``text`` (the line).
+        ``calibrated`` (bool: not rejected at ``alpha``), ``test`` (the
+        p-value's method), ``p_value``, ``alpha``, ``bayes_factor`` (for
+        calibration, against the smooth model), ``prob_calibrated`` and
+        ``text`` (the line).
     """
-    from scipy import stats
+    from ..regression.calibration_test import calibration_test
 
-    p_value = float(stats.kstest(u, "uniform").pvalue)
-    calibrated = not p_value < alpha
+    t = calibration_test(u, seed=seed)
+    calibrated = not t.reject(alpha)
     lo, hi = result.interval(prob)
-    test = f"Kolmogorov-Smirnov test of uniform PIT: p = {p_value:.2g}"
+    floor = t.resampled is not None and t.p_value <= 1.0 / (t.resampled.size + 1) * (1 + 1e-12)
+    shown = f"p <= {t.p_value:.2g}" if floor else f"p = {t.p_value:.2g}"
+    pc = t.prob_calibrated
+    pc_text = (f"= {pc:.3f}" if 0.001 <= pc <= 0.999 else "> 0.999" if pc > 0.999
+               else f"= {pc:.1e}")
+    test = f"{_TESTS.get(t.method, t.method)} {shown}, P(calibrated | data) {pc_text}"
     error = f"calibration error {result.mean:.2g} [{lo:.2g}, {hi:.2g}]"
-    if calibrated:
-        text = f"no evidence of miscalibration ({test} >= {alpha:g}), {error}"
-    else:
-        text = f"miscalibrated ({test} < {alpha:g}), {error}"
-    return {"calibrated": calibrated, "test": "kolmogorov-smirnov", "p_value": p_value,
-            "alpha": alpha, "prob_calibrated": None, "text": text}
+    head = "no evidence of miscalibration" if calibrated else "miscalibrated"
+    return {"calibrated": calibrated, "test": t.method, "p_value": t.p_value, "alpha": alpha,
+            "bayes_factor": t.bayes_factor, "prob_calibrated": t.prob_calibrated,
+            "text": f"{head} ({test}), {error}"}
 
 
 # ------------------------------------------------------------- the report
@@ -117,7 +123,7 @@ def regression_dict(
         "n": int(u.size),
         "columns": {"y": cols.y, "forecast": cols.forecast},
         "pit": {"randomized": randomized, "seed": seed if randomized else None},
-        "verdict": verdict(u, result, prob=prob),
+        "verdict": verdict(u, result, seed=seed, prob=prob),
         "calibration_error": {
             "mean": result.mean, "std": result.std, "prob": prob, "interval": [lo, hi],
             "plugin": result.plugin, "levels": levels.tolist(),
@@ -167,11 +173,15 @@ def format_regression(d: dict[str, Any], num_samples: int, every: bool = False) 
         pit = f"randomised (ties and the forecast's discreteness broken at random; seed {d['pit']['seed']})"
     else:
         pit = "continuous (the forecast's CDF at y)"
+    v = d["verdict"]
     lines += [
         "",
         "  observed = fraction of targets at or below the forecast's level-quantile (PIT <= level);",
         "  gap = observed - level (< 0: the quantile is too low); band: the posterior's pointwise",
         f"  {pct} credible band for the population's fraction",
+        f"  verdict: {_TESTS.get(v['test'], v['test'])} test of a uniform PIT at level {v['alpha']:g}; "
+        "P(calibrated | data):",
+        "  its Bayes factor against a smooth miscalibrated PIT distribution, prior odds 1",
         "",
         f"  forecasts          {d['n']:,} {_FORMS[d['forecast']]} (target {cols['y']}; forecast {shown})",
         f"  PIT                {pit}",
