@@ -187,6 +187,27 @@ def test_json_keys(tmp_path, capsys, rng):
     assert set(d["curve"][0]) == {"level", "observed", "interval"} and d["source"] == str(path)
 
 
+def test_format_notes_a_band_on_the_diagonal():
+    """The text says what a band of width 0 at the level means, only when there is one."""
+    from bece.cli.regression import format_regression
+
+    def report(band):
+        return {
+            "source": "f.csv", "forecast": "gaussian", "n": 10,
+            "columns": {"y": "y", "forecast": ["mean", "std"]}, "pit": {"randomized": False, "seed": None},
+            "verdict": {"test": "anderson-darling", "alpha": 0.05, "text": "no evidence"},
+            "calibration_error": {"mean": 0.0, "std": 0.0, "prob": 0.9, "interval": [0.0, 0.0],
+                                  "plugin": 0.01, "levels": [0.25, 0.5]},
+            "curve": [{"level": 0.25, "observed": 0.3, "interval": [0.2, 0.3]},
+                      {"level": 0.5, "observed": 0.4, "interval": band}],
+        }
+
+    note = "(a band [level, level]: at least 90% of the posterior is on the calibrated curve there)"
+    assert note in format_regression(report([0.5, 0.5]), 100)
+    assert note not in format_regression(report([0.45, 0.55]), 100)
+    assert note not in format_regression(report([0.4, 0.4]), 100)  # width 0, but not at the level
+
+
 # --------------------------------------------------------------- options
 def test_column_options_and_levels(tmp_path, capsys, rng):
     y, mu, sd = _gaussian(rng, n=200)

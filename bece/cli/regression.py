@@ -179,6 +179,13 @@ def format_regression(d: dict[str, Any], num_samples: int, every: bool = False) 
         "  observed = fraction of targets at or below the forecast's level-quantile (PIT <= level);",
         "  gap = observed - level (< 0: the quantile is too low); band: the posterior's pointwise",
         f"  {pct} credible band for the population's fraction",
+    ]
+    if any(c["interval"][0] == c["interval"][1] == c["level"] for c in curve):
+        # both ends at the level: P(curve < level) and P(curve > level) are each
+        # at most (1 - prob)/2, so at least prob of the posterior sits on the level
+        lines.append(f"  (a band [level, level]: at least {e['prob']:.0%} of the posterior is on the "
+                     "calibrated curve there)")
+    lines += [
         f"  verdict: {_TESTS.get(v['test'], v['test'])} test of a uniform PIT at level {v['alpha']:g}; "
         "P(calibrated | data):",
         "  its Bayes factor against a smooth miscalibrated PIT distribution, prior odds 1",
