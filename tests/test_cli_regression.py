@@ -208,6 +208,28 @@ def test_format_notes_a_band_on_the_diagonal():
     assert note not in format_regression(report([0.4, 0.4]), 100)  # width 0, but not at the level
 
 
+def test_warnings_are_one_line_each(tmp_path, capsys, rng, monkeypatch):
+    """A warning of the computation (e.g. autocorrelated draws) is one line
+    on stderr, repeated ones once; the report still runs (exit 0)."""
+    import warnings
+
+    import bece.regression.forecast as forecast
+
+    real = forecast.pit
+
+    def warning_pit(*args, **kwargs):
+        for _ in range(2):
+            warnings.warn("the draws look\n  autocorrelated", UserWarning, stacklevel=2)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(forecast, "pit", warning_pit)
+    y, mu, sd = _gaussian(rng, n=50)
+    path = _write(pd.DataFrame({"y": y, "mean": mu, "std": sd}), tmp_path / "f.csv")
+    code, out, err = run(capsys, "report", path, "--json", "--samples", 100)
+    assert code == 0 and json.loads(out)["n"] == 50
+    assert err == "bece: warning: the draws look autocorrelated\n"
+
+
 # --------------------------------------------------------------- options
 def test_column_options_and_levels(tmp_path, capsys, rng):
     y, mu, sd = _gaussian(rng, n=200)

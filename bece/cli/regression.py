@@ -24,6 +24,8 @@ unless ``--levels`` was given; ``--json`` has them all.
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 from typing import Any
 
 import numpy as np
@@ -209,14 +211,21 @@ def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, s
     elif fc.form == "quantiles":
         levels = fc.columns.levels
     randomized = fc.form != "gaussian"
-    if fc.form == "gaussian":
-        u = pit(fc.y, mean=fc.mean, std=fc.std)
-    elif fc.form == "quantiles":
-        u = pit(fc.y, quantiles=fc.quantiles, levels=fc.columns.levels, randomize=True, seed=args.seed)
-    else:
-        u = pit(fc.y, samples=fc.samples, randomize=True, seed=args.seed)
-    result = bayesian_calibration_error(u, levels, num_samples=args.samples, seed=args.seed)
-    d = regression_dict(result, u, fc, randomized=randomized, seed=args.seed)
+    # warnings of the computation (e.g. autocorrelated draws) as one line
+    # each on stderr, not Python's two-line 'file:line: Warning' form
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if fc.form == "gaussian":
+            u = pit(fc.y, mean=fc.mean, std=fc.std)
+        elif fc.form == "quantiles":
+            u = pit(fc.y, quantiles=fc.quantiles, levels=fc.columns.levels, randomize=True,
+                    seed=args.seed)
+        else:
+            u = pit(fc.y, samples=fc.samples, randomize=True, seed=args.seed)
+        result = bayesian_calibration_error(u, levels, num_samples=args.samples, seed=args.seed)
+        d = regression_dict(result, u, fc, randomized=randomized, seed=args.seed)
+    for message in dict.fromkeys(" ".join(str(w.message).split()) for w in caught):
+        print(f"bece: warning: {message}", file=sys.stderr)
     if args.json:
         print(to_json(d))
     else:
