@@ -16,6 +16,16 @@ read whole for the exact posterior (one atom per prediction, as
 accuracy and the grid's error bound, and the diagram's bands are the
 model's (``band_prior=None``).
 
+``bece report FILE`` on a file of regression forecasts (a target ``y``
+with ``mean``/``std``, quantile columns ``q_<level>`` or sample columns
+``s_0 ... s_{S-1}``; :mod:`bece.io.forecast_columns`, which tells the two
+kinds of file apart by their columns) prints a verdict
+(:func:`bece.regression.calibration_test`), Kuleshov's calibration error
+(:func:`bece.regression.bayesian_calibration_error`) and the calibration
+curve with its band; ``--plot`` draws the curve
+(:func:`bece.plots.regression.plot_calibration_curve`). See
+:mod:`bece.cli.regression`.
+
 ``bece compare A B [--n-bins 15] [--binning uniform] [--samples 10000]
 [--seed 0] [--json] [--plot PATH]`` prints the paired posterior of two
 models' ECEs (:func:`bece.compare`) from two prediction files of the same
@@ -33,9 +43,9 @@ code for a command ended by SIGINT); 1 when stdout is closed early
 number that is not finite (the sd of a single draw) is ``null``.
 
 The package: :mod:`~bece.cli.parser` (arguments), :mod:`~bece.cli.common`
-(JSON, figures), :mod:`~bece.cli.report` and :mod:`~bece.cli.compare` (one
-module per subcommand); :func:`main` dispatches and turns errors into exit
-codes.
+(JSON, figures), :mod:`~bece.cli.report`, :mod:`~bece.cli.regression` and
+:mod:`~bece.cli.compare` (one module per report); :func:`main` dispatches
+and turns errors into exit codes.
 """
 
 from __future__ import annotations
