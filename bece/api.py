@@ -10,6 +10,7 @@ from typing import Any
 from numpy.typing import ArrayLike
 
 from .base.typing import BinningSpec, PriorParam, Seed
+from .binned.literal import FORMS
 from .binned.posterior import binned_posterior_ece
 from .results.ece import BayesianECE
 from .stats.binning import Binning
@@ -21,11 +22,19 @@ __all__ = [
 ]
 
 
+MODELS = ("binned", *FORMS, "smooth")
+
+
+def _check_model(model: str) -> None:
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+
+
 def _binned_options_unused(**options: Any) -> None:
     given = [k for k, v in options.items() if v is not None]
     if given:
         raise ValueError(
-            f"{', '.join(given)} belong(s) to model='binned'; model='smooth' takes its "
+            f"{', '.join(given)} belong(s) to the binned model; model='smooth' takes its "
             "options through bece.smooth.smooth_ece and bece.smooth.smooth_posterior_ece"
         )
 
@@ -55,8 +64,12 @@ def posterior_ece(
         Number of independent posterior draws S.
     seed : int or numpy.random.Generator, default 0
         Randomness; the same int gives identical draws.
-    model : {"binned", "smooth"}, default "binned"
-        ``"binned"``: the closed form in the bins of ``stats``.
+    model : {"binned", "conjugate", "literal", "smooth"}, default "binned"
+        ``"conjugate"``: the closed form in the bins of ``stats``, exact for
+        the conjugate model. ``"literal"``: the literal BECE model (each
+        confidence a truncated Normal in its bin), by exact one-dimensional
+        sampling (:mod:`bece.binned.literal`). ``"binned"``: the reference
+        binned model, the conjugate form (README, "Which binned model").
         ``"smooth"``: the smooth calibration-curve model by Laplace
         (:func:`bece.smooth.smooth_posterior_ece`), from statistics in fine
         bins that refine the ECE bins (``binning=bece.smooth.fine_binning(
@@ -81,16 +94,16 @@ def posterior_ece(
         return smooth_posterior_ece(stats, n_bins=n_bins,
                                     binning="uniform" if binning is None else binning,
                                     num_samples=num_samples, seed=seed)
-    if model != "binned":
-        raise ValueError(f"model must be 'binned' or 'smooth', got {model!r}")
+    _check_model(model)
     given = [k for k, v in (("n_bins", n_bins), ("binning", binning)) if v is not None]
     if given:
         raise ValueError(
             f"{' and '.join(given)} belong(s) to model='smooth' (the ECE bins that its fine "
-            "statistics refine); model='binned' uses the bins of stats"
+            f"statistics refine); model={model!r} uses the bins of stats"
         )
     return binned_posterior_ece(
-        stats, alpha=alpha, sigma=sigma, tau=tau, preset=preset, num_samples=num_samples, seed=seed
+        stats, alpha=alpha, sigma=sigma, tau=tau, preset=preset, num_samples=num_samples, seed=seed,
+        model=model,
     )
 
 
@@ -120,7 +133,7 @@ def bayesian_ece(
         maximum is the confidence and ``z = [argmax == y_true]``; or with
         ``y_pred`` the confidence of ``y_pred``.
     y_pred : array_like of shape (n,), optional
-        Predicted labels (the seed's triples).
+        Predicted labels: triples (y_pred, y_true, confidence of y_pred).
     n_bins : int, default 15
         Number of bins M.
     binning : {"uniform", "quantile"} or array_like, default "uniform"
@@ -136,8 +149,12 @@ def bayesian_ece(
     num_samples : int, default 10_000
         Posterior draws.
     seed : int or numpy.random.Generator, default 0
-    model : {"binned", "smooth"}, default "binned"
-        ``"binned"``: the seed's binned model (closed form above).
+    model : {"binned", "conjugate", "literal", "smooth"}, default "binned"
+        ``"binned"``: the reference binned BECE model, its conjugate form
+        (closed form above). ``"conjugate"``: the same, by name.
+        ``"literal"``: the literal BECE model (each confidence a truncated
+        Normal within its bin), by exact one-dimensional sampling of each
+        bin's mean (:mod:`bece.binned.literal`); ``preset`` does not apply.
         ``"smooth"``: a smooth calibration curve (natural cubic spline in
         logit(p) with a learned smoothness scale) and a Bayesian bootstrap
         over the confidences, by Laplace (:func:`bece.smooth.smooth_ece`,
@@ -175,9 +192,9 @@ def bayesian_ece(
 
         return smooth_ece(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning,
                           num_samples=num_samples, seed=seed)
-    if model != "binned":
-        raise ValueError(f"model must be 'binned' or 'smooth', got {model!r}")
+    _check_model(model)
     stats = CalibrationStats.from_arrays(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning)
     return posterior_ece(
-        stats, alpha=alpha, sigma=sigma, tau=tau, preset=preset, num_samples=num_samples, seed=seed
+        stats, alpha=alpha, sigma=sigma, tau=tau, preset=preset, num_samples=num_samples, seed=seed,
+        model=model,
     )

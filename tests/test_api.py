@@ -41,7 +41,8 @@ def test_posterior_ece_dispatch_refuses_mixed_options():
         bece.posterior_ece(fine, model="smooth", alpha=1.0)
     with pytest.raises(ValueError, match="n_bins belong"):
         bece.posterior_ece(fine, n_bins=15)
-    with pytest.raises(ValueError, match="'binned' or 'smooth'"):
+    with pytest.raises(ValueError, match=r"model must be one of \('binned', 'conjugate', 'literal', "
+                                         r"'smooth'\), got 'spline'"):
         bece.posterior_ece(fine, model="spline")
     with pytest.raises(ValueError, match="stats must be a CalibrationStats"):
         bece.posterior_ece([0.1, 0.2], model="smooth")

@@ -6,12 +6,13 @@ import numpy as np
 
 from ..base.checks import positive_int
 from ..base.memory import check_allocation
-from ..base.random import as_generator
+from ..base.random import as_generator, sample_dirichlet
 from ..base.typing import PriorParam, Seed
 from ..metrics.binned import plugin_ece
 from ..results.ece import BayesianECE
 from ..stats.calibration_stats import CalibrationStats
-from .conjugate import ConjugatePosterior, conjugate_posterior, sample_posterior
+from .conjugate import ConjugatePosterior, conjugate_posterior, ece_of_draws
+from .literal import binned_form, sample_bin_confidence
 
 __all__ = ["binned_posterior_ece", "binned_result", "check_draws"]
 
@@ -25,19 +26,32 @@ def binned_posterior_ece(
     preset: str | None = None,
     num_samples: int = 10_000,
     seed: Seed = 0,
+    model: str = "binned",
 ) -> BayesianECE:
     """Posterior over the ECE of the binned model, in the bins of ``stats``.
 
     ``bece.posterior_ece(stats, model="binned")`` is this function; the
     parameters are those of :func:`bece.posterior_ece`
     (prior: :func:`~bece.binned.conjugate.conjugate_posterior`).
+    ``model``: ``"conjugate"`` (the closed form, exact for the conjugate
+    model), ``"literal"`` (exact draws of the literal model,
+    :mod:`bece.binned.literal`) or ``"binned"`` (the reference form,
+    :data:`bece.binned.literal.REFERENCE_FORM`).
 
     Returns
     -------
     BayesianECE
-        ``model="binned"``, ``method="conjugate"``; ``accuracy``,
-        ``confidence`` and ``weight`` hold the per-bin draws (S, M).
+        ``model="binned"``, ``method="conjugate"`` for the conjugate form;
+        ``model="binned-literal"``, ``method="exact"`` for the literal one;
+        ``accuracy``, ``confidence`` and ``weight`` hold the per-bin draws
+        (S, M).
     """
+    form = binned_form(model)
+    if form == "literal" and preset is not None:
+        raise ValueError(
+            f"preset={preset!r} reproduces the reference implementation, which is the "
+            "conjugate form: pass model='conjugate' (or 'binned') with it, not 'literal'"
+        )
     num_samples = positive_int(num_samples, "num_samples")
     rng = as_generator(seed)
     if not isinstance(stats, CalibrationStats):
@@ -46,8 +60,12 @@ def binned_posterior_ece(
         raise ValueError("stats holds no predictions (n = 0)")
     check_draws(num_samples, stats.n_bins)
     post = conjugate_posterior(stats, alpha=alpha, sigma=sigma, tau=tau, preset=preset)
-    q, mu, draws = sample_posterior(post, num_samples, rng)
-    return binned_result(q, mu, draws, stats, post, method="conjugate", preset=preset)
+    q = sample_dirichlet(post.concentration, num_samples, rng)
+    conf = sample_bin_confidence(post, num_samples, rng, form)
+    draws = ece_of_draws(q, conf, post.weighting)
+    if form == "literal":
+        return binned_result(q, conf, draws, stats, post, method="exact", model="binned-literal")
+    return binned_result(q, conf, draws, stats, post, method="conjugate", preset=preset)
 
 
 def check_draws(num_samples: int, n_bins: int, models: int = 1) -> None:
@@ -76,6 +94,7 @@ def binned_result(
     *,
     method: str,
     preset: str | None = None,
+    model: str = "binned",
 ) -> BayesianECE:
     """The :class:`~bece.BayesianECE` of closed-form draws ``q`` (S, 2, M),
     ``mu`` (S, M) and their ECE ``draws`` (S,): per-bin accuracy
@@ -90,7 +109,7 @@ def binned_result(
         weight=weight,
         plugin=plugin_ece(stats),
         stats=stats,
-        model="binned",
+        model=model,
         method=method,
         preset=preset,
         params=post,

@@ -61,7 +61,8 @@ from ..metrics.multiclass import top_label_inputs
 from ..results.ece import BayesianTopLabelECE
 from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
-from .conjugate import ConjugatePosterior, closed_form, sample_truncated_normal
+from .conjugate import ConjugatePosterior, closed_form
+from .literal import binned_form, sample_bin_confidence
 
 __all__ = [
     "AVERAGES",
@@ -225,6 +226,7 @@ def posterior_top_label_ece(
     num_samples: int | None = None,
     seed: Seed = 0,
     keep_bins: bool | str = "auto",
+    model: str = "binned",
 ) -> BayesianTopLabelECE:
     """Posterior over the top-label ECE from per-label statistics (closed form).
 
@@ -247,12 +249,18 @@ def posterior_top_label_ece(
     keep_bins : {"auto", True, False}, default "auto"
         Keep the (S, L, M) per-(label, bin) draws; "auto" keeps them when
         ``S * L * M <= 10**7``.
+    model : {"binned", "conjugate", "literal"}, default "binned"
+        The form of the binned model in each (label, bin) cell, as for
+        :func:`bece.bayesian_ece`: ``"literal"`` samples each cell's mean
+        exactly under the literal model (:mod:`bece.binned.literal`);
+        ``"binned"`` is the reference form.
 
     Returns
     -------
     BayesianTopLabelECE
     """
     average = _check_average(average)
+    form = binned_form(model)
     rng = as_generator(seed)
     post = top_label_posterior(stats, alpha=alpha, sigma=sigma, tau=tau)
     n_labels, m = len(stats), stats[0].n_bins
@@ -285,8 +293,7 @@ def posterior_top_label_ece(
         s = min(chunk, num_samples - start)
         sl = slice(start, start + s)
         q = sample_dirichlet(post.concentration, s, rng).reshape(s, 2, n_labels, m)
-        mu = sample_truncated_normal(post.loc, post.scale, post.lower, post.upper, s, rng)
-        mu = mu.reshape(s, n_labels, m)
+        mu = sample_bin_confidence(post, s, rng, form).reshape(s, n_labels, m)
         q0, q1 = q[:, 0], q[:, 1]
         pi = q0 + q1
         gaps = np.abs(q1 - pi * mu)
@@ -311,8 +318,8 @@ def posterior_top_label_ece(
         weight=pooled["weight"],
         plugin=plugin,
         stats=sum(stats[1:], stats[0]),
-        model="binned-top-label",
-        method="conjugate",
+        model="binned-top-label" if form == "conjugate" else "binned-top-label-literal",
+        method="conjugate" if form == "conjugate" else "exact",
         params=post,
         labels=labels,
         average=average,
@@ -339,6 +346,7 @@ def bayesian_top_label_ece(
     num_samples: int | None = None,
     seed: Seed = 0,
     keep_bins: bool | str = "auto",
+    model: str = "binned",
 ) -> BayesianTopLabelECE:
     """Posterior over a multiclass classifier's top-label ECE.
 
@@ -364,6 +372,8 @@ def bayesian_top_label_ece(
     seed : int or numpy.random.Generator, default 0
     keep_bins : {"auto", True, False}, default "auto"
         Keep the per-(label, bin) draws (module docstring).
+    model : {"binned", "conjugate", "literal"}, default "binned"
+        The form of the binned model, as for :func:`bece.bayesian_ece`.
 
     Returns
     -------
@@ -387,9 +397,10 @@ def bayesian_top_label_ece(
     ((10000, 3), True)
     """
     average = _check_average(average)
+    binned_form(model)
     labels, stats = top_label_statistics(y_true, y_prob, y_pred=y_pred, n_bins=n_bins,
                                          binning=binning)
     return posterior_top_label_ece(
         stats, labels, average=average, alpha=alpha, sigma=sigma, tau=tau,
-        num_samples=num_samples, seed=seed, keep_bins=keep_bins,
+        num_samples=num_samples, seed=seed, keep_bins=keep_bins, model=model,
     )
