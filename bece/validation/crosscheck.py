@@ -34,9 +34,14 @@ and the collapsed log density keeps its precision at n = 10^7. The check
 false-alarm rate ``a`` (default 1e-4).
 
 ``model="conjugate"`` checks the closed form on the model for which it is
-exact: a disagreement is a bug (or too few draws). ``model="literal"`` runs
-NUTS on the seed's truncated-Normal model, for which the closed form is an
-approximation; :attr:`CrossCheck.gap` then says how far apart they are.
+exact; ``model="literal"`` runs NUTS on the literal BECE model (each
+confidence a truncated Normal in its bin) and checks its exact fast path
+(:mod:`bece.binned.literal`); ``model="binned"`` checks the reference form
+(:data:`bece.binned.literal.REFERENCE_FORM`). Either way a disagreement is
+a bug (or too few draws). To see how far the two forms are apart, pass the
+other form's posterior as ``closed_form``: :attr:`CrossCheck.gap` then
+measures it (or use :func:`bece.validation.literal_gap`, which compares the
+two fast paths directly).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from numpy.typing import ArrayLike
 
 from ..base.typing import BinningSpec, PriorParam
 from ..binned.conjugate import ConjugatePosterior, conjugate_posterior
+from ..binned.literal import FORMS, binned_form
 from ..binned.posterior import binned_posterior_ece
 from ..results.ece import BayesianECE, BayesianTopLabelECE
 from ..stats.binning import Binning
@@ -64,7 +70,7 @@ __all__ = [
     "nuts_model",
 ]
 
-MODELS = ("conjugate", "literal")
+MODELS = ("binned", *FORMS)
 #: what cross_check accepts: the binned models and the smooth one
 ALL_MODELS = (*MODELS, "smooth")
 
@@ -148,6 +154,7 @@ def cross_check_stats(
         also = (" (model='smooth' runs on the predictions: cross_check(y_true, y_prob, "
                 "model='smooth'))" if model == "smooth" else "")
         raise ValueError(f"model must be one of {MODELS} for statistics, got {model!r}{also}")
+    model = binned_form(model)
     check_run_arguments(num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples,
                         num_closed_form=num_closed_form, false_alarm=false_alarm, seed=seed)
     if not isinstance(stats, CalibrationStats):
@@ -161,7 +168,7 @@ def cross_check_stats(
     if closed_form is None:
         closed_form = binned_posterior_ece(
             stats, alpha=alpha, sigma=sigma, tau=tau, num_samples=num_closed_form,
-            seed=np.random.default_rng([seed, 1]),
+            seed=np.random.default_rng([seed, 1]), model=model,
         )
     mcmc = _nuts(stats, post, model, num_chains, num_warmup, num_samples, seed,
                  progress_bar, target_accept_prob)
@@ -233,10 +240,14 @@ def cross_check(
         The data, as for :func:`bece.bayesian_ece`.
     alpha, sigma, tau
         The prior, as for :func:`bece.bayesian_ece` (defaults 1/(2M), w/sqrt(12)).
-    model : {"conjugate", "literal", "smooth"}, default "conjugate"
-        ``"conjugate"``: the model for which the closed form is exact.
-        ``"literal"``: the seed's truncated-Normal model; the result's
-        ``gap`` quantifies the closed form's approximation.
+    model : {"conjugate", "literal", "binned", "smooth"}, default "conjugate"
+        ``"conjugate"``: NUTS on the conjugate model against its closed form.
+        ``"literal"``: NUTS on the literal BECE model (each confidence a
+        truncated Normal in its bin) against its exact fast path
+        (``bayesian_ece(..., model="literal")``). ``"binned"``: the
+        reference form of the two (``model="binned"`` of
+        :func:`bece.bayesian_ece`). Pass the other form's result as
+        ``closed_form`` to measure the gap between the forms.
         ``"smooth"``: NUTS on the smooth calibration-curve model against
         its Laplace path (``bayesian_ece(..., model="smooth")``); see
         :func:`bece.validation.cross_check_smooth` (``alpha``, ``sigma``,
@@ -341,6 +352,7 @@ def cross_check_top_label(
 
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS} with top_label=True, got {model!r}")
+    model = binned_form(model)
     check_run_arguments(num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples,
                         num_closed_form=num_closed_form, false_alarm=false_alarm, seed=seed)
     labels, stats = top_label_statistics(y_true, y_prob, n_bins=n_bins, binning=binning)
@@ -348,6 +360,7 @@ def cross_check_top_label(
         closed_form = posterior_top_label_ece(
             stats, labels, average=average, alpha=alpha, sigma=sigma, tau=tau,
             num_samples=num_closed_form, seed=np.random.default_rng([seed, 1]), keep_bins=True,
+            model=model,
         )
     elif not isinstance(closed_form, BayesianTopLabelECE) or closed_form.label_accuracy is None:
         raise ValueError("closed_form must be a BayesianTopLabelECE with its per-bin draws kept")

@@ -84,22 +84,44 @@ def test_untruncated_mu_is_detected(small):
     assert worst["variable"] == "confidence"
 
 
-def test_literal_model_reports_the_gap():
+def test_literal_fast_path_agrees_with_nuts_and_the_gap_to_the_conjugate_form_shows():
     # few points per bin and a wide sigma: the truncation normaliser matters
     y, p = simulate_binary(40, np.random.default_rng(8), power=2.0)
     stats = CalibrationStats.from_arrays(y, p, n_bins=4)
     cc = cross_check_stats(stats, model="literal", sigma=0.5, tau=0.5, seed=7)
     assert cc.model == "literal" and cc.converged
-    assert cc.nuts.model == "binned-literal"
-    gap = cc.gap
-    assert list(gap.index) == ["bin 0", "bin 1", "bin 2", "bin 3", "ece"]
+    assert cc.nuts.model == "binned-literal" and cc.closed_form.model == "binned-literal"
+    assert cc.agree, cc.table.sort_values("z").tail(3)
+    # the conjugate form's posterior on the same NUTS run: visibly off at this sigma
+    conj = bece.posterior_ece(stats, model="conjugate", sigma=0.5, tau=0.5, num_samples=20_000,
+                              seed=1)
+    gap = cross_check_stats(stats, model="literal", sigma=0.5, tau=0.5, seed=7, closed_form=conj)
+    assert not gap.agree
+    assert list(gap.gap.index) == ["bin 0", "bin 1", "bin 2", "bin 3", "ece"]
     # the literal model's mean confidence is pulled towards the bin centre
     centre = 0.5 * (stats.edges[:-1] + stats.edges[1:])
     nonempty = stats.bin_counts > 0
-    lit = gap["confidence_nuts"].to_numpy()[:4][nonempty]
-    closed = gap["confidence_closed_form"].to_numpy()[:4][nonempty]
+    lit = gap.gap["confidence_nuts"].to_numpy()[:4][nonempty]
+    closed = gap.gap["confidence_closed_form"].to_numpy()[:4][nonempty]
     assert np.all(np.abs(lit - centre[nonempty]) <= np.abs(closed - centre[nonempty]) + 1e-3)
-    assert not cc.agree  # at this sigma the closed form is visibly off
+
+
+def test_literal_fast_path_agrees_with_nuts_on_confidences_piled_at_the_ends():
+    """scikit-learn's breast-cancer data with a logistic regression (ships with
+    scikit-learn): confidences piled near 0 and 1, where the conjugate form
+    was one posterior sd from NUTS on the literal model (max z 252)."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    x, y = load_breast_cancer(return_X_y=True)
+    xtr, xte, ytr, yte = train_test_split(x, y, test_size=0.5, random_state=0)
+    clf = make_pipeline(StandardScaler(), LogisticRegression()).fit(xtr, ytr)
+    p = clf.predict_proba(xte)[:, 1]
+    cc = bece.cross_check(yte, p, model="literal", seed=2)
+    assert cc.converged and cc.agree, cc.table.sort_values("z").tail(3)
 
 
 @pytest.mark.parametrize(
@@ -163,8 +185,8 @@ def test_unknown_model_lists_every_accepted_model():
     although model='smooth' is accepted."""
     from bece.validation import cross_check
 
-    with pytest.raises(ValueError, match=r"model must be one of \('conjugate', 'literal', 'smooth'\), "
-                                         r"got 'foo'"):
+    with pytest.raises(ValueError, match=r"model must be one of \('binned', 'conjugate', 'literal', "
+                                         r"'smooth'\), got 'foo'"):
         cross_check([0, 1, 1], [0.2, 0.6, 0.9], model="foo")
     stats = CalibrationStats.from_arrays([0, 1, 1], [0.2, 0.6, 0.9])
     with pytest.raises(ValueError, match=r"for statistics, got 'smooth' \(model='smooth' runs on the "
