@@ -96,36 +96,56 @@ MODEL_CHECKING = [
         "pd.concat({name: r.summary(var_names=['ece'], kind='stats') for name, r in both.items()})"
     ),
     new_markdown_cell(
-        "## 3. Literal model: how far is the closed form?\n\n"
-        "Under the literal model each bin's mean confidence is the mean of a truncated Normal, "
-        "not mu, and the truncation normaliser depends on mu. The gap grows with sigma (wider "
-        "spread within a bin) and shrinks with n (the data pin down each bin's mean)."
+        "## 3. The literal model: its exact fast path against NUTS, and its gap to the conjugate form\n\n"
+        "Under the literal BECE model each confidence is a Normal truncated to its bin, so a bin's "
+        "mean confidence is a truncated-Normal mean and the truncation normaliser depends on mu. "
+        "Each bin mean's posterior is one-dimensional and log-concave, and "
+        "`bayesian_ece(..., model='literal')` samples it exactly; `cross_check(model='literal')` "
+        "runs NUTS on the literal model against that fast path."
     ),
     new_code_cell(
-        "gaps = literal_gap(ns=[30, 300] if SMALL else [30, 100, 1000, 10000],\n"
-        "                   sigma_factors=[1, 3] if SMALL else [1, 2, 4], seed=2, **NUTS)\n"
-        "gaps"
+        "cc_lit = bece.cross_check(pred.y_true, pred.y_prob, model='literal', seed=0, **NUTS)\n"
+        "print(cc_lit)\n"
+        "cc_lit.table.sort_values('z', ascending=False).head(5)"
+    ),
+    new_markdown_cell(
+        "How far apart are the two forms? Both fast paths are exact for their model, so "
+        "`literal_gap` compares them directly at any n. With confidences piled at 0 and 1 "
+        "(Beta(0.3, 0.3), as a confident network's), the literal model cannot put a bin's mean "
+        "confidence closer to the bin's edge than about 0.8 sigma, so where the data's mean lies "
+        "closer its ECE stays off as n grows; the conjugate form follows the data."
+    ),
+    new_code_cell(
+        "def piled(n, rng):\n"
+        "    p = rng.beta(0.3, 0.3, size=n)\n"
+        "    return (rng.uniform(size=n) < p ** 1.5).astype(int), p\n\n"
+        "ns = [100, 1000, 10_000] if SMALL else [100, 1000, 10_000, 100_000, 1_000_000]\n"
+        "gaps = pd.concat({'U(0, 1)': literal_gap(ns, seed=2), 'Beta(0.3, 0.3)': literal_gap(ns, simulate=piled, seed=2)},\n"
+        "                 names=['confidences'])\n"
+        "gaps[['n', 'plugin', 'conjugate_mean', 'literal_mean', 'conjugate_sd', 'gap_sd', 'max_confidence_gap']]"
     ),
     new_code_cell(
         "fig, ax = plt.subplots(figsize=(6, 3.5))\n"
-        "for factor, grp in gaps.groupby('sigma_factor'):\n"
-        "    ax.plot(grp['n'], grp['gap_mean'].abs(), 'o-', label=f'sigma = {factor} w/sqrt(12)')\n"
-        "ax.set(xscale='log', yscale='log', xlabel='n', ylabel='|ECE mean: literal - closed form|',\n"
-        "       title='closed-form approximation error'); ax.legend();"
+        "for name, grp in gaps.groupby(level='confidences'):\n"
+        "    ax.plot(grp['n'], grp['gap_sd'].abs(), 'o-', label=name)\n"
+        "ax.set(xscale='log', xlabel='n', ylabel='|literal - conjugate| / posterior sd',\n"
+        "       title='gap between the forms, in posterior sds'); ax.legend();"
     ),
     new_markdown_cell(
         "## 4. Simulation-based calibration\n\n"
         "Draw the truth from the prior, data from the model, rank the truth among posterior "
-        "draws. On its own (conjugate) model the closed form gives uniform ranks; on the "
-        "literal model with a wide sigma the bins' mean confidences are visibly off."
+        "draws. Each fast path gives uniform ranks on its own model; the conjugate closed form "
+        "on the literal model with a wide sigma puts the bins' mean confidences visibly off."
     ),
     new_code_cell(
         "runs = {\n"
         "    'closed form on conjugate model': sbc(n=30, num_simulations=200 if SMALL else 1000, seed=3),\n"
         "    'closed form on literal model, sigma = 0.2': sbc(n=30, num_simulations=200 if SMALL else 1000,\n"
         "                                                   model='literal', sigma=0.2, seed=3),\n"
+        "    'literal fast path on literal model, sigma = 0.2': sbc(n=30, num_simulations=200 if SMALL else 1000,\n"
+        "                                                   model='literal', method='literal', sigma=0.2, seed=3),\n"
         "}\n"
-        "fig, axes = plt.subplots(2, 3, figsize=(11, 5), sharey='row')\n"
+        "fig, axes = plt.subplots(3, 3, figsize=(11, 7.5), sharey='row')\n"
         "for row, (title, r) in zip(axes, runs.items()):\n"
         "    for ax, name in zip(row, ['q[1,2]', 'confidence[0]', 'ece']):\n"
         "        ax.bar(range(r.num_hist_bins), r.histogram(name), color='C0')\n"

@@ -29,13 +29,16 @@ from typing import Any
 import numpy as np
 
 from ..base.checks import positive_int
+from ..base.random import sample_dirichlet
 from ..base.typing import PriorParam
-from ..binned.conjugate import conjugate_posterior, sample_posterior
+from ..binned.conjugate import conjugate_posterior, ece_of_draws, sample_posterior
+from ..binned.literal import sample_bin_confidence
 from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
 
 __all__ = [
     "closed_form_draws",
+    "literal_draws",
     "sbc",
     "SBCResult",
     "stats_from_cells",
@@ -137,6 +140,17 @@ def closed_form_draws(
     return {"q": q, "confidence": mu, "ece": ece}
 
 
+def literal_draws(
+    stats: CalibrationStats, num_draws: int, rng: np.random.Generator, **prior: Any
+) -> dict[str, np.ndarray]:
+    """Exact draws of the literal model's posterior (:mod:`bece.binned.literal`):
+    ``q`` (L, 2, M), ``confidence`` (L, M; truncated-Normal means), ``ece`` (L,)."""
+    post = conjugate_posterior(stats, **prior)
+    q = sample_dirichlet(post.concentration, num_draws, rng)
+    conf = sample_bin_confidence(post, num_draws, rng, "literal")
+    return {"q": q, "confidence": conf, "ece": ece_of_draws(q, conf, post.weighting)}
+
+
 def _nuts_draws_factory(prior, literal, warmup, thin, seed):
     import jax
     from numpyro.infer import MCMC, NUTS
@@ -194,10 +208,11 @@ def sbc(
         multiple of ``num_hist_bins``.
     model : {"conjugate", "literal"}
         The NumPyro model that simulates the truth and the data.
-    method : {"conjugate", "nuts"}
-        Posterior under test: the closed form, or NUTS on the collapsed
-        version of ``model`` (one chain, ``nuts_warmup`` warm-up iterations,
-        every ``nuts_thin``-th draw kept).
+    method : {"conjugate", "literal", "nuts"}
+        Posterior under test: the conjugate closed form, the literal
+        model's exact sampler (:func:`literal_draws`), or NUTS on the
+        collapsed version of ``model`` (one chain, ``nuts_warmup`` warm-up
+        iterations, every ``nuts_thin``-th draw kept).
     alpha, sigma, tau
         Prior, as for :func:`bece.bayesian_ece`; the same prior simulates
         and is assumed by the posterior.
@@ -217,8 +232,9 @@ def sbc(
     Notes
     -----
     Under ``model="literal"`` with ``method="conjugate"`` the posterior is
-    the closed form's approximation of the literal model; non-uniform ranks
-    there measure that approximation, not a bug.
+    the conjugate form's approximation of the literal model; non-uniform
+    ranks there measure that approximation, not a bug. ``method="literal"``
+    is exact for ``model="literal"``.
     """
     import jax
     from numpyro.infer import Predictive
@@ -236,8 +252,8 @@ def sbc(
         )
     if model not in ("conjugate", "literal"):
         raise ValueError(f"model must be 'conjugate' or 'literal', got {model!r}")
-    if posterior is None and method not in ("conjugate", "nuts"):
-        raise ValueError(f"method must be 'conjugate' or 'nuts', got {method!r}")
+    if posterior is None and method not in ("conjugate", "literal", "nuts"):
+        raise ValueError(f"method must be 'conjugate', 'literal' or 'nuts', got {method!r}")
     if not 0 < false_alarm < 1:
         raise ValueError(f"false_alarm must be in (0, 1), got {false_alarm!r}")
     binning = make_binning(None, m, "uniform")
@@ -256,9 +272,11 @@ def sbc(
         "ece": sim["ece"],
     }
     if posterior is None:
-        if method == "conjugate":
+        if method in ("conjugate", "literal"):
+            draws_of = closed_form_draws if method == "conjugate" else literal_draws
+
             def posterior(stats, num, rng):
-                return closed_form_draws(stats, num, rng, **prior)
+                return draws_of(stats, num, rng, **prior)
         else:
             posterior = _nuts_draws_factory(prior, model == "literal", nuts_warmup, nuts_thin, seed)
         label = method

@@ -192,3 +192,22 @@ def test_unknown_model_lists_every_accepted_model():
     with pytest.raises(ValueError, match=r"for statistics, got 'smooth' \(model='smooth' runs on the "
                                          r"predictions"):
         cross_check_stats(stats, model="smooth")
+
+
+def test_form_gap_and_literal_gap_compare_the_two_fast_paths():
+    from bece.validation import literal_gap
+    from bece.validation.literal import form_gap
+
+    y, p = simulate_binary(3000, np.random.default_rng(9))
+    stats = CalibrationStats.from_arrays(y, p, n_bins=5)
+    g = form_gap(stats, num_samples=4000, seed=1, truth=0.05)
+    conj = posterior_ece(stats, model="conjugate", num_samples=4000, seed=1)
+    lit = posterior_ece(stats, model="literal", num_samples=4000, seed=1)
+    assert g["conjugate_mean"] == conj.mean and g["literal_mean"] == lit.mean
+    assert g["gap_mean"] == pytest.approx(lit.mean - conj.mean)
+    assert g["gap_sd"] == pytest.approx((lit.mean - conj.mean) / conj.std)
+    lo, hi = lit.interval(0.9)
+    assert g["literal_covers"] == (lo <= 0.05 <= hi)
+    table = literal_gap([200, 2000], n_bins=5, num_samples=1000, seed=3)
+    assert list(table["n"]) == [200, 2000]
+    assert {"plugin", "conjugate_mean", "literal_mean", "gap_sd", "max_confidence_gap"} <= set(table)

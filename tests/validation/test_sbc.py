@@ -37,6 +37,20 @@ def test_closed_form_approximation_of_literal_model_shows_at_wide_sigma():
     assert min(r.pvalues, key=r.pvalues.get).startswith("confidence")
 
 
+def test_literal_fast_path_is_calibrated_on_the_literal_model():
+    """The exact sampler of bece.binned.literal, with the literal model as
+    simulator, at the wide sigma where the conjugate form fails SBC above."""
+    r = sbc(n=30, n_bins=4, num_simulations=300, model="literal", method="literal", sigma=0.2, seed=2)
+    assert r.uniform, r
+    assert r.method == "literal"
+
+
+@pytest.mark.slow
+def test_literal_fast_path_is_calibrated_on_the_literal_model_at_default_prior():
+    r = sbc(n=200, n_bins=6, num_simulations=1000, model="literal", method="literal", seed=5)
+    assert r.uniform, r
+
+
 def test_nuts_sbc_runs_small():
     """A small real run of NUTS SBC (the full study is marked slow)."""
     r = sbc(n=30, n_bins=3, num_simulations=3, num_draws=19, method="nuts", nuts_warmup=200, seed=3)
