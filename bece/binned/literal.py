@@ -37,8 +37,12 @@ Normal). A concave log density lies below each of its tangents, so the
 minimum of K tangents is an envelope, and rejection sampling from the
 piecewise-exponential density it defines gives *exact* independent draws
 (Gilks & Wild 1992, adaptive rejection sampling without the adaptation):
-K = 7 tangents at the mode and at 0.9, 2 and 4 standard deviations either
-side (clipped to the bin), the mode found by bisection on the derivative.
+K = 15 tangents at the mode and at 0.45 to 6 standard deviations either
+side (clipped to the bin), the mode found by bisection on the derivative;
+the segment is drawn by Walker's alias method, and a squeeze (on each
+segment, the smallest gap between the log density and its tangent, at one
+of the segment's ends since the gap is concave) accepts most proposals
+without evaluating the density.
 Everything is evaluated in float64 in log space, with the standardised
 bounds mirrored to the lower tail where ``log_ndtr`` keeps full relative
 precision (as :func:`bece.binned.conjugate.sample_truncated_normal`), so
@@ -79,7 +83,8 @@ REFERENCE_FORM = "conjugate"
 
 _LOG_SQRT_2PI = 0.9189385332046727
 #: tangent abscissae, in standard deviations of the posterior at its mode
-_OFFSETS = np.array([-4.0, -2.0, -0.9, 0.0, 0.9, 2.0, 4.0])
+_OFFSETS = np.array([-6.0, -4.0, -2.8, -2.0, -1.4, -0.9, -0.45, 0.0,
+                     0.45, 0.9, 1.4, 2.0, 2.8, 4.0, 6.0])
 _MAX_ROUNDS = 200
 
 
@@ -203,7 +208,8 @@ def _envelope(cells: _Cells) -> dict[str, np.ndarray]:
 
     ``x``, ``t``, ``g``: tangent abscissae, log density (less ``ref``) and
     slope; segment k is ``[a_k, a_k + length_k]``, measured from its higher
-    end ``start_k``; ``cdf`` the segments' cumulative mass (last column 1);
+    end ``start_k``; ``prob``/``alias`` the alias tables of the segments'
+    masses; ``squeeze`` each segment's smallest log density minus envelope;
     ``ref`` (B,) each cell's largest log density at the abscissae.
     """
     mode = cells.mode()
@@ -228,54 +234,83 @@ def _envelope(cells: _Cells) -> dict[str, np.ndarray]:
     a, b = edges[:, :-1], edges[:, 1:]
     length = np.maximum(b - a, 0.0)
     start = np.where(g > 0, b, a)  # the segment's higher end
-    logm = _log_segment_mass(t + g * (start - x), g, length)
-    logm = np.where(length > 0, logm, -np.inf)
-    cdf = np.cumsum(np.exp(logm - logm.max(axis=1, keepdims=True)), axis=1)
-    cdf /= cdf[:, -1:]
-    cdf[:, -1] = 1.0
     top = t + g * (start - x)  # the envelope at the segment's higher end
-    b = x.shape[0]
+    logm = _log_segment_mass(top, g, length)
+    logm = np.where(length > 0, logm, -np.inf)
+    w = np.exp(logm - logm.max(axis=1, keepdims=True))
+    prob, alias = _alias_table(w / w.sum(axis=1, keepdims=True))
+    # squeeze: t - tangent_k is concave, so its minimum over segment k is at
+    # an end; below it a proposal is accepted without evaluating t
+    col_ends = _Cells.take(cells, np.repeat(np.arange(x.shape[0]), x.shape[1] + 1))
+    t_edges = col_ends.log_density(edges.ravel()).reshape(edges.shape) - ref[:, None]
+    gap_a = t_edges[:, :-1] - (t + g * (a - x))
+    gap_b = t_edges[:, 1:] - (t + g * (b - x))
+    squeeze = np.minimum(np.minimum(gap_a, gap_b), 0.0)
     return {
-        "cdf_flat": (cdf + np.arange(b)[:, None]).ravel(),
+        "prob": prob.ravel(), "alias": alias.ravel(),
+        "em": np.expm1(-np.abs(g) * length).ravel(),
         # per segment: |slope|, length, direction away from the higher end,
-        # the higher end and the envelope there; per abscissa: x and t
+        # the higher end, the envelope there and the squeeze; per abscissa: x, t
         "gabs": np.abs(g).ravel(), "length": length.ravel(),
         "direction": np.where(g > 0, -1.0, 1.0).ravel(), "start": start.ravel(),
-        "top": top.ravel(), "x": x.ravel(), "t": t.ravel(), "ref": ref,
+        "top": top.ravel(), "squeeze": np.where(np.isfinite(squeeze), squeeze, -np.inf).ravel(),
+        "x": x.ravel(), "t": t.ravel(), "ref": ref,
     }
+
+
+def _alias_table(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Walker's alias tables for the rows of ``w`` (B, K; rows sum to 1).
+
+    Column k keeps itself with probability ``prob[:, k]`` and otherwise
+    gives its ``alias``; drawing k uniformly then gives P(k) = w[:, k].
+    Built by pairing, K - 1 times, the smallest unfinished scaled weight
+    with the largest (Vose 1991), every row at once.
+    """
+    b, kk = w.shape
+    q = w * kk
+    prob = np.ones((b, kk))
+    alias = np.broadcast_to(np.arange(kk), (b, kk)).copy()
+    done = np.zeros((b, kk), dtype=bool)
+    rows = np.arange(b)
+    for _ in range(kk - 1):
+        small = np.argmin(np.where(done, np.inf, q), axis=1)
+        done[rows, small] = True
+        large = np.argmax(np.where(done, -np.inf, q), axis=1)
+        qs = q[rows, small]
+        prob[rows, small] = np.minimum(qs, 1.0)
+        alias[rows, small] = large
+        q[rows, large] -= 1.0 - qs
+    return prob, alias
 
 
 def _propose(env: dict[str, np.ndarray], todo: np.ndarray, rng: np.random.Generator
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One envelope draw for each entry of ``todo`` (cell indices), the
-    envelope's log value there, the squeeze (the chord between the
-    neighbouring abscissae, below the concave log density; ``-inf`` outside
-    them), both less the cell's ``ref``, and the log of a uniform."""
+    envelope's log value there and the segment's squeeze (its smallest
+    log density minus envelope), both less the cell's ``ref``, and the log
+    of a uniform."""
     kk = _OFFSETS.size
-    u = rng.random((3, todo.size))
-    # segment k of cell j: the row-major flat cdf, offset by j, is increasing
+    u = rng.random((2, todo.size))
     first = todo * kk
-    flat = np.minimum(np.searchsorted(env["cdf_flat"], todo + u[0], side="right"), first + kk - 1)
+    # the segment, by the alias method: column i, kept or replaced by its alias
+    scaled = u[0] * kk
+    col = np.minimum(scaled.astype(np.int64), kk - 1)
+    cell_col = first + col
+    keep = (scaled - col) < env["prob"].take(cell_col)
+    flat = np.where(keep, cell_col, first + env["alias"].take(cell_col))
     gabs, lk = env["gabs"].take(flat), env["length"].take(flat)
     # distance from the segment's higher end: inverse CDF of exp(-|g| d) on [0, L]
-    gl = gabs * lk
     with np.errstate(divide="ignore", invalid="ignore"):
-        dist = -np.log1p(u[1] * np.expm1(-gl)) / gabs
-    flat_seg = gl < 1e-12
+        dist = np.log1p(u[1] * env["em"].take(flat))
+        dist /= -gabs
+    flat_seg = gabs * lk < 1e-12
     if flat_seg.any():
         dist = np.where(flat_seg, u[1] * lk, dist)
     np.clip(dist, 0.0, lk, out=dist)
     draw = env["start"].take(flat) + env["direction"].take(flat) * dist
     bound = env["top"].take(flat) - gabs * dist
-    # squeeze: chord of abscissae j, j + 1 around the draw (same cell)
-    j = flat - (draw < env["x"].take(flat))
-    np.clip(j, first, first + kk - 2, out=j)
-    x0, x1 = env["x"].take(j), env["x"].take(j + 1)
-    t0, t1 = env["t"].take(j), env["t"].take(j + 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        chord = t0 + (t1 - t0) * (draw - x0) / (x1 - x0)
-    chord[~((x1 > x0) & (draw >= x0) & (draw <= x1))] = -np.inf
-    return draw, bound, chord, np.log(u[2])
+    # log of a uniform: minus a standard exponential (ziggurat, no log)
+    return draw, bound, env["squeeze"].take(flat), -rng.standard_exponential(todo.size)
 
 
 def sample_literal_mu(post: ConjugatePosterior, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -331,10 +366,10 @@ def sample_literal_mu(post: ConjugatePosterior, size: int, rng: np.random.Genera
 def _round(env: dict[str, np.ndarray], cells: _Cells, todo: np.ndarray,
            rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """One proposal per entry of ``todo`` and whether it is accepted."""
-    draw, bound, chord, log_u = _propose(env, todo, rng)
+    draw, bound, squeeze, log_u = _propose(env, todo, rng)
     log_w = log_u + bound
     # accept below the squeeze without evaluating the density
-    accept = log_w <= chord
+    accept = log_u <= squeeze
     check = np.flatnonzero(~accept)
     cell = todo[check]
     target = _Cells.take(cells, cell).log_density(draw[check]) - env["ref"][cell]

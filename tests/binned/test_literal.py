@@ -18,6 +18,7 @@ import bece
 from bece.binned.conjugate import closed_form, conjugate_posterior, sample_truncated_normal
 from bece.binned.literal import (
     REFERENCE_FORM,
+    _alias_table,
     _Cells,
     _envelope,
     _round,
@@ -182,6 +183,19 @@ def test_envelope_bounds_the_log_density_everywhere():
         slopes = cells.take(np.full(kk, j)).slope(x)
         envelope = np.min(tt[:, None] + slopes[:, None] * (grid[None, :] - x[:, None]), axis=0)
         assert np.all(t <= envelope + 1e-9 * (1 + np.abs(t))), j
+
+
+def test_alias_table_gives_each_segment_its_probability_exactly():
+    rng = np.random.default_rng(11)
+    w = rng.dirichlet(np.ones(15) * 0.3, size=50)
+    w[0] = [0.5, 0.25, 0.25] + [0.0] * 12  # by hand: zeros are never drawn
+    prob, alias = _alias_table(w)
+    # P(k) = (prob[k] + sum over columns i aliased to k of (1 - prob[i])) / K
+    got = prob.copy()
+    for i in range(15):
+        np.add.at(got, (np.arange(50), alias[:, i]), 1.0 - prob[:, i])
+    np.testing.assert_allclose(got / 15, w, atol=1e-14)
+    assert np.all((prob >= 0) & (prob <= 1))
 
 
 @pytest.mark.parametrize("n", [10, 1000, 10**6, 10**9])
