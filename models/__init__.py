@@ -15,6 +15,7 @@ from .binned import (
 from .regression import pit_cell_log_mass, pit_model
 from .reparam import DirichletGammaReparam
 from .smooth import curve_logit, natural_cubic_basis, smooth_model
+from .temperature import temperature_model
 from .toplabel import top_label_collapsed, top_label_model
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "pit_cell_log_mass",
     "pit_model",
     "smooth_model",
+    "temperature_model",
     "top_label_collapsed",
     "top_label_model",
     "truncnorm_log_normalizer",

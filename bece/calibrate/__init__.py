@@ -1,9 +1,55 @@
-"""Recalibration: maps from a model's scores to calibrated probabilities."""
+"""Recalibration: maps from a classifier's scores to calibrated probabilities.
 
+Every recalibrator is a scikit-learn classifier (``fit(X, y)``,
+``predict_proba``, ``predict``, ``get_params``/``set_params``, ``clone``;
+pickles as scikit-learn estimators do) whose ``X`` is the scores of the
+classifier being recalibrated, not its features:
+
+* scaling of logits (or log-probabilities), fitted by maximum likelihood:
+  :class:`TemperatureScaling` (one T; Guo et al. 2017),
+  :class:`VectorScaling`, :class:`MatrixScaling` (with Kull et al.'s ODIR
+  regularisation) and :class:`DirichletCalibration` (Kull et al. 2019);
+* binary: :class:`PlattScaling`, :class:`IsotonicCalibration`,
+  :class:`BetaCalibration` (Kull et al. 2017);
+* top-label: :class:`TopLabelCalibrator` (one binary calibrator per
+  predicted label; Gupta & Ramdas 2021);
+* the temperature's posterior (:func:`temperature_posterior`) and the
+  test-set ECE to expect from temperature scaling fitted on a validation
+  split of a given size (:func:`temperature_scaled_ece`).
+
+``X`` is logits or probabilities as the ``input`` option says
+(:mod:`bece.calibrate.scores`: ``"auto"`` decides and refuses ambiguous
+input); fitted scaling and binary calibrators write and read a small JSON
+(``to_json()``, :func:`from_json`).
+"""
+
+from .base import ScoreCalibrator, from_json
+from .bayes_temperature import (
+    TemperaturePosterior,
+    TemperatureScaledECE,
+    temperature_posterior,
+    temperature_scaled_ece,
+)
+from .binary import BetaCalibration, IsotonicCalibration, PlattScaling
+from .linear import DirichletCalibration, MatrixScaling, VectorScaling
+from .temperature import TemperatureScaling
 from .toplabel import METHODS, CalibrationWarning, TopLabelCalibrator
 
 __all__ = [
+    "BetaCalibration",
     "CalibrationWarning",
+    "DirichletCalibration",
+    "IsotonicCalibration",
     "METHODS",
+    "MatrixScaling",
+    "PlattScaling",
+    "ScoreCalibrator",
+    "TemperaturePosterior",
+    "TemperatureScaledECE",
+    "TemperatureScaling",
     "TopLabelCalibrator",
+    "VectorScaling",
+    "from_json",
+    "temperature_posterior",
+    "temperature_scaled_ece",
 ]

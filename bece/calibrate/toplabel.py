@@ -27,6 +27,17 @@ names it. Calibrated values are written back row by row, indexed by the
 predicted label of each row; nothing depends on which labels happen to be
 predicted in a batch (MAPIE 1.x writes into columns by position among the
 labels present, which misplaces values when some labels are absent).
+
+It is a scikit-learn classifier (``get_params``, ``clone``, ``fit``,
+``predict_proba``, ``predict``; ``classes_ = arange(K)``).
+:meth:`TopLabelCalibrator.predict_proba` returns a full (n, K) matrix: the
+predicted label's entry is the recalibrated confidence :math:`c = h_l(p)`
+and the other entries of the row are the original ones rescaled to sum to
+:math:`1 - c`, i.e. :math:`p_k (1 - c) / \sum_{j \ne l} p_j`; when they are all
+0 (a confidence of exactly 1) each gets :math:`(1 - c)/(K - 1)`. The rows
+sum to one and keep the ranking of the other classes; the predicted label
+stays the original argmax (:meth:`~TopLabelCalibrator.predict`), even in
+the rare row where a recalibrated confidence falls below a rescaled entry.
 """
 
 from __future__ import annotations
@@ -36,6 +47,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
 
 from ..stats.binning import make_binning
 from ..stats.inputs import check_labels, check_top_label
@@ -103,7 +116,7 @@ class _Histogram:
         return self.values_[self.binning_.index(p)]
 
 
-class TopLabelCalibrator:
+class TopLabelCalibrator(ClassifierMixin, BaseEstimator):
     """Recalibrate the top-label confidence with one calibrator per predicted label.
 
     Parameters
@@ -120,6 +133,8 @@ class TopLabelCalibrator:
 
     Attributes
     ----------
+    classes_ : ndarray of shape (K,)
+        ``arange(K)``: the columns of ``y_prob``.
     n_classes_ : int
         K seen in :meth:`fit`.
     calibrators_ : dict[int, object]
@@ -179,6 +194,7 @@ class TopLabelCalibrator:
         pred, conf, k = check_top_label(y_prob)
         y = check_labels(y_true, "y_true", conf.shape[0], n_classes=k)
         z = (y == pred).astype(np.float64)
+        self.classes_ = np.arange(k, dtype=np.int64)
         self.n_classes_ = k
         self.n_samples_ = np.bincount(pred, minlength=k)
         order = np.argsort(pred, kind="stable")
@@ -210,7 +226,7 @@ class TopLabelCalibrator:
 
     def _check_fitted(self, y_prob: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         if not hasattr(self, "calibrators_"):
-            raise ValueError("this TopLabelCalibrator is not fitted yet: call fit first")
+            raise NotFittedError("this TopLabelCalibrator is not fitted yet: call fit first")
         pred, conf, k = check_top_label(y_prob)
         if k != self.n_classes_:
             raise ValueError(
@@ -239,11 +255,32 @@ class TopLabelCalibrator:
                 out[idx] = cal.predict(conf[idx])
         return out
 
+    def predict_proba(self, y_prob: ArrayLike) -> np.ndarray:
+        """Class probabilities with the recalibrated top-label confidence.
+
+        Returns
+        -------
+        ndarray of shape (n, K), float64
+            Row i: the confidence :meth:`predict_confidence` gives at its
+            argmax, the other entries rescaled to sum to one minus it (module
+            docstring).
+        """
+        conf = self.predict_confidence(y_prob)
+        p = np.array(y_prob, dtype=np.float64)
+        n, k = p.shape
+        rows = np.arange(n)
+        pred = p.argmax(axis=1)
+        p[rows, pred] = 0.0
+        others = p.sum(axis=1)  # 1 - top, up to the input's rounding
+        # rows whose other entries are all zero share 1 - c equally
+        empty = others == 0.0
+        p *= ((1.0 - conf) / np.where(empty, 1.0, others))[:, None]
+        if empty.any():
+            p[empty] = ((1.0 - conf[empty]) / (k - 1))[:, None]
+        p[rows, pred] = conf
+        return p
+
     def predict(self, y_prob: ArrayLike) -> np.ndarray:
         """The predicted labels (argmax of each row), unchanged by calibration."""
         pred, _ = self._check_fitted(y_prob)
         return pred
-
-    def __repr__(self) -> str:
-        return (f"TopLabelCalibrator(method={self.method!r}, min_samples={self.min_samples}, "
-                f"points_per_bin={self.points_per_bin})")

@@ -1,0 +1,205 @@
+"""The estimator protocol every recalibrator shares: scikit-learn's, plus JSON.
+
+:class:`ScoreCalibrator` is a scikit-learn classifier (``BaseEstimator``,
+``ClassifierMixin``): ``get_params``/``set_params``, ``sklearn.base.clone``,
+``fit(X, y)``, ``predict_proba(X)``, ``predict(X)``, ``score``, fitted
+attributes with a trailing underscore, ``classes_``. ``X`` holds a
+classifier's scores (:mod:`bece.calibrate.scores`), not arbitrary features.
+Fitted calibrators pickle (and ``joblib.dump``) as scikit-learn estimators do,
+and :meth:`ScoreCalibrator.to_json` / :meth:`ScoreCalibrator.from_json` write
+and read a small JSON of their parameters (floats written with Python's
+``repr``, so a round trip gives identical predictions).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ..base.version import VERSION
+from .scores import Scores, as_scores, encode_labels
+
+__all__ = [
+    "JSON_FORMAT",
+    "ScoreCalibrator",
+    "from_json",
+]
+
+JSON_FORMAT = 1
+
+_REGISTRY: dict[str, type[ScoreCalibrator]] = {}
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return {"array": value.tolist(), "dtype": value.dtype.str, "shape": list(value.shape)}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple):
+        return {"tuple": [_encode(v) for v in value]}
+    if isinstance(value, dict):
+        return {"dict": [[_encode(k), _encode(v)] for k, v in value.items()]}
+    return value
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, dict):
+        if "array" in value:
+            return np.array(value["array"], dtype=np.dtype(value["dtype"])).reshape(value["shape"])
+        if "tuple" in value:
+            return tuple(_decode(v) for v in value["tuple"])
+        if "dict" in value:
+            return {_decode(k): _decode(v) for k, v in value["dict"]}
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return value
+
+
+class ScoreCalibrator(ClassifierMixin, BaseEstimator):
+    """Base of the recalibrators of a classifier's scores.
+
+    Subclasses define ``__init__`` (keyword parameters, stored as given,
+    among them ``input``), :meth:`_fit` and :meth:`_proba_block`, and list
+    their fitted attributes in ``_fitted`` for :meth:`to_json`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (K,)
+        The class of each column of ``X`` (:func:`~bece.calibrate.scores.encode_labels`).
+    n_classes_ : int
+        K.
+    input_ : {"logits", "probabilities"}
+        How ``X`` was read (``input="auto"`` decided at :meth:`fit`).
+    binary_input_ : bool
+        ``X`` was 1-D (a binary classifier's score).
+    """
+
+    input: str
+    _fitted: ClassVar[tuple[str, ...]] = ()
+    _common: ClassVar[tuple[str, ...]] = ("classes_", "n_classes_", "input_", "binary_input_")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _REGISTRY[cls.__name__] = cls
+
+    # ----------------------------------------------------------------- fit
+    def _check_params(self) -> None:
+        """ValueError naming a parameter that is not allowed (subclasses add theirs)."""
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> ScoreCalibrator:
+        """Fit the calibrator on a calibration (validation) set.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, K) or (n,)
+            Scores of the calibration set: logits or probabilities, as the
+            ``input`` option says (:mod:`bece.calibrate.scores`).
+        y : array_like of shape (n,)
+            Labels: ``0 .. K-1``, or K distinct labels in the columns' order.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        scores = as_scores(X, self.input)
+        classes, index = encode_labels(y, scores.n, scores.k)
+        self.classes_ = classes
+        self.n_classes_ = int(scores.k)
+        self.input_ = scores.kind
+        self.binary_input_ = bool(scores.binary)
+        self._fit(scores, index)
+        return self
+
+    def _fit(self, scores: Scores, y: np.ndarray) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # ------------------------------------------------------------- predict
+    def _scores(self, X: ArrayLike) -> Scores:
+        check_is_fitted(self, "classes_")
+        scores = as_scores(X, self.input_)
+        if scores.binary != self.binary_input_ or scores.k != self.n_classes_:
+            fitted = "(n,)" if self.binary_input_ else f"(n, {self.n_classes_})"
+            raise ValueError(
+                f"X has shape {scores.data.shape} but the calibrator was fitted on shape {fitted}"
+            )
+        return scores
+
+    def _proba_block(self, block: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+        """Calibrated class probabilities.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, K) or (n,)
+            Scores of the same kind and K as in :meth:`fit`.
+
+        Returns
+        -------
+        ndarray of shape (n, K), float64
+            Column k is the probability of ``classes_[k]`` (two columns for
+            1-D input: :math:`P(y = 0)`, :math:`P(y = 1)`).
+        """
+        scores = self._scores(X)
+        out = np.empty((scores.n, scores.k), dtype=np.float64)
+        for start, stop, block in scores.blocks():
+            out[start:stop] = self._proba_block(block)
+        return out
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """The most probable class of each row after calibration (``classes_[argmax]``)."""
+        scores = self._scores(X)
+        index = np.empty(scores.n, dtype=np.int64)
+        for start, stop, block in scores.blocks():
+            index[start:stop] = self._proba_block(block).argmax(axis=1)
+        return self.classes_[index]
+
+    # ---------------------------------------------------------------- JSON
+    def to_json(self) -> str:
+        """The fitted calibrator as a JSON string: its class, parameters and
+        fitted attributes (:meth:`from_json` reads it back)."""
+        check_is_fitted(self, "classes_")
+        fitted = {name: _encode(getattr(self, name)) for name in self._common + self._fitted}
+        return json.dumps({
+            "estimator": type(self).__name__,
+            "format": JSON_FORMAT,
+            "bece_version": VERSION,
+            "params": {k: _encode(v) for k, v in self.get_params(deep=False).items()},
+            "fitted": fitted,
+        })
+
+    @classmethod
+    def from_json(cls, text: str) -> ScoreCalibrator:
+        """A fitted calibrator from :meth:`to_json`'s string.
+
+        Called on :class:`ScoreCalibrator` itself it returns whichever
+        calibrator the string holds; on a subclass, the string must hold
+        that class.
+        """
+        try:
+            spec = json.loads(text)
+            name = spec["estimator"]
+            params, fitted = spec["params"], spec["fitted"]
+        except (TypeError, ValueError, KeyError) as exc:
+            raise ValueError(f"text is not a bece calibrator's JSON: {exc}") from None
+        if spec.get("format") != JSON_FORMAT:
+            raise ValueError(f"text has JSON format {spec.get('format')!r}; this bece reads {JSON_FORMAT}")
+        target = _REGISTRY.get(name)
+        if target is None or (cls is not ScoreCalibrator and target is not cls):
+            raise ValueError(f"text holds a {name!r}, not a {cls.__name__}")
+        obj = target(**{k: _decode(v) for k, v in params.items()})
+        for key, value in fitted.items():
+            setattr(obj, key, _decode(value))
+        return obj
+
+
+def from_json(text: str) -> ScoreCalibrator:
+    """Any fitted calibrator from its :meth:`ScoreCalibrator.to_json` string."""
+    return ScoreCalibrator.from_json(text)
