@@ -17,7 +17,7 @@ quad's error estimate is below 1e-10 here). For each problem, n and
 replication, from one data set:
 
 * ``binned``: 90% equal-tailed interval and mean of ``bece.bayesian_ece``
-  (the seed's binned posterior, closed form);
+  (the binned BECE posterior, closed form);
 * ``smooth``: the same for ``bece.bayesian_ece(model="smooth")`` (Laplace);
 * ``bootstrap``: the percentile interval of the plug-in ECE over
   ``--boot`` resamples of the data; its point estimate is the plug-in ECE;

@@ -9,7 +9,7 @@ For M bins with intervals :math:`I_m = [l_m, u_m)`, centres :math:`c_m`:
     (z_i, b_i) &\\sim \\mathrm{Categorical}(q) \\quad\\text{(cell } z_i M + b_i\\text{)}, \\\\
     p_i \\mid b_i = m &\\sim
     \\begin{cases}
-      \\mathrm{TruncatedNormal}(\\mu_m, \\sigma_m^2, I_m) & \\text{literal (the seed's model)} \\\\
+      \\mathrm{TruncatedNormal}(\\mu_m, \\sigma_m^2, I_m) & \\text{literal (the BECE paper's model)} \\\\
       \\mathcal N(\\mu_m, \\sigma_m^2) & \\text{conjugate (closed form exact)}
     \\end{cases}
 
@@ -148,7 +148,7 @@ def _per_observation(edges, alpha, sigma, tau, n, z, b, p, literal):
 
 
 def literal_model(edges, alpha, sigma, tau, *, n=None, z=None, b=None, p=None):
-    """The seed's model: each confidence a truncated Normal within its bin.
+    """The literal BECE model: each confidence a truncated Normal within its bin.
 
     Parameters
     ----------

@@ -27,7 +27,7 @@ and :math:`p_i` the top confidence. Recorded with ``numpyro.deterministic``:
 
 (the ECE of label l's predictions, conditional on predicting l) and ``ece``:
 the unweighted mean of :math:`\mathrm{ECE}_l` over labels for
-``average="label"`` (the seed's top-label ECE), or
+``average="label"`` (Gupta & Ramdas' top-label ECE), or
 :math:`\sum_{l,m} |q_{l,1,m} - \pi_{l,m}\,\mathrm{confidence}_{l,m}|` for
 ``average="sample"`` (labels weighted by how often they are predicted).
 
@@ -112,7 +112,7 @@ def top_label_model(edges, alpha, sigma, tau, *, n_labels, n=None, label=None, z
     average : {"label", "sample"}, default "label"
         How ``ece`` averages the labels.
     literal : bool, default False
-        Truncate each confidence to its bin (the seed's literal model).
+        Truncate each confidence to its bin (the literal BECE model).
     """
     q, mu, low, high = _parameters(edges, alpha, tau, n_labels)
     m = low.shape[1]

@@ -20,12 +20,12 @@ MODEL_CHECKING = [
     new_markdown_cell(
         "# Model checking for the Bayesian ECE\n\n"
         "The closed-form (\"conjugate\") posterior of `bece.bayesian_ece` is exact for the "
-        "*conjugate* model — truncation on the prior of each bin's mean confidence — and an "
-        "approximation for the seed's *literal* model, where each confidence is a truncated "
-        "Normal within its bin. This notebook\n\n"
+        "*conjugate* form of the binned BECE model — truncation on the prior of each bin's mean "
+        "confidence; `model=\"literal\"` samples the *literal* form exactly, where each "
+        "confidence is a truncated Normal within its bin. This notebook\n\n"
         "1. draws from the prior predictive of the NumPyro model,\n"
         "2. compares the closed form with NUTS on the same model (forest plot, histograms and ArviZ summaries),\n"
-        "3. measures the literal-vs-closed-form gap as n and sigma vary,\n"
+        "3. checks the literal fast path against NUTS and measures its gap to the conjugate form as n grows,\n"
         "4. runs simulation-based calibration (SBC) and shows rank histograms.\n\n"
         "Set `BECE_NOTEBOOK_SMALL=1` for a quick run (the test suite does)."
     ),

@@ -122,7 +122,7 @@ QUICKSTART = [
         "## 5. Recalibrate the random forest and check that it helped\n\n"
         "`bece.calibrate.TopLabelCalibrator` fits one isotonic map per predicted label on the "
         "calibration split, keeps the argmax and replaces the confidence. The recalibrated model "
-        "gives the seed's triples (predicted label, confidence), so the comparison passes "
+        "gives triples (predicted label, true label, confidence), so the comparison passes "
         "`y_pred_a` / `y_pred_b`. Paired on the same test set, is the recalibrated forest better "
         "calibrated, and how sure are we?\n\n"
         "Things to look at in the picture: isotonic maps fitted on a few dozen calibration points "

@@ -19,7 +19,7 @@ CELLS = [
         "How often does a 90% interval for the ECE contain the truth, and how biased are the "
         "point estimates? On synthetic binary problems with a known *population* binned ECE "
         "(15 bins) we compare\n\n"
-        "* **binned** — the seed's binned posterior (`bece.bayesian_ece`, closed form),\n"
+        "* **binned** — the binned BECE posterior (`bece.bayesian_ece`, closed form),\n"
         "* **smooth** — the smooth calibration-curve posterior (`bece.bayesian_ece(model=\"smooth\")`: "
         "a spline in logit(p) plus per-bin deviations, Bayesian bootstrap over the confidences, "
         "Laplace with an importance-sampling correction),\n"

@@ -177,7 +177,7 @@ def compare(
         confidence = row maximum, correct = ``[argmax == y_true]``), both of
         the same form; row ``i`` of each is the prediction for example ``i``.
     y_pred_a, y_pred_b : array_like of shape (n,), optional
-        Predicted labels (the seed's triples); then ``y_prob_*`` is the
+        Predicted labels (triples y_pred, y_true, confidence); then ``y_prob_*`` is the
         confidence of ``y_pred_*``.
     n_bins : int, default 15
         Number of bins M of each model.

@@ -27,7 +27,7 @@ Each draw gives the population binned ECE
                          = \\sum_m |q_{1,m} - (q_{0,m} + q_{1,m})\\mu_m|.
 
 This is exact for the model above, where the truncation sits on the prior of
-:math:`\\mu` (the *conjugate model*). The seed writes each :math:`p_i` as a
+:math:`\\mu` (the *conjugate model*). The literal BECE model writes each :math:`p_i` as a
 truncated Normal; there the normaliser depends on :math:`\\mu` and the closed
 form is an approximation whose size the MCMC cross-check measures.
 

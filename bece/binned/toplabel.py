@@ -362,7 +362,7 @@ def bayesian_top_label_ece(
     n_bins : int, default 15
     binning : {"uniform"} or array_like of edges, default "uniform"
     average : {"label", "sample"}, default "label"
-        Unweighted mean over predicted labels (the seed's and MAPIE's
+        Unweighted mean over predicted labels (Gupta & Ramdas' and MAPIE's
         top-label ECE) or weighted by how often each label is predicted.
     alpha, sigma, tau
         Prior (module docstring).

@@ -15,7 +15,7 @@ against the top confidence over the points predicted :math:`l`,
     \\end{cases}
 
 over the set :math:`L` of labels that are predicted at least once.
-``"label"`` is the seed's definition and MAPIE's; ``"sample"`` weights each
+``"label"`` is Gupta & Ramdas' definition and MAPIE's; ``"sample"`` weights each
 label by how often it is predicted (Gupta & Ramdas' assessment code).
 
 Classwise ECE (Kull et al. 2019; MAPIE's ``expected_calibration_error(...,
@@ -194,7 +194,7 @@ def top_label_ece(
     binning : {"uniform", "quantile"} or array_like, default "uniform"
         Quantile edges are computed per predicted label.
     average : {"label", "sample"}, default "label"
-        Unweighted mean over predicted labels (the seed's and MAPIE's
+        Unweighted mean over predicted labels (Gupta & Ramdas' and MAPIE's
         definition) or weighted by how often each label is predicted.
 
     Examples

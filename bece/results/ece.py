@@ -45,7 +45,8 @@ class BayesianECE(DrawSummaries):
     stats : CalibrationStats
         The statistics the posterior was computed from.
     model : str
-        ``"binned"`` (the seed's model).
+        ``"binned"`` (the binned BECE model, conjugate form), ``"binned-literal"``
+        (its literal form), ``"smooth"``, or the top-label variants.
     method : str
         ``"conjugate"`` for the closed form.
     preset : str or None

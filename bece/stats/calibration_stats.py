@@ -215,7 +215,7 @@ class CalibrationStats:
             top-label confidence is used), or with ``y_pred`` the confidence
             of ``y_pred``.
         y_pred : array_like of shape (n,), optional
-            Predicted labels (the seed's triples).
+            Predicted labels: triples (y_pred, y_true, confidence of y_pred).
         n_bins : int, default 15
             Number of bins M.
         binning : {"uniform", "quantile"} or array_like of edges, default "uniform"

@@ -11,7 +11,7 @@ Three input forms are accepted (DESIGN.md §4):
   the outcome is ``z = y_true`` (labels 0/1);
 * ``y_prob`` of shape ``(n, K)`` holds class probabilities; the confidence is
   the row maximum and ``z = [argmax == y_true]`` (top-label);
-* with ``y_pred``, the seed's triples ``(y_pred, y_true, p)``: a 1-D ``y_prob``
+* with ``y_pred``, prediction triples ``(y_pred, y_true, p)``: a 1-D ``y_prob``
   is the confidence of ``y_pred`` and ``z = [y_pred == y_true]``; a 2-D
   ``y_prob`` gives the confidence ``y_prob[i, y_pred[i]]``.
 """
@@ -383,7 +383,7 @@ def as_outcomes(
     y_prob : array_like of shape (n,) or (n, K)
         See the module docstring.
     y_pred : array_like of shape (n,), optional
-        Predicted labels; the seed's triples.
+        Predicted labels: triples (y_pred, y_true, confidence of y_pred).
 
     Returns
     -------
