@@ -514,3 +514,19 @@ def test_version(capsys, monkeypatch):
     assert code == 0 and out == f"bece {bece.__version__}\n"
     r = subprocess.run([sys.executable, "-m", "bece.cli", "--version"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.startswith("bece ") and r.stderr == ""
+
+
+def test_report_model_literal_names_the_form(capsys):
+    """bece report --model literal: the literal form of the binned model, said so,
+    with the numbers of bece.posterior_ece(stats, model="literal")."""
+    import bece
+    from bece.io import example_path, read_statistics
+
+    assert main(["report", "--model", "literal", "--samples", "500", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["model"] == "binned-literal"
+    stats = read_statistics(example_path()).stats
+    ref = bece.posterior_ece(stats, model="literal", num_samples=500, seed=0)
+    assert d["ece"]["mean"] == pytest.approx(ref.mean, rel=1e-12)
+    assert main(["report", "--model", "literal", "--samples", "500"]) == 0
+    assert "literal form" in capsys.readouterr().out

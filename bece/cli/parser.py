@@ -116,8 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument(
         "--model",
         default="binned",
-        choices=["binned", "smooth"],
-        help="binned: the binned BECE model, per bin (closed form); smooth: a smooth calibration "
+        choices=["binned", "conjugate", "literal", "smooth"],
+        help="binned: the binned BECE model, per bin (its conjugate form, closed form; "
+        "'conjugate' names it too); literal: the binned model's literal form (each confidence a "
+        "truncated Normal in its bin, exact sampling); smooth: a smooth calibration "
         "curve pooling the bins (Laplace, from statistics on a fine grid), honest at small "
         "n (default binned)",
     )

@@ -40,6 +40,8 @@ def report_dict(result: Any, prob: float = PROB) -> dict[str, Any]:
             for m in range(stats.n_bins)
         ],
     }
+    if getattr(result, "model", "binned") == "binned-literal":
+        d["model"] = "binned-literal"
     if getattr(result, "model", "binned") == "smooth":
         # the smooth model's own per-bin accuracy (posterior mean and interval
         # of sum_j w_j sigma(f(x_j)) / sum_j w_j over the bin), and its grid
@@ -77,6 +79,9 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
         f"  bins          {stats.n_bins} {binning}, {int((stats.bin_counts == 0).sum())} empty",
         f"  {outcome:<13} {overall:.4f} overall",
     ]
+    if d.get("model") == "binned-literal":
+        lines.append("  model         binned BECE model, literal form (each confidence a truncated "
+                     "Normal in its bin)")
     if smooth:
         atoms = ("every prediction an atom (exact)" if d["grid"] is None else
                  f"{d['grid']} sub-cells per bin, grid error <= {d['grid_error']:.1e}")
@@ -168,7 +173,8 @@ def run_report(args: argparse.Namespace) -> int:
         result, pred = _smooth_report(path, args, progress)
     else:
         pred = read_statistics(path, n_bins=args.n_bins, binning=args.binning, progress=progress)
-        result = posterior_ece(pred.stats, num_samples=args.samples, seed=args.seed)
+        result = posterior_ece(pred.stats, num_samples=args.samples, seed=args.seed,
+                               model=args.model)
     if args.json:
         print(to_json(report_dict(result)))
     else:
