@@ -235,6 +235,13 @@ class SmoothBayesianECE(BayesianECE):
         :math:`(a, b, \\lambda u, \\tau v)` of each draw.
     smoothness, bin_sd : ndarray of shape (S,)
         :math:`\\lambda` and :math:`\\tau` of each draw.
+    prob_calibrated : float or None
+        Posterior probability of exact calibration :math:`\\pi_0` when the
+        draws average the smooth model with it (:mod:`bece.smooth.average`;
+        a fraction :math:`\\pi_0` of the draws are then exactly 0); None for
+        the smooth model alone.
+    prior_odds : float or None
+        The prior odds of calibration used for ``prob_calibrated``.
     """
 
     curve_grid: np.ndarray
@@ -242,13 +249,16 @@ class SmoothBayesianECE(BayesianECE):
     coefficients: np.ndarray
     smoothness: np.ndarray
     bin_sd: np.ndarray
+    prob_calibrated: float | None = None
+    prior_odds: float | None = None
 
     def to_inference_data(self) -> Any:  # arviz.InferenceData (0.2x) or xarray.DataTree (1.x)
         """As :meth:`BayesianECE.to_inference_data`, plus in ``posterior``:
         ``curve`` (chain, draw, curve_confidence — the confidences of
         ``curve_grid``), ``intercept`` (:math:`a`), ``slope`` (:math:`1 + b`),
         ``smoothness`` (:math:`\\lambda`), ``bin_sd`` (:math:`\\tau`), and the
-        attributes ``log_bayes_factor_calibrated`` and ``grid_error``."""
+        attributes ``log_bayes_factor_calibrated``, ``grid_error`` and (when
+        averaged with exact calibration) ``prob_calibrated`` and ``prior_odds``."""
         return super().to_inference_data()
 
     def _arviz_groups(self) -> dict[str, Any]:
@@ -264,4 +274,7 @@ class SmoothBayesianECE(BayesianECE):
         if hasattr(self.params, "log_bayes_factor") and hasattr(self.params, "grid_error"):
             spec["attrs"]["posterior"]["log_bayes_factor_calibrated"] = self.params.log_bayes_factor
             spec["attrs"]["posterior"]["grid_error"] = self.params.grid_error
+        if self.prob_calibrated is not None:
+            spec["attrs"]["posterior"]["prob_calibrated"] = self.prob_calibrated
+            spec["attrs"]["posterior"]["prior_odds"] = self.prior_odds
         return spec

@@ -18,6 +18,7 @@ from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
 from ..stats.inputs import as_outcomes
 from .atoms import Atoms, atoms_and_ece_stats, check_grid, make_atoms
+from .average import DEFAULT_PRIOR_ODDS, average_with_calibrated
 from .basis import DEFAULT_N_KNOTS
 from .draws import CURVE_POINTS, curve_grid, curve_values, ece_draws, importance_draws
 from .fit import SmoothPosterior, fit_smooth, single_threaded_blas
@@ -77,14 +78,25 @@ def prepare_atoms(
     return atoms, stats, curve_grid(p if atoms.exact else atoms.p)
 
 
+def check_prior_odds(prior_odds: Any) -> float:
+    """``prior_odds`` as a float in [0, inf), or ``ValueError`` naming it."""
+    if isinstance(prior_odds, bool) or not isinstance(prior_odds, (int, float, np.integer, np.floating)):
+        raise ValueError(f"prior_odds must be a number >= 0, got {prior_odds!r}")
+    value = float(prior_odds)
+    if not (np.isfinite(value) and value >= 0):
+        raise ValueError(f"prior_odds must be a finite number >= 0, got {prior_odds!r}")
+    return value
+
+
 def _laplace(
     atoms: Atoms, stats: CalibrationStats, grid_points: np.ndarray, rng: np.random.Generator,
-    num_samples: int, **model: Any,
+    num_samples: int, prior_odds: float, **model: Any,
 ) -> SmoothBayesianECE:
     with single_threaded_blas():
         post = fit_smooth(atoms, **model)
         beta, lam, tau, post = importance_draws(atoms, post, num_samples, rng)
-        return smooth_result(atoms, stats, post, beta, lam, tau, rng, "laplace", grid_points)
+        result = smooth_result(atoms, stats, post, beta, lam, tau, rng, "laplace", grid_points)
+    return average_with_calibrated(result, prior_odds, rng)
 
 
 def smooth_ece(
@@ -102,6 +114,7 @@ def smooth_ece(
     grid: str | int | None = "auto",
     num_samples: int = 10_000,
     seed: Seed = 0,
+    prior_odds: float = DEFAULT_PRIOR_ODDS,
 ) -> SmoothBayesianECE:
     """Posterior over the ECE under the smooth calibration-curve model (Laplace).
 
@@ -120,12 +133,18 @@ def smooth_ece(
         2,000 predictions, 128 sub-cells above.
     num_samples : int, default 10_000
     seed : int or numpy.random.Generator, default 0
+    prior_odds : float, default :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS`
+        Prior odds of exact calibration: the draws average the smooth model
+        with the identity curve (ECE exactly 0) by their posterior
+        probabilities (:mod:`bece.smooth.average`), so the interval can
+        reach 0. 0 gives the smooth model alone.
 
     Returns
     -------
     SmoothBayesianECE
         ``model="smooth"``, ``method="laplace"``; ``params`` is the
-        :class:`SmoothPosterior`.
+        :class:`SmoothPosterior`; ``prob_calibrated`` the posterior
+        probability of exact calibration.
 
     Examples
     --------
@@ -145,7 +164,8 @@ def smooth_ece(
     rng = as_generator(seed)
     atoms, stats, grid_points = prepare_atoms(y_true, y_prob, y_pred, n_bins, binning, grid)
     check_smooth_draws(num_samples, n_knots, atoms.binning.n_bins)
-    return _laplace(atoms, stats, grid_points, rng, num_samples, n_knots=n_knots,
+    prior_odds = check_prior_odds(prior_odds)
+    return _laplace(atoms, stats, grid_points, rng, num_samples, prior_odds, n_knots=n_knots,
                     intercept_scale=intercept_scale, slope_scale=slope_scale,
                     smoothness_scale=smoothness_scale, bin_scale=bin_scale)
 
@@ -162,6 +182,7 @@ def smooth_posterior_ece(
     bin_scale: float | None = 0.25,
     num_samples: int = 10_000,
     seed: Seed = 0,
+    prior_odds: float = DEFAULT_PRIOR_ODDS,
 ) -> SmoothBayesianECE:
     """Posterior over the ECE under the smooth model, from fine statistics.
 
@@ -189,6 +210,8 @@ def smooth_posterior_ece(
         The model and prior; see :func:`fit_smooth`.
     num_samples : int, default 10_000
     seed : int or numpy.random.Generator, default 0
+    prior_odds : float, default :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS`
+        As :func:`smooth_ece`.
 
     Returns
     -------
@@ -223,7 +246,8 @@ def smooth_posterior_ece(
     rng = as_generator(seed)
     atoms, coarse = atoms_and_ece_stats(stats, n_bins, binning)
     check_smooth_draws(num_samples, n_knots, atoms.binning.n_bins)
-    return _laplace(atoms, coarse, curve_grid(atoms.p), rng, num_samples, n_knots=n_knots,
+    prior_odds = check_prior_odds(prior_odds)
+    return _laplace(atoms, coarse, curve_grid(atoms.p), rng, num_samples, prior_odds, n_knots=n_knots,
                     intercept_scale=intercept_scale, slope_scale=slope_scale,
                     smoothness_scale=smoothness_scale, bin_scale=bin_scale)
 

@@ -120,7 +120,7 @@ def test_bad_data_and_binned_options_raise():
         smooth_ece([0, 1, 1], [0.2, 0.4])
     with pytest.raises(ValueError, match="alpha"):
         bece.bayesian_ece([0, 1], [0.2, 0.4], model="smooth", alpha=1.0)
-    with pytest.raises(ValueError, match="'binned' or 'smooth'"):
+    with pytest.raises(ValueError, match="model must be one of .*'smooth'.*got 'spline'"):
         bece.bayesian_ece([0, 1], [0.2, 0.4], model="spline")
     with pytest.raises(ValueError, match="sigma"):
         bece.cross_check([0, 1], [0.2, 0.4], model="smooth", sigma=0.1)
