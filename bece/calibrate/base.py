@@ -77,11 +77,14 @@ class ScoreCalibrator(ClassifierMixin, BaseEstimator):
         How ``X`` was read (``input="auto"`` decided at :meth:`fit`).
     binary_input_ : bool
         ``X`` was 1-D (a binary classifier's score).
+    n_features_in_ : int
+        Columns of ``X`` (K; 1 for 1-D input).
     """
 
     input: str
     _fitted: ClassVar[tuple[str, ...]] = ()
-    _common: ClassVar[tuple[str, ...]] = ("classes_", "n_classes_", "input_", "binary_input_")
+    _common: ClassVar[tuple[str, ...]] = ("classes_", "n_classes_", "input_", "binary_input_",
+                                          "n_features_in_")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -113,6 +116,7 @@ class ScoreCalibrator(ClassifierMixin, BaseEstimator):
         self.n_classes_ = int(scores.k)
         self.input_ = scores.kind
         self.binary_input_ = bool(scores.binary)
+        self.n_features_in_ = scores.n_features
         self._fit(scores, index)
         return self
 

@@ -30,7 +30,7 @@ of logits; the logarithm of probabilities, zeros read as
   here only zeros change (to ``tiny``).
 
 The logistic fits are :class:`sklearn.linear_model.LogisticRegression`
-without penalty (``C=inf``, lbfgs, ``tol=1e-10``).
+without penalty (``C=inf``, lbfgs, ``tol=1e-10``, ``max_iter=1000``).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def binary_log_probabilities(scores: Scores) -> tuple[np.ndarray, np.ndarray]:
 def _logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     from sklearn.linear_model import LogisticRegression
 
-    model = LogisticRegression(C=np.inf, tol=1e-10, max_iter=10_000)
+    model = LogisticRegression(C=np.inf, tol=1e-10, max_iter=1000)
     model.fit(x, y, sample_weight=weight)
     return np.asarray(model.coef_[0], dtype=np.float64), float(model.intercept_[0])
 
@@ -94,7 +94,8 @@ class BinaryCalibrator(ScoreCalibrator):
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """``classes_[1]`` where the calibrated :math:`P(y = 1) > 1/2`, else ``classes_[0]``."""
-        return self.classes_[(self._p1(self._scores(X)) > 0.5).astype(np.int64)]
+        index = (self._p1(self._scores(X)) > 0.5).astype(np.int64)
+        return self.classes_[index]
 
 
 class PlattScaling(BinaryCalibrator):

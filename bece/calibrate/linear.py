@@ -30,7 +30,7 @@ the value of ``reg_grid`` with the smallest held-out NLL; when both are None
 they are tied (:math:`\mu = \lambda`, a one-dimensional search; Kull et al.
 searched a grid of both). The chosen values are ``reg_lambda_`` and
 ``reg_mu_``. Across the grid each fold starts from its previous solution
-(largest penalty first).
+(largest penalty first), and its fits stop at the larger of ``tol`` and :data:`CV_TOL`.
 
 Every objective is convex; it is minimised by :func:`scipy.optimize.minimize`
 (L-BFGS-B) with its analytic gradient, from temperature scaling's solution
@@ -63,6 +63,7 @@ __all__ = [
     "DirichletCalibration",
     "FTOL_FACTOR",
     "MatrixScaling",
+    "CV_TOL",
     "REG_GRID",
     "VectorScaling",
     "linear_objective",
@@ -70,6 +71,9 @@ __all__ = [
 
 #: Default grid of ODIR strengths searched by cross-validation
 REG_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)
+
+#: ``tol`` of the cross-validation's fits (at least): they only rank the candidates
+CV_TOL = 1e-6
 
 #: L-BFGS-B's ``ftol`` is ``tol * FTOL_FACTOR`` (relative decrease of the loss)
 FTOL_FACTOR = 1e-4
@@ -129,7 +133,7 @@ def linear_objective(blocks: Blocks, y: np.ndarray, n: int, k: int, *, full: boo
 
 
 def _minimise(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], theta0: np.ndarray, tol: float,
-              max_iter: int, name: str) -> np.ndarray:
+              max_iter: int, name: str) -> tuple[np.ndarray, int]:
     res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
                    options={"gtol": tol, "ftol": tol * FTOL_FACTOR, "maxiter": max_iter,
                             "maxfun": 2 * max_iter, "maxcor": 20})
@@ -139,7 +143,7 @@ def _minimise(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], theta0: np.
         warnings.warn(f"{name}: L-BFGS-B stopped after max_iter={max_iter} iterations "
                       f"(gradient max {np.abs(res.jac).max():.2e}, tol {tol:g}); raise max_iter",
                       ConvergenceWarning, stacklevel=3)
-    return np.asarray(res.x, dtype=np.float64)
+    return np.asarray(res.x, dtype=np.float64), int(res.nit)
 
 
 def _check_common(est: Any) -> None:
@@ -172,9 +176,12 @@ class VectorScaling(ScoreCalibrator):
     nll_ : float
         Mean NLL of the calibration set at the fit.
     n_passes_ : int
+        Passes over the data (softmax evaluations), temperature scaling's included.
+    n_iter_ : int
+        L-BFGS-B iterations.
     """
 
-    _fitted = ("coef_", "intercept_", "nll_", "n_passes_")
+    _fitted = ("coef_", "intercept_", "nll_", "n_passes_", "n_iter_")
 
     def __init__(self, *, input: str = "auto", tol: float = 1e-8, max_iter: int = 1000,
                  bounds: tuple[float, float] = (1e-2, 1e2)) -> None:
@@ -191,8 +198,8 @@ class VectorScaling(ScoreCalibrator):
         k = scores.k
         t = fit_temperature(scores, y, check_bounds(self.bounds), counter)
         fun = linear_objective(scores.blocks, y, scores.n, k, full=False, counter=counter)
-        theta = _minimise(fun, np.r_[np.full(k, 1.0 / t), np.zeros(k)], self.tol, self.max_iter,
-                          type(self).__name__)
+        theta, self.n_iter_ = _minimise(fun, np.r_[np.full(k, 1.0 / t), np.zeros(k)], self.tol,
+                                        self.max_iter, type(self).__name__)
         self.coef_ = theta[:k]
         self.intercept_ = theta[k:] - theta[k:].mean()
         self.nll_ = fun(np.r_[self.coef_, self.intercept_])[0]
@@ -235,9 +242,14 @@ class MatrixScaling(ScoreCalibrator):
     nll_ : float
         Mean NLL (without penalty) of the calibration set at the fit.
     n_passes_ : int
+        Passes over the data (softmax evaluations), temperature scaling's and
+        the cross-validation's included.
+    n_iter_ : int
+        L-BFGS-B iterations of the final fit.
     """
 
-    _fitted = ("coef_", "intercept_", "reg_lambda_", "reg_mu_", "cv_nll_", "nll_", "n_passes_")
+    _fitted = ("coef_", "intercept_", "reg_lambda_", "reg_mu_", "cv_nll_", "nll_", "n_passes_",
+               "n_iter_")
     _log_features = False
 
     def __init__(self, *, input: str = "auto", reg_lambda: float | None = None,
@@ -282,7 +294,7 @@ class MatrixScaling(ScoreCalibrator):
         return log_softmax(block) if self._log_features else block
 
     def _solve(self, x: np.ndarray, y: np.ndarray, lam: float, mu: float, theta0: np.ndarray,
-               counter: PassCounter) -> np.ndarray:
+               counter: PassCounter, tol: float) -> tuple[np.ndarray, int]:
         n, k = x.shape
         rows = max(1, BLOCK // k)
 
@@ -291,7 +303,7 @@ class MatrixScaling(ScoreCalibrator):
                 yield start, min(n, start + rows), x[start:start + rows]
 
         fun = linear_objective(blocks, y, n, k, full=True, reg_lambda=lam, reg_mu=mu, counter=counter)
-        return _minimise(fun, theta0, self.tol, self.max_iter, type(self).__name__)
+        return _minimise(fun, theta0, tol, self.max_iter, type(self).__name__)
 
     def _fit(self, scores: Scores, y: np.ndarray) -> None:
         from sklearn.model_selection import KFold
@@ -315,7 +327,8 @@ class MatrixScaling(ScoreCalibrator):
                 for j, value in enumerate(grid):
                     lj = value if lam is None else lam
                     mj = value if mu is None else mu
-                    theta = self._solve(x[train], y[train], lj, mj, theta, counter)
+                    theta = self._solve(x[train], y[train], lj, mj, theta, counter,
+                                        max(self.tol, CV_TOL))[0]
                     w, b = theta[:k * k].reshape(k, k), theta[k * k:]
                     lp = log_softmax(x[test] @ w.T + b)
                     held[j] -= float(lp[np.arange(test.size), y[test]].sum())
@@ -323,7 +336,7 @@ class MatrixScaling(ScoreCalibrator):
             lam = float(grid[best]) if lam is None else lam
             mu = float(grid[best]) if mu is None else mu
             self.cv_nll_ = (held / scores.n)[::-1].copy()  # in reg_grid's sorted order
-        theta = self._solve(x, y, float(lam), float(mu), theta0, counter)
+        theta, self.n_iter_ = self._solve(x, y, float(lam), float(mu), theta0, counter, self.tol)
         w, b = theta[:k * k].reshape(k, k), theta[k * k:]
         self.coef_ = w
         self.intercept_ = b - b.mean()

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.sparse import issparse
 
 from ..stats.inputs import as_array, check_labels, check_probabilities, checked_array, describe_bad
 
@@ -93,6 +94,11 @@ class Scores:
     data: np.ndarray
     kind: str
     binary: bool
+
+    @property
+    def n_features(self) -> int:
+        """Columns of the input (1 for 1-D input), scikit-learn's ``n_features_in_``."""
+        return 1 if self.binary else int(self.data.shape[1])
 
     @property
     def n(self) -> int:
@@ -183,7 +189,13 @@ def as_scores(X: Any, input: str, name: str = "X") -> Scores:
     """
     if not isinstance(input, str) or input not in INPUTS:
         raise ValueError(f"input must be one of {INPUTS}, got {input!r}")
-    arr = checked_array(X, name)
+    if issparse(X):
+        raise ValueError(f"{name} is a sparse matrix: sparse input is not supported (scores are "
+                         "dense); pass X.toarray()")
+    arr = as_array(X, name)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} holds complex numbers: Complex data not supported")
+    arr = checked_array(arr, name)
     if arr.dtype.kind != "f":
         arr = arr.astype(np.float64)
     kind = input
@@ -218,6 +230,8 @@ def encode_labels(y: Any, n: int, k: int, name: str = "y") -> tuple[np.ndarray, 
     distinct values, matched to the columns in sorted order. ``index`` is
     int64 of shape (n,).
     """
+    if y is None:
+        raise ValueError(f"fit requires {name} to be passed, but the target {name} is None")
     arr = as_array(y, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must have shape (n,), got shape {arr.shape}")
@@ -225,6 +239,10 @@ def encode_labels(y: Any, n: int, k: int, name: str = "y") -> tuple[np.ndarray, 
         raise ValueError(
             f"{name} has {arr.shape[0]} entries but X has {n} rows; they must have the same length"
         )
+    if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.any(arr != np.floor(arr)):
+        frac = arr != np.floor(arr)
+        raise ValueError(f"{name} must hold class labels, not continuous values; "
+                         f"{describe_bad(arr, frac)} are not integers")
     if arr.dtype.kind in "biuf":
         labels = check_labels(arr, name, n)
         if labels.size and labels.min() >= 0 and labels.max() < k:

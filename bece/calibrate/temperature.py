@@ -118,13 +118,13 @@ def fit_temperature(scores: Scores, y: np.ndarray, bounds: tuple[float, float] =
             "X carries no information on the temperature: the NLL is flat (every row's logits "
             "are equal, or every label's logit equals its row's softmax mean at both bounds)"
         )
-    if g_lo > 0:
+    if g_lo >= 0:
         raise ValueError(
             f"the temperature reached the upper bound of the search (T = {hi:g}, bounds="
             f"{bounds}): the NLL still decreases beyond it (scores nearly uninformative of y?); "
             "widen bounds if a larger T is plausible"
         )
-    if g_hi < 0:
+    if g_hi <= 0:
         raise ValueError(
             f"the temperature reached the lower bound of the search (T = {lo:g}, bounds="
             f"{bounds}): the NLL still decreases towards T = 0 (is every label its row's "

@@ -51,7 +51,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
 from ..stats.binning import make_binning
-from ..stats.inputs import check_labels, check_top_label
+from ..stats.inputs import as_array, check_labels, check_top_label
 
 __all__ = [
     "CalibrationWarning",
@@ -65,6 +65,18 @@ _LOGIT_LIMIT = 1e-12
 
 class CalibrationWarning(UserWarning):
     """A label had too few calibration points and keeps its confidences."""
+
+
+def _dense(y_prob: Any) -> Any:
+    """``y_prob`` unless it is sparse or complex (ValueError saying so)."""
+    from scipy.sparse import issparse
+
+    if issparse(y_prob):
+        raise ValueError("y_prob is a sparse matrix: sparse input is not supported; pass a dense array")
+    arr = as_array(y_prob, "y_prob")
+    if arr.dtype.kind == "c":
+        raise ValueError("y_prob holds complex numbers: Complex data not supported")
+    return arr
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
@@ -135,7 +147,7 @@ class TopLabelCalibrator(ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (K,)
         ``arange(K)``: the columns of ``y_prob``.
-    n_classes_ : int
+    n_classes_, n_features_in_ : int
         K seen in :meth:`fit`.
     calibrators_ : dict[int, object]
         Fitted calibrator per label (``None``: identity).
@@ -191,11 +203,14 @@ class TopLabelCalibrator(ClassifierMixin, BaseEstimator):
             Its labels, in ``0 .. K-1``.
         """
         self._check_params()
-        pred, conf, k = check_top_label(y_prob)
+        if y_true is None:
+            raise ValueError("fit requires y_true to be passed, but the target y_true is None")
+        pred, conf, k = check_top_label(_dense(y_prob))
         y = check_labels(y_true, "y_true", conf.shape[0], n_classes=k)
         z = (y == pred).astype(np.float64)
         self.classes_ = np.arange(k, dtype=np.int64)
         self.n_classes_ = k
+        self.n_features_in_ = k
         self.n_samples_ = np.bincount(pred, minlength=k)
         order = np.argsort(pred, kind="stable")
         starts = np.concatenate([[0], np.cumsum(self.n_samples_)])
@@ -227,7 +242,7 @@ class TopLabelCalibrator(ClassifierMixin, BaseEstimator):
     def _check_fitted(self, y_prob: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         if not hasattr(self, "calibrators_"):
             raise NotFittedError("this TopLabelCalibrator is not fitted yet: call fit first")
-        pred, conf, k = check_top_label(y_prob)
+        pred, conf, k = check_top_label(_dense(y_prob))
         if k != self.n_classes_:
             raise ValueError(
                 f"y_prob has K = {k} classes but the calibrator was fitted with "
