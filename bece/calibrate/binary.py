@@ -25,7 +25,9 @@ of logits; the logarithm of probabilities, zeros read as
   :math:`a, b \ge 0`, a logistic regression on :math:`(\ell_1, -\ell_0)`;
   if the fit gives :math:`a < 0` it is refitted with :math:`a = 0` (only
   :math:`-\ell_0`), if :math:`b < 0` with :math:`b = 0`, as the authors'
-  ``betacal`` does. ``betacal`` clips probabilities to
+  ``betacal`` does; if the refitted slope is negative too, the map is the
+  constant :math:`\operatorname{logit}(\bar y)` (betacal keeps the negative
+  slope, outside its model). ``betacal`` clips probabilities to
   :math:`[\epsilon, 1 - \epsilon]` (machine epsilon) before the logarithm;
   here only zeros change (to ``tiny``).
 
@@ -219,6 +221,9 @@ class BetaCalibration(BinaryCalibrator):
         elif b < 0:
             coef, c = _logistic(x[:, :1], y)
             a, b = coef[0], 0.0
+        if a < 0 or b < 0:  # the refit's slope is negative too: a constant
+            mean = float(np.mean(y))
+            a, b, c = 0.0, 0.0, float(np.log(mean) - np.log1p(-mean))
         self.a_, self.b_, self.c_ = float(a), float(b), float(c)
 
     def _p1(self, scores: Scores) -> np.ndarray:

@@ -1,0 +1,150 @@
+"""bece.calibrate.linear: vector scaling, matrix scaling with ODIR and
+Dirichlet calibration against their definitions minimised here with scipy,
+gradients against finite differences, the cross-validation against a naive
+loop, and the families' relations.
+
+The ODIR objective is that of dirichletcal (Kull et al. 2019,
+dirichletcal/calib/multinomial.py, ``_objective`` with ``reg_norm=True`` and
+``ref_row=False``): mean log-loss + lambda/(K(K-1)) * sum of squared
+off-diagonal weights + mu/K * sum of squared intercepts; Dirichlet
+calibration applies it to log-probabilities. It is written out below with
+scipy's log_softmax and minimised by scipy's BFGS.
+
+Deterministic (fixed data); no false-alarm rate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import optimize, special
+from sklearn.model_selection import KFold
+
+from bece.calibrate import DirichletCalibration, MatrixScaling, TemperatureScaling, VectorScaling
+from bece.calibrate.linear import linear_objective
+from bece.calibrate.scores import as_scores
+
+from .helpers import logits_with_temperature, mean_nll
+
+
+@pytest.fixture
+def data():
+    """K = 3 logits whose labels follow softmax(W z + b) with a non-diagonal W."""
+    rng = np.random.default_rng(7)
+    z = rng.normal(scale=2.0, size=(1500, 3))
+    w = np.array([[0.6, 0.2, 0.0], [0.0, 0.8, -0.1], [0.1, 0.0, 0.5]])
+    p = special.softmax(z @ w.T + [0.3, -0.2, 0.0], axis=1)
+    y = (rng.uniform(size=(1500, 1)) > p.cumsum(axis=1)).sum(axis=1)
+    return z, np.minimum(y, 2)
+
+
+def odir_reference(x, y, lam, mu):
+    """dirichletcal's ODIR objective, minimised by scipy's BFGS from W = I."""
+    k = x.shape[1]
+    off = ~np.eye(k, dtype=bool)
+
+    def objective(theta):
+        w, b = theta[:k * k].reshape(k, k), theta[k * k:]
+        return (mean_nll(x @ w.T + b, y) + lam / (k * (k - 1)) * np.sum(w[off] ** 2)
+                + mu / k * np.sum(b**2))
+
+    res = optimize.minimize(objective, np.r_[np.eye(k).ravel(), np.zeros(k)], method="BFGS",
+                            options={"gtol": 1e-9, "maxiter": 10_000})
+    w, b = res.x[:k * k].reshape(k, k), res.x[k * k:]
+    return special.softmax(x @ w.T + b, axis=1)
+
+
+@pytest.mark.parametrize("lam,mu", [(0.0, 0.0), (0.5, 0.1), (5.0, 5.0)])
+def test_matrix_scaling_is_the_odir_definition(data, lam, mu):
+    z, y = data
+    ms = MatrixScaling(input="logits", reg_lambda=lam, reg_mu=mu).fit(z, y)
+    ref = odir_reference(z, y, lam, mu)
+    # both optimisers stop at gradients ~1e-8 of a strictly convex loss (for
+    # lam = 0 only the probabilities are unique): agreement to 1e-5
+    np.testing.assert_allclose(ms.predict_proba(z), ref, atol=1e-5)
+    assert ms.reg_lambda_ == lam and ms.reg_mu_ == mu and ms.cv_nll_ is None
+
+
+def test_dirichlet_is_odir_on_log_probabilities(data):
+    z, y = data
+    dc = DirichletCalibration(input="logits", reg_lambda=0.5, reg_mu=0.1).fit(z, y)
+    x = special.log_softmax(z, axis=1)
+    np.testing.assert_allclose(dc.predict_proba(z), odir_reference(x, y, 0.5, 0.1), atol=1e-5)
+    # on probabilities: the same (their log is the log-softmax)
+    p = special.softmax(z, axis=1)
+    dp = DirichletCalibration(reg_lambda=0.5, reg_mu=0.1).fit(p, y)
+    np.testing.assert_allclose(dp.predict_proba(p), dc.predict_proba(z), atol=1e-6)
+
+
+def test_vector_scaling_is_its_definition(data):
+    z, y = data
+
+    def objective(theta):
+        return mean_nll(z * theta[:3] + theta[3:], y)
+
+    res = optimize.minimize(objective, np.r_[np.ones(3), np.zeros(3)], method="BFGS",
+                            options={"gtol": 1e-10})
+    vs = VectorScaling(input="logits").fit(z, y)
+    ref = special.softmax(z * res.x[:3] + res.x[3:], axis=1)
+    np.testing.assert_allclose(vs.predict_proba(z), ref, atol=1e-6)
+    assert vs.intercept_.sum() == pytest.approx(0, abs=1e-12)  # centred
+    assert vs.nll_ == pytest.approx(res.fun, rel=1e-9)
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_gradient_against_finite_differences(data, full):
+    z, y = data
+    s = as_scores(z, "logits")
+    k = 3
+    fun = linear_objective(s.blocks, y, s.n, k, full=full, reg_lambda=0.7, reg_mu=0.3)
+    rng = np.random.default_rng(3)
+    theta = rng.normal(scale=0.5, size=k * k + k if full else 2 * k)
+    _, grad = fun(theta)
+    h = 1e-6
+    numeric = np.array([(fun(theta + h * e)[0] - fun(theta - h * e)[0]) / (2 * h)
+                        for e in np.eye(theta.size)])
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-9)
+
+
+def test_families_nest(rng):
+    """Each family contains temperature scaling: on data made by temperature
+    scaling, each fit's NLL is at most T's (to solver tolerance), and matrix
+    scaling at least vector scaling's without penalty."""
+    z, y = logits_with_temperature(2000, 4, rng, temperature=1.6)
+    t = TemperatureScaling(input="logits").fit(z, y)
+    v = VectorScaling(input="logits").fit(z, y)
+    m = MatrixScaling(input="logits", reg_lambda=0.0, reg_mu=0.0).fit(z, y)
+    assert v.nll_ <= t.nll_ + 1e-9 and m.nll_ <= v.nll_ + 1e-9
+    np.testing.assert_allclose(v.coef_, 1 / t.temperature_, atol=0.1)
+
+
+def test_cross_validation_is_the_naive_loop(data):
+    z, y = data
+    grid = (0.01, 10.0)
+    ms = MatrixScaling(input="logits", reg_grid=grid, cv=3, random_state=5).fit(z, y)
+    held = []
+    for value in grid:
+        total = 0.0
+        for train, test in KFold(3, shuffle=True, random_state=5).split(z):
+            fit = MatrixScaling(input="logits", reg_lambda=value, reg_mu=value).fit(z[train], y[train])
+            total -= np.log(fit.predict_proba(z[test])[np.arange(test.size), y[test]]).sum()
+        held.append(total / y.size)
+    # the folds' fits stop at gtol 1e-6 (CV_TOL) and start elsewhere: 1e-6
+    np.testing.assert_allclose(ms.cv_nll_, held, rtol=1e-6)
+    assert ms.reg_lambda_ == ms.reg_mu_ == grid[int(np.argmin(held))]
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"reg_lambda": -1.0}, "reg_lambda must be None or a finite number >= 0"),
+        ({"reg_grid": ()}, "reg_grid must be a non-empty sequence"),
+        ({"cv": 1}, "cv must be an integer >= 2"),
+        ({"tol": 0.0}, "tol must be a number in"),
+        ({"max_iter": 0}, "max_iter must be a positive integer"),
+    ],
+)
+def test_bad_options(data, kwargs, message):
+    z, y = data
+    with pytest.raises(ValueError, match=message):
+        MatrixScaling(input="logits", **kwargs).fit(z, y)
