@@ -123,5 +123,6 @@ def test_fitted_kind_is_kept():
     batch = np.array([[0.2, 0.8]])  # sums to one, but these are logits
     np.testing.assert_allclose(ts.predict_proba(batch),
                                TemperatureScaling(input="logits").fit(z, y).predict_proba(batch))
-    with pytest.raises(ValueError, match=r"X has shape \(1, 3\) but the calibrator was fitted on shape \(n, 2\)"):
+    with pytest.raises(ValueError, match=r"X has shape \(1, 3\) but the calibrator was fitted on "
+                                         r"shape \(n, 2\)"):
         ts.predict_proba([[0.0, 1.0, 2.0]])

@@ -185,3 +185,34 @@ def test_recalibration_lowers_held_out_top_label_ece(method):
     r = bayesian_top_label_ece(y_te, p_te, n_bins=10, seed=0)
     lo, hi = r.interval(0.9)
     assert lo < before < hi
+
+
+def test_predict_proba_hand_case():
+    """Row (0.5, 0.3, 0.2) with its confidence recalibrated to 0.8: the other
+    entries keep their ratio 3:2 and share 0.2; a row (1, 0, 0) recalibrated to
+    0.8 gives 0.1 to each other class."""
+    cal = TopLabelCalibrator(method="sigmoid")
+    with pytest.warns(CalibrationWarning, match="1 label\\(s\\) never predicted"):
+        cal.fit(np.array([[0.5, 0.3, 0.2]] * 40 + [[0.3, 0.5, 0.2]] * 40), [0] * 40 + [1] * 40)
+    cal.calibrators_[0] = type("Fixed", (), {"predict": lambda self, p: np.full(p.shape, 0.8)})()
+    out = cal.predict_proba(np.array([[0.5, 0.3, 0.2], [1.0, 0.0, 0.0]]))
+    np.testing.assert_allclose(out, [[0.8, 0.12, 0.08], [0.8, 0.1, 0.1]], rtol=1e-12)
+
+
+def test_predict_proba_is_consistent(data):
+    y, prob = data
+    for method in ("isotonic", "sigmoid", "histogram"):
+        cal = TopLabelCalibrator(method=method).fit(prob[:2000], y[:2000])
+        out = cal.predict_proba(prob[2000:])
+        rows = np.arange(out.shape[0])
+        pred = cal.predict(prob[2000:])
+        np.testing.assert_allclose(out.sum(axis=1), 1.0, rtol=1e-12)
+        np.testing.assert_array_equal(out[rows, pred], cal.predict_confidence(prob[2000:]))
+        others = prob[2000:].copy()
+        others[rows, pred] = 0
+        scaled = out.copy()
+        scaled[rows, pred] = 0
+        # the other classes keep their proportions
+        np.testing.assert_allclose(scaled * others.sum(axis=1, keepdims=True),
+                                   others * scaled.sum(axis=1, keepdims=True), atol=1e-15)
+        np.testing.assert_array_equal(cal.classes_, np.arange(4))
