@@ -22,7 +22,7 @@ Only numpy and scipy are imported here; scikit-learn (for
 
 from .bayesian import BayesianCalibrationError, bayesian_calibration_error
 from .calibration_test import RegressionCalibrationTest, calibration_test
-from .forecast import forecast_quantiles, pit
+from .forecast import CorrelatedSamplesWarning, forecast_quantiles, pit
 from .histogram import DiscretePITWarning, PITHistogram
 from .metrics import (
     DEFAULT_LEVELS,
@@ -40,6 +40,7 @@ __all__ = [
     "DEFAULT_LEVELS",
     "UCT_LEVELS",
     "BayesianCalibrationError",
+    "CorrelatedSamplesWarning",
     "DiscretePITWarning",
     "PITHistogram",
     "RegressionCalibrationTest",

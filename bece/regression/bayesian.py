@@ -26,7 +26,8 @@ parameters 0. The posterior is their mixture:
 
 so a draw is 0 (and its curve the diagonal) with the posterior probability
 of calibration, ``prob_calibrated``, computed from the Bayes factor of the
-two models (prior odds 1 by default). For a calibrated forecaster this
+two models and prior odds of calibration of 0.1 (why:
+:mod:`bece.regression.smooth`). For a calibrated forecaster this
 probability grows with n and the 90% interval includes 0; for a
 miscalibrated one it vanishes and the smooth model's posterior remains.
 The model is fitted to the PIT histogram on a fine grid
@@ -72,6 +73,7 @@ from .histogram import PITHistogram, as_histogram
 from .metrics import DEFAULT_LEVELS, count_weights, observed_frequency
 from .smooth import (
     N_TILT,
+    PRIOR_ODDS,
     SHIFT_SCALE,
     SMOOTHNESS_SCALE,
     SPREAD_SCALE,
@@ -133,6 +135,9 @@ class BayesianCalibrationError(DrawSummaries):
         The smooth model's parameters in each draw (0 in the draws of
         calibration): :math:`a`, :math:`b` and :math:`\\lambda` of
         :mod:`bece.models.regression`.
+    w : ndarray of shape (S, K) or None
+        The tilt's coefficients :math:`w` in each draw (0 in the draws of
+        calibration).
     params : SmoothPITPosterior or None
         The smooth model's fit: evidence, Pareto :math:`\\hat k`, ...
     histogram : PITHistogram or None
@@ -150,11 +155,12 @@ class BayesianCalibrationError(DrawSummaries):
     weights: str | np.ndarray | None = None
     model: str = "dirichlet"
     log_bayes_factor: float = float("nan")
-    prior_odds: float = 1.0
+    prior_odds: float = PRIOR_ODDS
     calibrated: np.ndarray | None = None
     shift: np.ndarray | None = None
     log_spread: np.ndarray | None = None
     lam: np.ndarray | None = None
+    w: np.ndarray | None = None
     params: SmoothPITPosterior | None = None
     histogram: PITHistogram | None = None
 
@@ -189,7 +195,8 @@ class BayesianCalibrationError(DrawSummaries):
         ``posterior``: ``cal`` (chain, draw) and ``curve`` (chain, draw,
         level), with coordinate ``level`` = :attr:`levels`; for
         ``model="smooth"`` also ``calibrated`` (1 in the draws of
-        calibration), ``shift``, ``log_spread`` and ``lam``.
+        calibration), ``shift``, ``log_spread``, ``lam`` and ``w`` (chain,
+        draw, tilt).
         ``constant_data``: ``counts`` (cell; and ``alpha`` for the Dirichlet
         model), ``edges`` (edge; the J + 2 cell boundaries 0, p_1, ..., p_J,
         1) and ``observed`` (level). Independent draws are stored as one
@@ -214,10 +221,11 @@ class BayesianCalibrationError(DrawSummaries):
             dims["alpha"] = ["cell"]
         if self.calibrated is not None:
             post["calibrated"] = self.calibrated.astype(np.int64)[None, :]
-            for name in ("shift", "log_spread", "lam"):
+            for name in ("shift", "log_spread", "lam", "w"):
                 value = getattr(self, name)
                 if value is not None:
-                    post[name] = value[None, :]
+                    post[name] = value[None]
+            dims["w"] = ["tilt"]
             attrs.update(prob_calibrated=self.prob_calibrated, log_bayes_factor=self.log_bayes_factor,
                          prior_odds=self.prior_odds)
         return from_dict(
@@ -301,7 +309,7 @@ def bayesian_calibration_error(
     *,
     model: str = "smooth",
     weights: str | ArrayLike | None = None,
-    prior_odds: float = 1.0,
+    prior_odds: float = PRIOR_ODDS,
     shift_scale: float | None = None,
     spread_scale: float | None = None,
     smoothness_scale: float | None = None,
@@ -336,9 +344,11 @@ def bayesian_calibration_error(
     weights : None, "count" or array_like of shape (J,), default None
         As :func:`~bece.regression.calibration_error`; with ``"count"`` each
         draw uses :math:`w_j = C_j / \\sum_i C_i`, the population analogue.
-    prior_odds : float, default 1.0
+    prior_odds : float, default 0.1
         ``model="smooth"``: :math:`P(\\text{calibrated}) / P(\\text{not})`
-        before the data.
+        before the data: 1/11 of the prior mass on exact calibration, the
+        value the validation study supports
+        (:mod:`bece.regression.smooth`; ``prior_odds=1`` for even odds).
     shift_scale, spread_scale, smoothness_scale : float, optional
         ``model="smooth"``: prior sd of the PIT's probit shift (default
         0.6), of its log spread (default 0.67) and prior mean of the
@@ -430,5 +440,6 @@ def bayesian_calibration_error(
         draws=_score(curve, p, weights, w_plugin), curve=curve, model="smooth",
         log_bayes_factor=log_bf, prior_odds=prior_odds, calibrated=calibrated,
         shift=np.where(keep, theta[:, 0], 0.0), log_spread=np.where(keep, theta[:, 1], 0.0),
-        lam=np.where(keep, lam, 0.0), params=post, histogram=hist, **common,
+        lam=np.where(keep, lam, 0.0), w=np.where(keep[:, None], theta[:, 2:], 0.0), params=post,
+        histogram=hist, **common,
     )

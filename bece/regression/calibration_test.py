@@ -35,7 +35,7 @@ statistics summed over chunks. ``method="cramer-von-mises"`` and
 
 **Bayes factor** of calibration (the uniform PIT, :math:`H_0`) against the
 smooth model :math:`H_1` of :mod:`bece.regression.smooth`, and the posterior
-probability of calibration with prior odds O (default 1),
+probability of calibration with prior odds O (default 0.1),
 :math:`B_{01}O/(1 + B_{01}O)`: the same numbers as
 :func:`~bece.regression.bayesian_calibration_error` reports. A Bayes factor
 depends on the alternative's prior; the defaults describe the
@@ -85,7 +85,14 @@ from ..base.random import as_generator
 from ..base.typing import Seed
 from .bayesian import smooth_prior
 from .histogram import PITHistogram, as_histogram
-from .smooth import SmoothPITPosterior, check_scale, fit_pit_model, pit_model_draws, single_threaded_blas
+from .smooth import (
+    PRIOR_ODDS,
+    SmoothPITPosterior,
+    check_scale,
+    fit_pit_model,
+    pit_model_draws,
+    single_threaded_blas,
+)
 
 __all__ = [
     "anderson_darling_grid",
@@ -197,7 +204,7 @@ def calibration_test(
     *,
     method: str = "anderson-darling",
     num_resamples: int = 1000,
-    prior_odds: float = 1.0,
+    prior_odds: float = PRIOR_ODDS,
     shift_scale: float | None = None,
     spread_scale: float | None = None,
     smoothness_scale: float | None = None,
@@ -219,8 +226,11 @@ def calibration_test(
     num_resamples : int, default 1000
         ``method="anderson-darling"``: histograms B drawn under calibration;
         the smallest p-value is 1/(B + 1).
-    prior_odds : float, default 1.0
-        :math:`P(\\text{calibrated})/P(\\text{not})` for ``prob_calibrated``.
+    prior_odds : float, default 0.1
+        :math:`P(\\text{calibrated})/P(\\text{not})` for ``prob_calibrated``;
+        the default of :func:`~bece.regression.bayesian_calibration_error`,
+        so that both report the same probability (why 0.1:
+        :mod:`bece.regression.smooth`).
     shift_scale, spread_scale, smoothness_scale : float, optional
         The alternative (smooth) model's prior; see
         :func:`~bece.regression.bayesian_calibration_error`.

@@ -20,6 +20,7 @@ distribution with CDF :math:`F_t`. Four forms are accepted, each by keyword:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -31,13 +32,20 @@ from ..base.typing import Seed
 from ..stats.inputs import as_array, check_probabilities, describe_bad
 
 __all__ = [
+    "check_autocorrelation",
     "check_dist",
+    "CorrelatedSamplesWarning",
     "check_levels",
     "check_pit",
     "forecast_quantiles",
     "pit",
     "real_array",
 ]
+
+#: rows of a sample forecast :func:`check_autocorrelation` looks at
+ACF_ROWS = 256
+#: it warns when the draws' effective sample size is below this fraction of S
+ESS_WARN_FRACTION = 0.5
 
 # row chunk for the (n, S) comparisons of sample forecasts: bounds the
 # temporary boolean arrays to about 16 MB whatever n and S are
@@ -162,6 +170,60 @@ def _forecast_form(
     return form
 
 
+# ---------------------------------------------------------- autocorrelation
+class CorrelatedSamplesWarning(UserWarning):
+    """The draws of a sample forecast look autocorrelated (MCMC draws in sampler order)."""
+
+
+def check_autocorrelation(s: np.ndarray, *, stacklevel: int = 3) -> None:
+    """Warn when the S draws of a sample forecast look autocorrelated.
+
+    The rank PIT assumes the S draws and the target are exchangeable. MCMC
+    draws kept in the sampler's order are autocorrelated: their effective
+    sample size (ESS) is below S, the target's rank among them is more often
+    extreme, and the PIT of a correct forecaster has too much mass near 0
+    and 1, which a calibration test detects once n is large. The check
+    looks at the first :data:`ACF_ROWS` rows: when their mean lag-1
+    autocorrelation exceeds 0.2 (independent draws give about -1/S, with
+    sd 1/sqrt(256 S)), it computes ArviZ's bulk ESS of the standardised rows
+    (as chains of one quantity, :func:`bece.base.arviz.ess`) and warns
+    (:class:`CorrelatedSamplesWarning`) when it is below half of S, with the
+    numbers and how much to thin. Draws sorted along each row are not
+    checked (their order is not the sampler's; ranks do not depend on it).
+    """
+    n, size = s.shape
+    if size < 20:
+        return
+    rows = s[:ACF_ROWS]
+    step = np.diff(rows, axis=1)
+    if np.all(step >= 0) or np.all(step <= 0):
+        return
+    x = rows - rows.mean(axis=1, keepdims=True)
+    var = np.einsum("ij,ij->i", x, x)
+    ok = var > 0
+    if not ok.any():
+        return
+    rho1 = float(np.mean(np.einsum("ij,ij->i", x[ok, 1:], x[ok, :-1]) / var[ok]))
+    if rho1 < 0.2:
+        return
+    from ..base.arviz import ess
+
+    z = x[ok] / np.sqrt(var[ok] / size)[:, None]
+    per_row = ess(z, method="bulk") / z.shape[0]
+    if not per_row < ESS_WARN_FRACTION * size:
+        return
+    thin = int(np.ceil(size / max(per_row, 1.0)))
+    warnings.warn(
+        f"samples look autocorrelated along axis 1 (lag-1 autocorrelation {rho1:.2f}; effective sample "
+        f"size about {per_row:.0f} of S = {size} draws, over {z.shape[0]} rows): the rank PIT assumes "
+        "independent draws, and with autocorrelated ones the PIT of a correct forecaster has too many "
+        "values near 0 and 1, so calibration tests reject it once n is large. Thin the draws "
+        f"(samples[:, ::{thin}]) or use draws from independent chains",
+        CorrelatedSamplesWarning,
+        stacklevel=stacklevel,
+    )
+
+
 # --------------------------------------------------------------------- PIT
 def _count_samples(y: np.ndarray, s: np.ndarray, strict: bool) -> np.ndarray:
     """Per row, the number of samples ``< y`` (strict) or ``<= y``; int64 (n,)."""
@@ -246,8 +308,11 @@ def pit(
 
         the randomised rank of :math:`y_t` among the S + 1 values
         :math:`y_t, s_{t,1..S}`: exactly U(0, 1) when they are exchangeable
-        (a correct forecaster), ties included; it differs from the empirical
-        CDF by at most :math:`1/(S+1)`.
+        (a correct forecaster with independent draws), ties included; it
+        differs from the empirical CDF by at most :math:`1/(S+1)`. MCMC
+        draws are autocorrelated, not independent: a
+        :class:`CorrelatedSamplesWarning` says so, with their effective
+        sample size and how much to thin (:func:`check_autocorrelation`).
     quantiles : array_like of shape (n, K)
         Forecast quantiles, non-decreasing along rows, at ``levels``.
     levels : array_like of shape (K,)
@@ -282,6 +347,11 @@ def pit(
         If no or several forecast forms are given; on NaN or infinity in any
         input; ``std <= 0``; lengths that do not match ``y``; levels not
         strictly increasing in (0, 1); quantile rows that decrease.
+
+    Warns
+    -----
+    CorrelatedSamplesWarning
+        When the draws of a sample forecast look autocorrelated.
 
     Examples
     --------
@@ -335,6 +405,7 @@ def pit(
     if form == "samples":
         s = real_array(samples, "samples", ndim=(2,))
         _same_length(s, "samples", n)
+        check_autocorrelation(s)
         size = s.shape[1]
         if not randomize:
             return _count_samples(yy, s, strict=False) / size

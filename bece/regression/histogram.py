@@ -236,9 +236,10 @@ class PITHistogram:
 
         The forecast arguments are those of :func:`~bece.regression.pit`
         (give ``randomize=True`` and a ``seed`` for sample and quantile
-        forecasts). For chunks of one test set, give each chunk its own
-        seed (e.g. ``seed=[base, i]`` is not accepted: use
-        ``numpy.random.default_rng([base, i])``).
+        forecasts). For chunks of one test set, pass one
+        ``numpy.random.Generator`` to every chunk (or a different int seed
+        to each): the same int seed for every chunk would reuse the same
+        uniform variates.
         """
         rng = None if seed is None else as_generator(seed)
         u = pit(y, mean=mean, std=std, dist=dist, samples=samples, quantiles=quantiles,

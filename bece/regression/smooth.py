@@ -40,9 +40,22 @@ Calibration. The uniform distribution :math:`H_0` has the exact marginal
 likelihood :math:`\prod_k G^{-c_k}` (the multinomial coefficient is common to
 both models and cancels), so the Bayes factor is
 :math:`B_{01} = p(\text{counts} \mid H_0) / p(\text{counts} \mid H_1)` and,
-with prior odds O (default 1), :math:`P(H_0 \mid \text{counts}) = B_{01} O /
+with prior odds O, :math:`P(H_0 \mid \text{counts}) = B_{01} O /
 (1 + B_{01} O)`. :math:`H_1`'s marginal likelihood is the importance
 estimate when the Pareto :math:`\hat k` is below 0.7, else the Laplace one.
+
+Prior odds of calibration: O = 0.1 by default (prior probability 1/11).
+Exact calibration is one point among the forecasters users meet, and even
+odds give it so much weight that small miscalibrations at small n are
+taken for calibration: a forecast whose mean is off by 0.3 sd, n = 100,
+200 replications (``benchmarks/regression_study.py``): with O = 1 the data
+favour calibration often enough that the 90% interval of the cal score
+covered the truth in 0.73 (Gaussian forecasts) and 0.705 (sample
+forecasts) of replications, with O = 0.25 in 0.825 and 0.795, with O = 0.1
+in 0.87 and 0.83. For calibrated forecasters the interval still includes 0
+in at least 0.99 of replications with O = 0.1 (n = 100 and 1000, all
+three forecast forms). The Bayes factor does not depend on O; pass
+``prior_odds=1`` for the even-odds probability.
 """
 
 from __future__ import annotations
@@ -80,12 +93,14 @@ N_LAMBDA = 16
 HYPER_RANGE = (1e-2, 10.0)
 #: Above this Pareto k-hat the importance estimate is not trusted
 PARETO_K_MAX = 0.7
+#: Default prior odds of calibration, P(H0) / P(H1) (module docstring)
+PRIOR_ODDS = 0.1
 #: Default prior scales: shift sd, log-spread sd, mean of lambda
 SHIFT_SCALE = 0.6
 SPREAD_SCALE = 0.67
 SMOOTHNESS_SCALE = 0.25
 #: (draw, cell) values computed at once
-CHUNK_ELEMENTS = 1 << 22
+CHUNK_ELEMENTS = 1 << 20
 
 
 def single_threaded_blas() -> AbstractContextManager[Any]:
@@ -165,12 +180,17 @@ def _edges_x(shift: np.ndarray, log_spread: np.ndarray, z: np.ndarray) -> np.nda
     return x
 
 
+def _unnormalised(theta: np.ndarray, lam: np.ndarray, grid: PITGrid) -> tuple[np.ndarray, np.ndarray]:
+    """Cell masses :math:`M_k` and tilts :math:`h_k` of draws, each (S, G)."""
+    mass = _cell_mass(_edges_x(theta[:, 0], theta[:, 1], grid.z))
+    return mass, lam[:, None] * (theta[:, 2:] @ grid.basis.T)
+
+
 def log_cell_probs(theta: np.ndarray, lam: np.ndarray, grid: PITGrid) -> np.ndarray:
     """:math:`\\log \\pi_k` for draws ``theta`` (S, 2 + K) and ``lam`` (S,), shape (S, G)."""
-    x = _edges_x(theta[:, 0], theta[:, 1], grid.z)
+    mass, tilt = _unnormalised(theta, lam, grid)
     with np.errstate(divide="ignore"):
-        r = np.log(_cell_mass(x))
-    r += lam[:, None] * (theta[:, 2:] @ grid.basis.T)
+        r = np.log(mass) + tilt
     top = r.max(axis=1, keepdims=True)
     r -= top + np.log(np.exp(r - top).sum(axis=1, keepdims=True))
     return r
@@ -321,7 +341,7 @@ class SmoothPITPosterior:
         log_m1 = self.log_marginal_is if trusted else self.log_marginal
         return float(self.log_marginal_calibrated - log_m1)
 
-    def prob_calibrated(self, prior_odds: float = 1.0) -> float:
+    def prob_calibrated(self, prior_odds: float = PRIOR_ODDS) -> float:
         """:math:`P(H_0 \\mid \\text{counts}) = B_{01}O / (1 + B_{01}O)`."""
         return float(special.expit(self.log_bayes_factor + np.log(prior_odds)))
 
@@ -423,11 +443,16 @@ def _evaluate(theta: np.ndarray, lam: np.ndarray, grid: PITGrid, counts: np.ndar
     step = max(1, CHUNK_ELEMENTS // grid.n_cells)
     for a in range(0, s_total, step):
         th, lm = theta[a:a + step], lam[a:a + step]
-        log_p = log_cell_probs(th, lm, grid)
+        # pi = M e^h / sum(M e^h): the tilt is bounded (|h| <= lam * sqrt(2) * sum_j d_j |w_j|), so
+        # e^h neither overflows nor underflows, and logs are taken only where they are needed
+        mass, tilt = _unnormalised(th, lm, grid)
+        p = mass * np.exp(tilt)
+        total = p.sum(axis=1, keepdims=True)
         if ll is not None:
-            ll[a:a + step] = log_p[:, nz] @ c
+            with np.errstate(divide="ignore"):
+                ll[a:a + step] = (np.log(mass[:, nz]) + tilt[:, nz]) @ c - np.log(total[:, 0]) * c.sum()
         if curve is not None:
-            p = np.exp(log_p)
+            p /= total
             cdf = np.cumsum(p, axis=1)
             below = np.where(cell > 0, cdf[:, np.maximum(cell - 1, 0)], 0.0)
             lo = _edges_x(th[:, 0], th[:, 1], grid.z[cell])

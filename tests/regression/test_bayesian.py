@@ -55,7 +55,8 @@ def test_bayesian_counts_prior_and_plugin_hand_computed():
     assert r.n == 4 and r.curve.shape == (100, 2) and r.draws.shape == (100,)
     # cal of each draw from its own curve
     np.testing.assert_allclose(r.draws, ((np.array([0.1, 0.5]) - r.curve) ** 2).sum(axis=1), rtol=1e-14)
-    r2 = bayesian_calibration_error(u, [0.1, 0.5], alpha=[1.0, 2.0, 3.0], num_samples=10, seed=0, model="dirichlet")
+    r2 = bayesian_calibration_error(u, [0.1, 0.5], alpha=[1.0, 2.0, 3.0], num_samples=10, seed=0,
+                                    model="dirichlet")
     np.testing.assert_array_equal(r2.alpha, [1.0, 2.0, 3.0])
     r3 = bayesian_calibration_error(u, [0.1, 0.5], alpha=4.0, num_samples=10, seed=0, model="dirichlet")
     np.testing.assert_allclose(r3.alpha, [0.4, 1.6, 2.0], rtol=1e-15)
@@ -74,7 +75,8 @@ def test_posterior_at_a_level_is_beta_whatever_the_grid(rng):
         assert sps.kstest(r.curve[:, j], sps.beta(a, b).cdf).pvalue > KS_ALPHA
         se = r.curve[:, j].std() / np.sqrt(r.num_samples)
         assert abs(r.curve[:, j].mean() - a / (a + b)) <= Z * se
-    fine = bayesian_calibration_error(u, np.linspace(0.05, 0.95, 19), num_samples=10, seed=0, model="dirichlet")
+    fine = bayesian_calibration_error(u, np.linspace(0.05, 0.95, 19), num_samples=10, seed=0,
+                                      model="dirichlet")
     for res in (r, fine):
         j = int(np.argmin(np.abs(res.levels - 0.5)))
         conc = res.alpha + res.counts

@@ -1,0 +1,161 @@
+"""bece.regression.calibration_test: Anderson-Darling on the PIT grid, its
+resampled p-value, scipy's tests, and the Bayes factor.
+
+The statistic is checked by hand on a 10-cell grid and against the
+continuous Anderson-Darling statistic (a naive loop over the sorted
+values, itself checked against ``scipy.stats.goodness_of_fit``).
+Stochastic tests use fixed seeds: the resampled null against histograms of
+uniform values (two-sample KS, p > 1e-4: false alarm 1e-4), and the
+p-value's validity over 1000 calibrated data sets (rejection rate at 0.05
+within 3 binomial sd above 0.05: false alarm 0.13%).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from bece.regression import (
+    DiscretePITWarning,
+    PITHistogram,
+    RegressionCalibrationTest,
+    bayesian_calibration_error,
+    calibration_test,
+    pit,
+)
+from bece.regression.calibration_test import anderson_darling_grid, resampled_statistic
+
+
+def _ad_continuous(u):
+    """A^2 = -n - (1/n) sum_i (2i - 1) [log u_(i) + log(1 - u_(n+1-i))], by a loop."""
+    x = np.sort(u)
+    n = x.size
+    total = 0.0
+    for i in range(1, n + 1):
+        total += (2 * i - 1) * (np.log(x[i - 1]) + np.log(1 - x[n - i]))
+    return -n - total / n
+
+
+def test_statistic_by_hand_on_ten_cells():
+    counts = np.array([3, 0, 0, 0, 0, 0, 0, 0, 0, 1])
+    # F_hat = 0.75 from k = 1 to 9, F = k/10: (n/G) sum (0.75 - k/10)^2 / (k/10 (1 - k/10))
+    k = np.arange(1, 10) / 10
+    hand = 4 / 10 * sum((0.75 - f) ** 2 / (f * (1 - f)) for f in k)
+    assert anderson_darling_grid(counts) == pytest.approx(hand, rel=1e-14)
+    assert anderson_darling_grid(np.stack([counts, counts]))[1] == pytest.approx(hand, rel=1e-14)
+
+
+def test_grid_statistic_approaches_the_continuous_one(rng):
+    u = rng.beta(1.3, 0.9, size=60)
+    res = sps.goodness_of_fit(sps.uniform, u, known_params={"loc": 0.0, "scale": 1.0}, statistic="ad",
+                              n_mc_samples=9, rng=np.random.default_rng(0))
+    assert _ad_continuous(u) == pytest.approx(res.statistic, rel=1e-10)
+    fine = anderson_darling_grid(PITHistogram.from_pit(u, n_cells=10**6).counts)
+    assert fine == pytest.approx(_ad_continuous(u), rel=2e-3)
+
+
+def test_resampled_null_is_the_histogram_of_uniform_values():
+    n, g, b = 50, 100, 2000
+    null = resampled_statistic(n, g, b, np.random.default_rng(1))
+    r = np.random.default_rng(2)
+    direct = np.array([anderson_darling_grid(PITHistogram.from_pit(r.uniform(size=n), n_cells=g).counts)
+                       for _ in range(b)])
+    assert sps.ks_2samp(null, direct).pvalue > 1e-4
+
+
+def test_p_value_is_valid_under_calibration():
+    """1000 data sets of 100 uniform PIT values on 100 cells, 99 resamples
+    each: the resampled p-value rejects at 0.05 at most 0.05 + 3 sd of the
+    time (it is exactly valid: P(p <= 0.05) <= 0.05, whatever the grid)."""
+    r = np.random.default_rng(3)
+    reject = 0
+    for _ in range(1000):
+        h = PITHistogram.from_pit(r.uniform(size=100), n_cells=100)
+        stat = anderson_darling_grid(h.counts)
+        null = resampled_statistic(100, 100, 99, r)
+        reject += (1 + np.count_nonzero(null >= stat)) / 100 <= 0.05
+    assert reject / 1000 <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 1000)
+
+
+def test_result_fields_and_p_value(rng):
+    u = pit(rng.normal(size=300), mean=0.2, std=1.3)
+    t = calibration_test(u, num_resamples=199, num_samples=300, seed=4)
+    assert isinstance(t, RegressionCalibrationTest) and t.method == "anderson-darling"
+    assert t.statistic == anderson_darling_grid(PITHistogram.from_pit(u).counts)
+    assert t.resampled.shape == (199,)
+    assert t.p_value == (1 + np.count_nonzero(t.resampled >= t.statistic)) / 200
+    assert t.reject(t.p_value) and not t.reject(t.p_value * 0.99)
+    bf = t.bayes_factor
+    assert t.prior_odds == 0.1 and t.prob_calibrated == pytest.approx(0.1 * bf / (1 + 0.1 * bf), rel=1e-12)
+    assert t.n == 300 and t.n_cells == 1000
+    assert repr(t).startswith("RegressionCalibrationTest(method='anderson-darling', statistic=")
+    # the Bayes factor comes from the same smooth model as bayesian_calibration_error
+    r = bayesian_calibration_error(u, num_samples=300, seed=4)
+    assert t.posterior.log_marginal == r.params.log_marginal
+    assert t.posterior.log_marginal_calibrated == r.params.log_marginal_calibrated
+    # prior odds change prob_calibrated only
+    t4 = calibration_test(u, num_resamples=199, num_samples=300, seed=4, prior_odds=4.0)
+    assert t4.log_bayes_factor == t.log_bayes_factor and t4.p_value == t.p_value
+    assert t4.prob_calibrated == pytest.approx(4 * t.bayes_factor / (1 + 4 * t.bayes_factor), rel=1e-12)
+
+
+def test_values_and_histogram_agree(rng):
+    u = rng.uniform(size=500)
+    a = calibration_test(u, num_resamples=99, num_samples=200, seed=5)
+    b = calibration_test(sum(PITHistogram.from_pit(u[i:i + 100]) for i in range(0, 500, 100)),
+                         num_resamples=99, num_samples=200, seed=5)
+    assert (a.statistic, a.p_value, a.log_bayes_factor) == (b.statistic, b.p_value, b.log_bayes_factor)
+
+
+@pytest.mark.parametrize("method, fn", [("cramer-von-mises", "cramervonmises"),
+                                        ("kolmogorov-smirnov", "kstest")])
+def test_scipy_methods(rng, method, fn):
+    u = rng.beta(1.2, 1.0, size=200)
+    t = calibration_test(u, method=method, num_samples=100)
+    ref = getattr(sps, fn)(u, "uniform")
+    assert (t.statistic, t.p_value) == (ref.statistic, ref.pvalue) and t.resampled is None
+    with pytest.raises(ValueError, match="PIT values"):
+        calibration_test(PITHistogram.from_pit(u), method=method)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(method="chi2"), "method"),
+        (dict(num_resamples=0), "num_resamples"),
+        (dict(num_samples=1.5), "num_samples"),
+        (dict(prior_odds=-1.0), "prior_odds"),
+        (dict(shift_scale=0.0), "shift_scale"),
+        (dict(n_cells=3), "n_cells"),
+        (dict(seed="x"), "seed"),
+    ],
+)
+def test_bad_options(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        calibration_test([0.1, 0.5, 0.7], **kwargs)
+
+
+def test_bad_inputs_and_levels():
+    with pytest.raises(ValueError, match="pit"):
+        calibration_test([0.1, np.nan])
+    with pytest.raises(ValueError, match="empty"):
+        calibration_test(PITHistogram(np.zeros(100, dtype=np.int64)))
+    t = calibration_test([0.1, 0.5, 0.7], num_resamples=9, num_samples=50)
+    for bad in (0.0, 1.0, True, "0.05"):
+        with pytest.raises(ValueError, match="level"):
+            t.reject(bad)
+
+
+def test_discrete_pit_warns():
+    r = np.random.default_rng(6)
+    y = r.normal(size=500)
+    q = np.tile([-1.0, 0.0, 1.0], (500, 1))
+    with pytest.warns(DiscretePITWarning):
+        calibration_test(pit(y, quantiles=q, levels=[0.16, 0.5, 0.84]), num_resamples=9, num_samples=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        calibration_test(pit(y, quantiles=q, levels=[0.16, 0.5, 0.84], randomize=True, seed=0),
+                         num_resamples=9, num_samples=50)
