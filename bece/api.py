@@ -1,10 +1,14 @@
 """Entry points that choose the model.
 
-bayesian_ece and posterior_ece dispatch between the binned and the smooth posterior.
+bayesian_ece and posterior_ece dispatch between the binned and the smooth
+posterior; bayesian_top_label_ece and posterior_top_label_ece between the
+binned top-label posterior and the hierarchical smooth one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from numpy.typing import ArrayLike
@@ -12,13 +16,17 @@ from numpy.typing import ArrayLike
 from .base.typing import BinningSpec, PriorParam, Seed
 from .binned.literal import FORMS
 from .binned.posterior import binned_posterior_ece
-from .results.ece import BayesianECE
+from .binned.toplabel import bayesian_top_label_ece as binned_top_label_ece
+from .binned.toplabel import posterior_top_label_ece as binned_posterior_top_label_ece
+from .results.ece import BayesianECE, BayesianTopLabelECE
 from .stats.binning import Binning
 from .stats.calibration_stats import CalibrationStats
 
 __all__ = [
     "bayesian_ece",
+    "bayesian_top_label_ece",
     "posterior_ece",
+    "posterior_top_label_ece",
 ]
 
 
@@ -30,13 +38,18 @@ def _check_model(model: str) -> None:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
 
 
-def _binned_options_unused(**options: Any) -> None:
+def _binned_options_unused(where: str = "bece.smooth.smooth_ece and bece.smooth.smooth_posterior_ece",
+                           **options: Any) -> None:
     given = [k for k, v in options.items() if v is not None]
     if given:
         raise ValueError(
             f"{', '.join(given)} belong(s) to the binned model; model='smooth' takes its "
-            "options through bece.smooth.smooth_ece and bece.smooth.smooth_posterior_ece"
+            f"options through {where}"
         )
+
+
+_TOP_LABEL_SMOOTH = ("bece.smooth.toplabel.smooth_top_label_ece and "
+                     "bece.smooth.toplabel.smooth_posterior_top_label_ece")
 
 
 def posterior_ece(
@@ -91,9 +104,10 @@ def posterior_ece(
         _binned_options_unused(alpha=alpha, sigma=sigma, tau=tau, preset=preset)
         from .smooth.posterior import smooth_posterior_ece
 
-        return smooth_posterior_ece(stats, n_bins=n_bins,
-                                    binning="uniform" if binning is None else binning,
-                                    num_samples=num_samples, seed=seed)
+        result = smooth_posterior_ece(stats, n_bins=n_bins,
+                                      binning="uniform" if binning is None else binning,
+                                      num_samples=num_samples, seed=seed)
+        return replace(result, stats=result.stats.with_kind(stats.kind))
     _check_model(model)
     given = [k for k, v in (("n_bins", n_bins), ("binning", binning)) if v is not None]
     if given:
@@ -121,17 +135,26 @@ def bayesian_ece(
     num_samples: int = 10_000,
     seed: Seed = 0,
     model: str = "binned",
+    labels: ArrayLike | None = None,
+    pos_label: Any = None,
+    from_logits: bool = False,
+    row_sum_tol: float | None = None,
 ) -> BayesianECE:
     """Posterior over a classifier's expected calibration error (BECE).
 
     Parameters
     ----------
     y_true : array_like of shape (n,)
-        True labels (0/1 for a 1-D ``y_prob`` without ``y_pred``).
+        True labels: 0/1 or -1/1 (or any two values with ``pos_label``)
+        for a 1-D ``y_prob`` without ``y_pred``; class labels otherwise
+        (``0 .. K-1``, text, or any values with ``labels``).
     y_prob : array_like of shape (n,) or (n, K)
         ``P(y=1)`` of a binary classifier; or class probabilities, whose row
-        maximum is the confidence and ``z = [argmax == y_true]``; or with
-        ``y_pred`` the confidence of ``y_pred``.
+        maximum is the confidence and ``z = [argmax == y_true]`` (top-label,
+        for every K: scikit-learn's binary ``predict_proba(X)`` of shape
+        (n, 2) is read top-label too; pass ``predict_proba(X)[:, 1]`` for
+        the P(y = 1) reading of scikit-learn's ``calibration_curve``); or
+        with ``y_pred`` the confidence of ``y_pred``.
     y_pred : array_like of shape (n,), optional
         Predicted labels: triples (y_pred, y_true, confidence of y_pred).
     n_bins : int, default 15
@@ -163,6 +186,23 @@ def bayesian_ece(
         not; ``alpha``, ``sigma``, ``tau`` and ``preset`` do not apply to it.
         Same result type, with ``method="laplace"`` and the posterior curve
         (``.curve`` on ``.curve_grid``; in ``to_inference_data()``).
+    labels : array_like, optional
+        The class of each column of ``y_prob`` in order (``clf.classes_``)
+        when the labels are not ``0 .. K-1``; for a 1-D ``y_prob`` its two
+        classes, negative then positive (:mod:`bece.stats.labels`).
+    pos_label : optional
+        The value of ``y_true`` that is ``y = 1`` for a 1-D ``y_prob``
+        (default 1 for labels 0/1 and -1/1, as scikit-learn; required for
+        other values, e.g. ``pos_label="dog"``).
+    from_logits : bool, default False
+        ``y_prob`` holds logits: sigmoid (shape (n,)) or softmax over the
+        columns (shape (n, K)), in float64 and block by block (10^6 x 1,000
+        float32 logits need no float64 copy).
+    row_sum_tol : float, optional
+        Tolerance of the row sums of an (n, K) ``y_prob`` instead of the
+        strict default (:func:`bece.stats.inputs.row_sum_tolerance`), e.g.
+        ``1e-3`` for probabilities written with four decimals; accepted rows
+        are used as given, never renormalised.
 
     Returns
     -------
@@ -186,15 +226,185 @@ def bayesian_ece(
     >>> bool(r.interval(0.9)[0] < r.plugin < r.interval(0.9)[1])
     True
     """
+    options = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
+               "row_sum_tol": row_sum_tol}
     if model == "smooth":
         _binned_options_unused(alpha=alpha, sigma=sigma, tau=tau, preset=preset)
         from .smooth.posterior import smooth_ece
+        from .stats.inputs import as_outcomes, input_kind
 
-        return smooth_ece(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning,
-                          num_samples=num_samples, seed=seed)
+        # the smooth model reads (outcome, confidence) pairs: read them here
+        # with the options, and record how they were read on its statistics
+        z, p = as_outcomes(y_true, y_prob, y_pred, **options)
+        result = smooth_ece(z, p, n_bins=n_bins, binning=binning, num_samples=num_samples,
+                            seed=seed)
+        return replace(result, stats=result.stats.with_kind(input_kind(y_prob, y_pred)))
     _check_model(model)
-    stats = CalibrationStats.from_arrays(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning)
+    stats = CalibrationStats.from_arrays(y_true, y_prob, y_pred=y_pred, n_bins=n_bins,
+                                         binning=binning, **options)
     return posterior_ece(
         stats, alpha=alpha, sigma=sigma, tau=tau, preset=preset, num_samples=num_samples, seed=seed,
         model=model,
+    )
+
+
+def posterior_top_label_ece(
+    stats: Sequence[CalibrationStats],
+    labels: ArrayLike | None = None,
+    *,
+    average: str = "label",
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
+    num_samples: int | None = None,
+    seed: Seed = 0,
+    keep_bins: bool | str = "auto",
+    model: str = "binned",
+    n_bins: int | None = None,
+    binning: BinningSpec | Binning | None = None,
+) -> BayesianTopLabelECE:
+    """Posterior over the top-label ECE from per-label statistics.
+
+    Parameters
+    ----------
+    stats : sequence of L CalibrationStats
+        One per predicted label, sharing bins (e.g. from
+        :func:`bece.binned.top_label_statistics`, possibly summed over chunks).
+    labels : array_like of shape (L,), optional
+        The labels' names; default ``0 .. L-1``.
+    average : {"label", "sample"}, default "label"
+    alpha, sigma, tau
+        Prior of the binned model (:func:`bece.binned.toplabel.top_label_posterior`).
+    num_samples : int, optional
+        Posterior draws; default 10,000, fewer (at least 1,000) when L·M is
+        large (:func:`bece.binned.toplabel.default_num_samples`).
+    seed : int or numpy.random.Generator, default 0
+    keep_bins : {"auto", True, False}, default "auto"
+        Keep the (S, L, M) per-(label, bin) draws ("auto": when
+        ``S * L * M <= 10**7``).
+    model : {"binned", "conjugate", "literal", "smooth"}, default "binned"
+        ``"binned"``, ``"conjugate"``, ``"literal"``: the binned model in each
+        (label, bin) cell (:func:`bece.binned.posterior_top_label_ece`).
+        ``"smooth"``: the hierarchical smooth model, a shared calibration
+        curve plus a per-label shift and tilt of learned scale
+        (:func:`bece.smooth.toplabel.smooth_posterior_top_label_ece`), from
+        statistics in fine bins that refine the ECE bins; ``alpha``,
+        ``sigma`` and ``tau`` do not apply to it.
+    n_bins, binning : optional
+        ``model="smooth"`` only: the ECE bins (default 15 uniform) that the
+        bins of ``stats`` refine.
+
+    Returns
+    -------
+    BayesianTopLabelECE
+    """
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    if model == "smooth":
+        _binned_options_unused(_TOP_LABEL_SMOOTH, alpha=alpha, sigma=sigma, tau=tau)
+        from .smooth.toplabel import smooth_posterior_top_label_ece
+
+        return smooth_posterior_top_label_ece(
+            stats, labels, n_bins=n_bins, binning="uniform" if binning is None else binning,
+            average=average, num_samples=num_samples, seed=seed, keep_bins=keep_bins,
+        )
+    given = [k for k, v in (("n_bins", n_bins), ("binning", binning)) if v is not None]
+    if given:
+        raise ValueError(
+            f"{' and '.join(given)} belong(s) to model='smooth' (the ECE bins that its fine "
+            f"statistics refine); model={model!r} uses the bins of stats"
+        )
+    return binned_posterior_top_label_ece(
+        stats, labels, average=average, alpha=alpha, sigma=sigma, tau=tau, num_samples=num_samples,
+        seed=seed, keep_bins=keep_bins, model=model,
+    )
+
+
+def bayesian_top_label_ece(
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
+    *,
+    y_pred: ArrayLike | None = None,
+    n_bins: int | None = None,
+    binning: BinningSpec | Binning = "uniform",
+    average: str = "label",
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
+    num_samples: int | None = None,
+    seed: Seed = 0,
+    keep_bins: bool | str = "auto",
+    model: str = "binned",
+) -> BayesianTopLabelECE:
+    """Posterior over a multiclass classifier's top-label ECE.
+
+    Parameters
+    ----------
+    y_true : array_like of shape (n,)
+        Labels in ``0 .. K-1``.
+    y_prob : array_like of shape (n, K) or (n,)
+        Class probabilities (rows sum to 1; float32 is read as it is), or
+        with ``y_pred`` the confidence of each prediction.
+    y_pred : array_like of shape (n,), optional
+        Predicted labels (e.g. after :class:`bece.calibrate.TopLabelCalibrator`).
+    n_bins : int, default 15
+    binning : {"uniform"} or array_like of edges, default "uniform"
+    average : {"label", "sample"}, default "label"
+        Unweighted mean over predicted labels (Gupta & Ramdas' and MAPIE's
+        top-label ECE) or weighted by how often each label is predicted.
+    alpha, sigma, tau
+        Prior of the binned model (:mod:`bece.binned.toplabel`).
+    num_samples : int, optional
+        Posterior draws; default 10,000, fewer (at least 1,000) for many
+        labels (:func:`bece.binned.toplabel.default_num_samples`).
+    seed : int or numpy.random.Generator, default 0
+    keep_bins : {"auto", True, False}, default "auto"
+        Keep the per-(label, bin) draws (when ``S * L * M <= 10**7``).
+    model : {"binned", "conjugate", "literal", "smooth"}, default "binned"
+        ``"binned"`` (the reference form), ``"conjugate"``, ``"literal"``:
+        the binned model in every (label, bin) cell, each estimated on its
+        own (:func:`bece.binned.bayesian_top_label_ece`). ``"smooth"``: the
+        hierarchical smooth model (:mod:`bece.smooth.toplabel`): each label's
+        curve is a shared smooth calibration curve plus a shift and tilt of
+        learned scale, so labels with few predictions borrow from the others;
+        ``alpha``, ``sigma``, ``tau`` do not apply to it
+        (``bece.smooth.toplabel.smooth_top_label_ece`` takes its options).
+        Same result type, ``model="smooth-top-label"``, ``method="laplace"``.
+
+    Returns
+    -------
+    BayesianTopLabelECE
+        A :class:`~bece.results.ece.BayesianECE` (``draws``, ``interval``,
+        ``hdi``, ``plugin``, pooled per-bin ``accuracy``/``confidence``/
+        ``weight``) with per-label ``label_draws`` (S, L), ``labels``,
+        ``label_stats`` and, when kept, ``label_accuracy``,
+        ``label_confidence``, ``label_weight`` (S, L, M);
+        ``to_inference_data()`` has a ``label`` coordinate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import bayesian_top_label_ece, top_label_ece
+    >>> rng = np.random.default_rng(0)
+    >>> prob = rng.dirichlet(np.ones(3), size=3000)
+    >>> y = np.array([rng.choice(3, p=row) for row in prob])  # calibrated
+    >>> r = bayesian_top_label_ece(y, prob, n_bins=10, seed=1)
+    >>> r.label_draws.shape, bool(abs(r.plugin - top_label_ece(y, prob, n_bins=10)) < 1e-12)
+    ((10000, 3), True)
+    >>> s = bayesian_top_label_ece(y, prob, n_bins=10, seed=1, model="smooth", num_samples=2000)
+    >>> s.model, bool(s.plugin == r.plugin)
+    ('smooth-top-label', True)
+    """
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    if model == "smooth":
+        _binned_options_unused(_TOP_LABEL_SMOOTH, alpha=alpha, sigma=sigma, tau=tau)
+        from .smooth.toplabel import smooth_top_label_ece
+
+        return smooth_top_label_ece(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning,
+                                    average=average, num_samples=num_samples, seed=seed,
+                                    keep_bins=keep_bins)
+    return binned_top_label_ece(
+        y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning, average=average, alpha=alpha,
+        sigma=sigma, tau=tau, num_samples=num_samples, seed=seed, keep_bins=keep_bins, model=model,
     )

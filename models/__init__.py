@@ -17,6 +17,7 @@ from .reparam import DirichletGammaReparam
 from .smooth import curve_logit, natural_cubic_basis, smooth_model
 from .temperature import temperature_model
 from .toplabel import top_label_collapsed, top_label_model
+from .toplabel_smooth import top_label_curve_logit, top_label_smooth_model
 
 __all__ = [
     "DirichletGammaReparam",
@@ -32,6 +33,8 @@ __all__ = [
     "temperature_model",
     "top_label_collapsed",
     "top_label_model",
+    "top_label_curve_logit",
+    "top_label_smooth_model",
     "truncnorm_log_normalizer",
     "truncnorm_mean",
 ]

@@ -286,7 +286,10 @@ def cross_check(
     if top_label:
         if y_pred is not None:
             raise ValueError("y_pred does not apply with top_label=True (the argmax is used)")
-        return cross_check_top_label(
+        check = cross_check_top_label
+        if model == "smooth":  # the hierarchical smooth model: bece.validation.smooth_toplabel
+            from .smooth_toplabel import cross_check_smooth_top_label as check
+        return check(
             y_true, y_prob, n_bins=n_bins, binning=binning, average=average, alpha=alpha,
             sigma=sigma, tau=tau, model=model, num_chains=num_chains, num_warmup=num_warmup,
             num_samples=num_samples, seed=seed, num_closed_form=num_closed_form,

@@ -1,0 +1,561 @@
+r"""The Laplace/INLA fit of the hierarchical top-label model, by blocks.
+
+Coefficients :math:`\theta = (\theta_s, \theta_1, \dots, \theta_L)`: the
+shared curve's :math:`\theta_s = (a, b, u[, v])` (P of them, about 10, or 25
+with bin deviations) and each label's :math:`\theta_l = (c_l, e_l)`. For
+fixed hyper-parameters :math:`\eta = (\lambda, \kappa[, \tau])` the log
+posterior is concave and its negative Hessian is an *arrowhead*: a dense
+shared block :math:`A` (P x P), a 2 x 2 block :math:`C_l` per label, and the
+couplings :math:`B_l` (P x 2); labels are coupled only through
+:math:`\theta_s`. Newton's step solves it through the Schur complement
+
+.. math::
+
+    S = A - \sum_l B_l C_l^{-1} B_l^\top, \qquad
+    \delta_s = S^{-1}\Big(g_s - \sum_l B_l C_l^{-1} g_l\Big), \qquad
+    \delta_l = C_l^{-1}(g_l - B_l^\top \delta_s),
+
+in :math:`O(J P^2 + L P^2 + P^3)` per step for J atoms (never a
+:math:`(P + 2L)^2` matrix), and :math:`\log|H| = \log|S| + \sum_l \log|C_l|`.
+Draws of :math:`\mathcal N(\hat\theta, H^{-1})` follow the same blocks:
+:math:`\theta_s = \hat\theta_s + L_S^{-\top}\epsilon_s` (:math:`S = L_S
+L_S^\top`, the precision of :math:`\theta_s`'s marginal) and
+:math:`\theta_l = \hat\theta_l - C_l^{-1}B_l^\top(\theta_s - \hat\theta_s)
++ R_l^{-\top}\epsilon_l` (:math:`C_l = R_l R_l^\top`).
+
+Hyper-parameters: a product grid as in :func:`bece.smooth.fit_smooth`
+(each value standing for the exponential prior's mass between its
+geometric neighbours over :math:`[10^{-2}, 10]` times the prior mean: 16
+values of :math:`\lambda`, 24 of :math:`\kappa`, 8 of :math:`\tau` with bin
+deviations), explored from its best point outwards: a hill climb over
+neighbouring grid points, then every neighbour of a point whose log
+posterior is within ``FLOOD_DROP`` (9) of the best is evaluated too. Points
+never reached carry less than :math:`e^{-9}` of the best point's weight
+each (the log posterior over the grid is unimodal in practice), so a sharp
+hyper-posterior costs a few dozen Newton solves instead of the whole grid.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg, sparse, special
+
+from ..base.arviz import psislw
+from ..base.checks import positive_int
+from .basis import DEFAULT_N_KNOTS, SmoothBasis
+from .fit import HYPER_RANGE, N_LAMBDA, PARETO_K_MAX, check_scale
+from .toplabel_atoms import LabelAtoms
+
+__all__ = [
+    "FLOOD_DROP",
+    "fit_top_label_smooth",
+    "label_loglik",
+    "PointDesign",
+    "psis_resample",
+    "LabelDesign",
+    "N_KAPPA",
+    "N_TAU_LABEL",
+    "TopLabelSmoothPosterior",
+]
+
+N_KAPPA = 24
+N_TAU_LABEL = 8
+FLOOD_DROP = 9.0
+KEEP_WEIGHT = 1e-12
+
+
+def exponential_grid(scale: float, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Log-spaced values over HYPER_RANGE * scale and the Exponential(mean
+    ``scale``) prior mass between geometric mid-points (tails included), as
+    the smooth model's grid."""
+    values = scale * np.geomspace(*HYPER_RANGE, size)
+    mids = np.sqrt(values[:-1] * values[1:])
+    cdf = np.concatenate([[0.0], -np.expm1(-mids / scale), [1.0]])
+    return values, np.diff(cdf)
+
+
+class LabelDesign:
+    """The atoms' design, computed once: shared smooth columns, label and bin maps."""
+
+    def __init__(self, atoms: LabelAtoms, basis: SmoothBasis, center: float, spread: float,
+                 prior_scales: np.ndarray) -> None:
+        self.atoms = atoms
+        self.basis = basis
+        self.k = basis.n_smooth
+        self.m = basis.n_bins
+        self.n_labels = atoms.n_labels
+        self.Ds = basis.design(atoms.x)  # (J, k)
+        self.x = atoms.x
+        self.zx = (atoms.x - center) / spread
+        self.c = atoms.successes.astype(np.float64)
+        self.t = atoms.trials.astype(np.float64)
+        self.label = atoms.label
+        self.bin = atoms.bin
+        j = atoms.x.size
+        ones = np.ones(j)
+        self.lab_mat = sparse.csr_matrix((ones, (atoms.label, np.arange(j))),
+                                         shape=(self.n_labels, j))
+        self.bin_mat = (sparse.csr_matrix((ones, (atoms.bin, np.arange(j))), shape=(self.m, j))
+                        if self.m else None)
+        self.cell = atoms.label * max(self.m, 1) + (atoms.bin if self.m else 0)
+        self.prec = 1.0 / prior_scales**2
+
+    def logits(self, ts: np.ndarray, tl: np.ndarray, cs: np.ndarray, tau: float,
+               kappa: float) -> np.ndarray:
+        f = self.x + self.Ds @ (cs * ts[:self.k])
+        if self.m:
+            f += tau * ts[self.k:][self.bin]
+        f += kappa * (tl[self.label, 0] + tl[self.label, 1] * self.zx)
+        return f
+
+
+def _inv2(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Inverses and log-determinants of 2 x 2 symmetric positive definite blocks (L, 2, 2)."""
+    a, b, d = h[:, 0, 0], h[:, 0, 1], h[:, 1, 1]
+    det = a * d - b * b
+    inv = np.empty_like(h)
+    inv[:, 0, 0], inv[:, 1, 1] = d / det, a / det
+    inv[:, 0, 1] = inv[:, 1, 0] = -b / det
+    return inv, np.log(det)
+
+
+def _chol2(h: np.ndarray) -> np.ndarray:
+    """Lower Cholesky factors of 2 x 2 blocks (L, 2, 2)."""
+    out = np.zeros_like(h)
+    l11 = np.sqrt(h[:, 0, 0])
+    l21 = h[:, 1, 0] / l11
+    out[:, 0, 0], out[:, 1, 0] = l11, l21
+    out[:, 1, 1] = np.sqrt(h[:, 1, 1] - l21 * l21)
+    return out
+
+
+@dataclass
+class _Fit:
+    ts: np.ndarray
+    tl: np.ndarray
+    log_evidence: float
+    chol: np.ndarray       # (P, P) Cholesky of the Schur complement
+    label_chol: np.ndarray  # (L, 2, 2)
+    coupling: np.ndarray   # (L, 2, P) = C_l^{-1} B_l^T
+
+
+def _newton(d: LabelDesign, lam: float, tau: float, kappa: float, ts: np.ndarray, tl: np.ndarray,
+            max_iter: int = 100) -> _Fit:
+    """Mode and blocks of the negative Hessian of the log posterior of theta
+    given (lam, tau, kappa) (module docstring). Concave: damped Newton."""
+    k, m, n_labels = d.k, d.m, d.n_labels
+    cs = np.ones(k)
+    cs[2:] = lam
+    prec = d.prec
+
+    def objective(ts_: np.ndarray, tl_: np.ndarray) -> tuple[float, np.ndarray]:
+        f = d.logits(ts_, tl_, cs, tau, kappa)
+        ll = float(np.dot(d.c, f) - np.dot(d.t, np.logaddexp(0.0, f)))
+        return ll - 0.5 * float(np.dot(prec * ts_, ts_)) - 0.5 * float(np.sum(tl_ * tl_)), f
+
+    obj, f = objective(ts, tl)
+    for it in range(max_iter + 1):
+        sig = special.expit(f)
+        r = d.c - d.t * sig
+        w = d.t * sig * (1.0 - sig)
+        gs = -prec * ts
+        gs[:k] += cs * (d.Ds.T @ r)
+        wz = w * d.zx
+        lab_r = np.stack([np.bincount(d.label, r, n_labels), np.bincount(d.label, r * d.zx, n_labels)],
+                         axis=1)
+        gl = kappa * lab_r - tl
+        wd = d.Ds * w[:, None]
+        H = np.diag(prec)
+        H[:k, :k] += cs[:, None] * (d.Ds.T @ wd) * cs[None, :]
+        cross = np.empty((n_labels, k + m, 2))
+        cross[:, :k, 0] = d.lab_mat @ wd
+        cross[:, :k, 1] = d.lab_mat @ (wd * d.zx[:, None])
+        cross[:, :k] *= kappa * cs[None, :, None]
+        if m:
+            assert d.bin_mat is not None
+            bw = np.bincount(d.bin, w, m)
+            hb = tau * cs[:, None] * (d.bin_mat @ wd).T  # (k, M)
+            H[:k, k:] += hb
+            H[k:, :k] += hb.T
+            H[k:, k:] += np.diag(tau**2 * bw)
+            gs[k:] += tau * np.bincount(d.bin, r, m)
+            size = n_labels * m
+            cross[:, k:, 0] = kappa * tau * np.bincount(d.cell, w, size).reshape(n_labels, m)
+            cross[:, k:, 1] = kappa * tau * np.bincount(d.cell, wz, size).reshape(n_labels, m)
+        blk = np.empty((n_labels, 2, 2))
+        sw = np.bincount(d.label, w, n_labels)
+        swz = np.bincount(d.label, wz, n_labels)
+        swzz = np.bincount(d.label, wz * d.zx, n_labels)
+        blk[:, 0, 0] = kappa**2 * sw + 1.0
+        blk[:, 0, 1] = blk[:, 1, 0] = kappa**2 * swz
+        blk[:, 1, 1] = kappa**2 * swzz + 1.0
+        cinv, logdet_l = _inv2(blk)
+        coupling = np.einsum("lab,lpb->lap", cinv, cross)  # (L, 2, P)
+        schur = H - np.einsum("lpa,laq->pq", cross, coupling)
+        cg = np.einsum("lab,lb->la", cinv, gl)
+        rhs = gs - np.einsum("lpa,la->p", cross, cg)
+        chol = linalg.cholesky(schur, lower=True, check_finite=False)
+        ds = linalg.cho_solve((chol, True), rhs, check_finite=False)
+        dl = cg - np.einsum("lap,p->la", coupling, ds)
+        dec = float(np.dot(gs, ds) + np.sum(gl * dl))
+        if dec < 1e-10 or it == max_iter:  # converged: the blocks are those at (ts, tl)
+            half_logdet = float(np.sum(np.log(np.diag(chol)))) + 0.5 * float(np.sum(logdet_l))
+            log_ev = obj + 0.5 * float(np.sum(np.log(prec))) - half_logdet
+            return _Fit(ts, tl, log_ev, chol, _chol2(blk), coupling)
+        lr = 1.0
+        while True:
+            new_ts, new_tl = ts + lr * ds, tl + lr * dl
+            new_obj, new_f = objective(new_ts, new_tl)
+            if new_obj >= obj + 0.25 * lr * dec or lr < 1e-8:
+                break
+            lr *= 0.5
+        ts, tl, obj, f = new_ts, new_tl, new_obj, new_f
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class TopLabelSmoothPosterior:
+    """The Laplace mixture posterior of the hierarchical top-label model.
+
+    Attributes
+    ----------
+    basis : SmoothBasis
+        The shared curve's basis.
+    center, spread : float
+        :math:`x_0`, :math:`s_x` of the label tilt :math:`\\kappa e_l (x - x_0)/s_x`.
+    n_labels : int
+    lambdas, taus, kappas : ndarray of shape (G,)
+        The grid points kept (posterior weight above 1e-12; ``taus`` 0
+        without bin deviations).
+    prior_mass, log_evidence, weights : ndarray of shape (G,)
+        Prior mass each point stands for, Laplace :math:`\\log p(\\text{data}
+        \\mid \\eta)`, posterior weight (sums to 1).
+    modes : ndarray of shape (G, P)
+        Shared coefficients :math:`\\hat\\theta_s`.
+    label_modes : ndarray of shape (G, L, 2)
+        :math:`(\\hat c_l, \\hat e_l)`.
+    chol : ndarray of shape (G, P, P)
+        Lower Cholesky factors of the Schur complements :math:`S`.
+    label_chol : ndarray of shape (G, L, 2, 2)
+        Lower Cholesky factors of the label blocks :math:`C_l`.
+    coupling : ndarray of shape (G, L, 2, P)
+        :math:`C_l^{-1} B_l^\\top`.
+    prior_scales : ndarray of shape (P,)
+    smoothness_scale, bin_scale, label_scale : float
+        Prior means of :math:`\\lambda`, :math:`\\tau` (0 without bin
+        deviations), :math:`\\kappa`.
+    log_marginal : float
+        Laplace :math:`\\log p(\\text{data})` (over all evaluated points).
+    n_evaluated : int
+        Grid points at which the mode was found.
+    grid : int or None
+        Sub-cells per ECE bin (None: one atom per prediction).
+    n_atoms : int
+    log_marginal_is, pareto_k, is_ess : float
+        Importance-sampling correction (:func:`psis_resample`); NaN
+        until computed.
+    resampled : bool
+        Whether the draws were resampled with the importance weights
+        (Pareto :math:`\\hat k < 0.7`); else they are the Laplace mixture's.
+    """
+
+    basis: SmoothBasis
+    center: float
+    spread: float
+    n_labels: int
+    lambdas: np.ndarray
+    taus: np.ndarray
+    kappas: np.ndarray
+    prior_mass: np.ndarray
+    log_evidence: np.ndarray
+    weights: np.ndarray
+    modes: np.ndarray
+    label_modes: np.ndarray
+    chol: np.ndarray
+    label_chol: np.ndarray
+    coupling: np.ndarray
+    prior_scales: np.ndarray
+    smoothness_scale: float
+    bin_scale: float
+    label_scale: float
+    log_marginal: float
+    n_evaluated: int
+    grid: int | None
+    n_atoms: int
+    log_marginal_is: float = float("nan")
+    pareto_k: float = float("nan")
+    is_ess: float = float("nan")
+    resampled: bool = False
+
+    def column_scale(self, lam: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """Per-draw multipliers of the shared columns, shape (S, P)."""
+        b = self.basis
+        lam = np.asarray(lam, dtype=np.float64).reshape(-1, 1)
+        tau = np.asarray(tau, dtype=np.float64).reshape(-1, 1)
+        return np.concatenate([np.ones((lam.shape[0], 2)), np.repeat(lam, b.n_spline, axis=1),
+                               np.repeat(tau, b.n_bins, axis=1)], axis=1)
+
+    def sample(self, num_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        """Draws of the Laplace mixture (uncorrected).
+
+        Returns
+        -------
+        beta : ndarray of shape (S, P)
+            :math:`(a, b, \\lambda u, \\tau v)`.
+        label_beta : ndarray of shape (S, L, 2)
+            :math:`(\\kappa c_l, \\kappa e_l)`.
+        lam, tau, kappa : ndarray of shape (S,)
+        log_ratio : ndarray of shape (S,)
+            :math:`\\log[p(\\theta\\mid\\eta_k)\\,\\text{mass}_k] - \\log[\\pi_k
+            \\mathcal N(\\theta; \\hat\\theta_k, H_k^{-1})]`.
+        """
+        comp = rng.choice(self.lambdas.size, size=num_samples, p=self.weights)
+        p_dim, n_labels = self.modes.shape[1], self.n_labels
+        eps_s = rng.standard_normal((num_samples, p_dim))
+        eps_l = rng.standard_normal((num_samples, n_labels, 2))
+        ts = np.empty((num_samples, p_dim))
+        tl = np.empty((num_samples, n_labels, 2))
+        half_logdet = np.empty(num_samples)
+        for j in np.unique(comp):
+            sel = np.flatnonzero(comp == j)
+            # theta_s = mode + L^{-T} eps: covariance (L L^T)^{-1} = S^{-1}
+            inv_t = linalg.solve_triangular(self.chol[j], np.eye(p_dim), lower=True, trans="T",
+                                            check_finite=False)
+            dev = eps_s[sel] @ inv_t.T
+            ts[sel] = self.modes[j] + dev
+            lc = self.label_chol[j]  # R_l, lower: solve R_l^T y = eps
+            e = eps_l[sel]
+            y1 = e[..., 1] / lc[:, 1, 1]
+            y0 = (e[..., 0] - lc[:, 1, 0] * y1) / lc[:, 0, 0]
+            tl[sel] = (self.label_modes[j] - np.einsum("lap,sp->sla", self.coupling[j], dev)
+                       + np.stack([y0, y1], axis=-1))
+            half_logdet[sel] = (np.sum(np.log(np.diag(self.chol[j])))
+                                + np.sum(np.log(lc[:, 0, 0] * lc[:, 1, 1])))
+        prec = 1.0 / self.prior_scales**2
+        with np.errstate(divide="ignore"):
+            log_ratio = (0.5 * np.sum(np.log(prec)) - 0.5 * (ts**2 @ prec)
+                         - 0.5 * np.sum(tl**2, axis=(1, 2))
+                         + np.log(self.prior_mass[comp]) - np.log(self.weights[comp])
+                         - half_logdet + 0.5 * np.sum(eps_s**2, axis=1)
+                         + 0.5 * np.sum(eps_l**2, axis=(1, 2)))
+        lam, tau, kappa = self.lambdas[comp], self.taus[comp], self.kappas[comp]
+        return (ts * self.column_scale(lam, tau), tl * kappa[:, None, None], lam, tau, kappa,
+                log_ratio)
+
+    def logits(self, x: np.ndarray, label: np.ndarray, bins: np.ndarray | None, beta: np.ndarray,
+               label_beta: np.ndarray) -> np.ndarray:
+        """Each draw's :math:`f(x) + d_l(x)` at points ``x`` of labels ``label``, shape (S, n)."""
+        return PointDesign(self, x, label, bins).logits(beta, label_beta)
+
+
+class PointDesign:
+    r"""The curves' design at fixed points (atoms), for many draws: shared columns
+    :math:`[1, x, \phi(x)]`, bin index and the label columns :math:`(1, \tilde x)`
+    as a sparse (2L, n) matrix."""
+
+    def __init__(self, post: TopLabelSmoothPosterior, x: np.ndarray, label: np.ndarray,
+                 bins: np.ndarray | None) -> None:
+        n = x.size
+        self.x = x
+        self.k = post.basis.n_smooth
+        self.Ds_t = np.ascontiguousarray(post.basis.design(x).T)  # (k, n)
+        self.bins = bins if post.basis.n_bins else None
+        zx = (x - post.center) / post.spread
+        rows = np.concatenate([2 * label, 2 * label + 1])
+        cols = np.concatenate([np.arange(n), np.arange(n)])
+        self.label_t = sparse.csr_matrix((np.concatenate([np.ones(n), zx]), (cols, rows)),
+                                         shape=(n, 2 * post.n_labels))
+
+    def logits(self, beta: np.ndarray, label_beta: np.ndarray) -> np.ndarray:
+        """(S, n) logits of draws ``beta`` (S, P) and ``label_beta`` (S, L, 2)."""
+        f = beta[:, :self.k] @ self.Ds_t
+        f += self.x
+        if self.bins is not None:
+            f += beta[:, self.k:][:, self.bins]
+        f += (self.label_t @ label_beta.reshape(label_beta.shape[0], -1).T).T
+        return f
+
+
+def label_loglik(atoms: LabelAtoms, post: TopLabelSmoothPosterior, beta: np.ndarray,
+                 label_beta: np.ndarray, *, chunk_elems: int = 4_000_000) -> np.ndarray:
+    """:math:`\\sum_j c_j f_j - t_j \\log(1 + e^{f_j})` for each draw, shape (S,)."""
+    c = atoms.successes.astype(np.float64)
+    t = atoms.trials.astype(np.float64)
+    out = np.empty(beta.shape[0])
+    step = max(1, chunk_elems // max(atoms.p.size, 1))
+    design = PointDesign(post, atoms.x, atoms.label, atoms.bin)
+    for a in range(0, beta.shape[0], step):
+        f = design.logits(beta[a:a + step], label_beta[a:a + step])
+        out[a:a + step] = f @ c - np.logaddexp(0.0, f) @ t
+    return out
+
+
+def fit_label_grid(design: LabelDesign, lam_grid: tuple[np.ndarray, np.ndarray],
+                   tau_grid: tuple[np.ndarray, np.ndarray],
+                   kappa_grid: tuple[np.ndarray, np.ndarray]) -> tuple[list, dict]:
+    """Modes at the grid points reached from the best one (module docstring).
+
+    Returns the evaluated index triples and a dict index -> (_Fit, log joint).
+    """
+    grids = (lam_grid, tau_grid, kappa_grid)
+    sizes = tuple(g[0].size for g in grids)
+    log_mass = [np.log(g[1]) for g in grids]
+    p_dim, n_labels = design.k + design.m, design.n_labels
+    done: dict[tuple[int, int, int], tuple[_Fit, float]] = {}
+
+    def evaluate(idx: tuple[int, int, int], start: _Fit | None) -> float:
+        if idx not in done:
+            ts = np.zeros(p_dim) if start is None else start.ts
+            tl = np.zeros((n_labels, 2)) if start is None else start.tl
+            fit = _newton(design, lam_grid[0][idx[0]], tau_grid[0][idx[1]], kappa_grid[0][idx[2]],
+                          ts, tl)
+            lj = fit.log_evidence + sum(float(log_mass[d][idx[d]]) for d in range(3))
+            done[idx] = (fit, lj)
+        return done[idx][1]
+
+    def neighbours(idx: tuple[int, int, int]) -> list[tuple[int, int, int]]:
+        out = []
+        for d in range(3):
+            for step in (-1, 1):
+                if 0 <= idx[d] + step < sizes[d]:
+                    out.append((idx[0] + step * (d == 0), idx[1] + step * (d == 1),
+                                idx[2] + step * (d == 2)))
+        return out
+
+    # start where each prior's mass is largest (about its mean), then climb
+    a0, a1, a2 = (int(np.argmax(g[1])) for g in grids)
+    current = (a0, a1, a2)
+    best = evaluate(current, None)
+    while True:
+        moved = False
+        for nb in neighbours(current):
+            if evaluate(nb, done[current][0]) > best:
+                best, current, moved = done[nb][1], nb, True
+        if not moved:
+            break
+    # flood: every neighbour of a point within FLOOD_DROP of the best
+    frontier = [i for i, (_, lj) in done.items() if lj >= best - FLOOD_DROP]
+    expanded: set[tuple[int, int, int]] = set()
+    while frontier:
+        idx = frontier.pop()
+        if idx in expanded:
+            continue
+        expanded.add(idx)
+        for nb in neighbours(idx):
+            if nb not in done:
+                lj = evaluate(nb, done[idx][0])
+                best = max(best, lj)
+                if lj >= best - FLOOD_DROP:
+                    frontier.append(nb)
+    return list(done), done
+
+
+def assemble(done: dict, grids: tuple, **fields) -> TopLabelSmoothPosterior:
+    """The posterior from the evaluated grid points (weights, pruning)."""
+    keys = list(done)
+    lj = np.array([done[i][1] for i in keys])
+    log_marg_joint = float(special.logsumexp(lj))
+    weights = np.exp(lj - log_marg_joint)
+    keep = np.flatnonzero(weights > KEEP_WEIGHT * weights.max())
+    kept = [keys[i] for i in keep]
+    w = weights[keep] / weights[keep].sum()
+    fits = [done[i][0] for i in kept]
+    (lv, lm), (tv, tm), (kv, km) = grids
+    return TopLabelSmoothPosterior(
+        lambdas=np.array([lv[i] for i, _, _ in kept]), taus=np.array([tv[j] for _, j, _ in kept]),
+        kappas=np.array([kv[k] for _, _, k in kept]),
+        prior_mass=np.array([lm[i] * tm[j] * km[k] for i, j, k in kept]),
+        log_evidence=np.array([f.log_evidence for f in fits]), weights=w,
+        modes=np.stack([f.ts for f in fits]), label_modes=np.stack([f.tl for f in fits]),
+        chol=np.stack([f.chol for f in fits]), label_chol=np.stack([f.label_chol for f in fits]),
+        coupling=np.stack([f.coupling for f in fits]), log_marginal=log_marg_joint,
+        n_evaluated=len(keys), **fields,
+    )
+
+
+def psis_resample(logw: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray | None, dict]:
+    r"""Pareto-smoothed importance resampling of draws with log weights ``logw``.
+
+    As :func:`bece.smooth.importance_draws`, the log weights are
+    :math:`\ell(\theta, \eta_k) + \log[p(\theta\mid\eta_k)\,\text{mass}_k]
+    - \log[\pi_k\mathcal N(\theta; \hat\theta_k, H_k^{-1})]`, smoothed by PSIS;
+    the draws are resampled with them when the Pareto :math:`\hat k` is below
+    0.7. Above it the weights are not reliable (with hundreds of labels the
+    small skewness of each label's conditional posterior adds up over 2L
+    dimensions) and the Laplace mixture's draws are kept as they are.
+
+    Returns
+    -------
+    idx : ndarray of shape (S,) or None
+        Resampled indices (None: keep the draws).
+    info : dict
+        ``log_marginal_is``, ``pareto_k``, ``is_ess``, ``resampled``.
+    """
+    s = logw.size
+    log_marg = float(special.logsumexp(logw) - np.log(s))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # arviz warns about large k itself; we report it
+        smoothed, k_hat = psislw(logw - logw.max())
+    w = np.exp(smoothed - special.logsumexp(smoothed))
+    ess = float(1.0 / np.sum(w**2))
+    resample = bool(k_hat < PARETO_K_MAX)
+    idx = rng.choice(s, size=s, p=w / w.sum()) if resample else None
+    return idx, {"log_marginal_is": log_marg, "pareto_k": float(k_hat), "is_ess": ess,
+                 "resampled": resample}
+
+
+def fit_top_label_smooth(
+    atoms: LabelAtoms,
+    *,
+    n_knots: int = DEFAULT_N_KNOTS,
+    intercept_scale: float = 1.0,
+    slope_scale: float = 0.5,
+    smoothness_scale: float = 0.5,
+    bin_scale: float | None = None,
+    label_scale: float = 0.5,
+) -> TopLabelSmoothPosterior:
+    """Laplace mixture posterior of the hierarchical top-label model (module docstring).
+
+    Parameters
+    ----------
+    atoms : LabelAtoms
+    n_knots, intercept_scale, slope_scale, smoothness_scale
+        The shared curve and its prior, as :func:`bece.smooth.fit_smooth`.
+    bin_scale : float or None, default None
+        Prior mean of the scale of the shared per-bin deviations; None
+        leaves them out (module docstring of :mod:`bece.smooth.toplabel`).
+    label_scale : float, default 0.5
+        :math:`s_\\kappa`, prior mean of the label deviations' scale
+        :math:`\\kappa` (exponential PC prior: 14% above 1 logit unit).
+    """
+    n_knots = positive_int(n_knots, "n_knots")
+    if n_knots < 3:
+        raise ValueError(f"n_knots must be an integer >= 3, got {n_knots}: a natural cubic spline "
+                         "with K knots has K - 2 non-linear functions")
+    s_a = check_scale(intercept_scale, "intercept_scale")
+    s_b = check_scale(slope_scale, "slope_scale")
+    s_l = check_scale(smoothness_scale, "smoothness_scale")
+    s_t = None if bin_scale is None else check_scale(bin_scale, "bin_scale")
+    s_k = check_scale(label_scale, "label_scale")
+    m = atoms.binning.n_bins if s_t is not None else 0
+    t = atoms.trials.astype(np.float64)
+    basis = SmoothBasis.from_logits(atoms.x, t, n_knots, m)
+    center = float(np.dot(t, atoms.x) / t.sum())
+    spread = float(np.sqrt(np.dot(t, (atoms.x - center) ** 2) / t.sum()))
+    if not np.isfinite(spread) or spread <= 1e-8:
+        spread = 1.0
+    scales = np.concatenate([[s_a, s_b], np.ones(basis.n_spline + basis.n_bins)])
+    design = LabelDesign(atoms, basis, center, spread, scales)
+    one = (np.ones(1), np.ones(1))
+    lam_grid = exponential_grid(s_l, N_LAMBDA) if basis.n_spline else (np.array([s_l]), np.ones(1))
+    tau_grid = exponential_grid(s_t, N_TAU_LABEL) if s_t is not None else (np.zeros(1), one[1])
+    kappa_grid = exponential_grid(s_k, N_KAPPA)
+    grids = (lam_grid, tau_grid, kappa_grid)
+    _, done = fit_label_grid(design, *grids)
+    return assemble(done, grids, basis=basis, center=center, spread=spread,
+                    n_labels=atoms.n_labels, prior_scales=scales, smoothness_scale=s_l,
+                    bin_scale=0.0 if s_t is None else s_t, label_scale=s_k, grid=atoms.grid,
+                    n_atoms=int(atoms.p.size))

@@ -1,0 +1,138 @@
+r"""The hierarchical smooth top-label calibration model in NumPyro.
+
+Each prediction is reduced to its predicted label :math:`\ell`, its top
+confidence :math:`p` (:math:`x = \operatorname{logit} p`) and whether it was
+right, :math:`z = [y = \ell]`. Every predicted label has its own calibration
+curve, a curve shared by all labels (the smooth model of
+:mod:`bece.models.smooth`) plus a label deviation whose scale is learned:
+
+.. math::
+
+    \operatorname{logit} P(z = 1 \mid p, \ell = l) &= f(x) + d_l(x), \\
+    f(x) &= x + a + b\,x + \lambda\,\phi(x)^\top u \ [+\ \tau\,v_{m(p)}], \\
+    d_l(x) &= \kappa\,\big(c_l + e_l\,\tilde x\big), \qquad
+        \tilde x = (x - x_0)/s_x, \\
+    c_l, e_l &\sim \mathcal N(0, 1) \ \text{(independent over labels)}, \qquad
+    \kappa \sim \mathrm{Exponential}(\text{mean } s_\kappa),
+
+with :math:`a, b, \lambda, u, \tau, v` and their priors as in
+:func:`bece.models.smooth.smooth_model`. :math:`x_0` and :math:`s_x` (the
+count-weighted mean and standard deviation of the observed logits, passed
+by the caller as data) make :math:`c_l` the label's logit shift at a typical
+confidence and :math:`e_l` its change of slope per standard deviation of
+:math:`x`, so that one scale :math:`\kappa` fits both; the deviation's prior
+RMS over the observed confidences is :math:`\kappa\sqrt2`. The exponential
+(penalised-complexity) prior shrinks :math:`\kappa` towards 0, where all
+labels share one curve; a label with few predictions borrows the shared
+curve, one with many gets its own shift and tilt.
+
+Outcomes: :math:`z_j \sim \mathrm{Binomial}(t_j, \sigma(f(x_j) + d_{l_j}(x_j)))`
+for entries that aggregate :math:`t_j` predictions of one label in a fine
+cell of confidences (Bernoulli when :math:`t_j = 1`): per-(label, cell)
+sufficient statistics, so the cost does not grow with n.
+
+As in the smooth model, the distribution of the confidences is not modelled
+here (:mod:`bece.smooth.toplabel` gives it a Bayesian-bootstrap posterior,
+independent of the curves a posteriori), and ``x`` is passed on the logit
+scale, computed in float64 by the caller.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpyro
+import numpyro.distributions as dist
+
+from .smooth import curve_logit
+
+__all__ = ["top_label_curve_logit", "top_label_smooth_model"]
+
+
+def top_label_curve_logit(x, label, knots, transform, a, b, lam, u, kappa, c, e, *, center=0.0,
+                          spread=1.0, bins=None, tau=None, v=None):
+    r""":math:`f(x) + \kappa (c_l + e_l (x - x_0)/s_x)` for one parameter set.
+
+    ``x`` and ``label`` (indices 0 .. L-1) have shape (n,), ``c`` and ``e``
+    shape (L,); the rest as :func:`bece.models.smooth.curve_logit`.
+    """
+    x = jnp.asarray(x)
+    label = jnp.asarray(label)
+    f = curve_logit(x, knots, transform, a, b, lam, u, bins, tau, v)
+    return f + kappa * (c[label] + e[label] * (x - center) / spread)
+
+
+def top_label_smooth_model(
+    knots,
+    transform,
+    *,
+    x,
+    label,
+    n_labels,
+    z=None,
+    trials=None,
+    bins=None,
+    n_bins=None,
+    center=0.0,
+    spread=1.0,
+    intercept_scale=1.0,
+    slope_scale=0.5,
+    smoothness_scale=0.5,
+    bin_scale=0.25,
+    label_scale=0.5,
+):
+    r"""Shared smooth curve plus per-label shift and tilt, with a learned label scale.
+
+    Parameters
+    ----------
+    knots, transform
+        The shared curve's spline, as :func:`bece.models.smooth.smooth_model`.
+    x : array of shape (n,)
+        Logits of the confidences (one per prediction, or the mean
+        confidence of a (label, cell) entry).
+    label : int array of shape (n,)
+        Index 0 .. L-1 of each entry's predicted label.
+    n_labels : int
+        L (static).
+    z : int array of shape (n,), optional
+        Correct predictions (out of ``trials`` when given); None samples them.
+    trials : int array of shape (n,), optional
+        Predictions aggregated in each entry; None means one each.
+    bins : int array of shape (n,), optional
+        ECE bin of each entry; with ``n_bins`` adds the shared per-bin
+        deviations :math:`\tau v_m` of the smooth model. None: none.
+    n_bins : int, optional
+        M, required with ``bins``.
+    center, spread : float, default 0.0, 1.0
+        :math:`x_0` and :math:`s_x` of the label tilt (module docstring).
+    intercept_scale, slope_scale, smoothness_scale, bin_scale : float
+        The shared curve's prior, as :func:`bece.models.smooth.smooth_model`.
+    label_scale : float, default 0.5
+        Prior mean :math:`s_\kappa` of the label deviations' scale.
+
+    Sample sites: ``a``, ``b``, ``lam``, ``u`` (K - 2), with bins ``tau`` and
+    ``v`` (M), ``kappa``, ``c`` and ``e`` (L), and the observed ``z``.
+    """
+    x = jnp.asarray(x)
+    a = numpyro.sample("a", dist.Normal(0.0, intercept_scale))
+    b = numpyro.sample("b", dist.Normal(0.0, slope_scale))
+    lam = numpyro.sample("lam", dist.Exponential(1.0 / smoothness_scale))
+    with numpyro.plate("spline", jnp.shape(transform)[1]):
+        u = numpyro.sample("u", dist.Normal(0.0, 1.0))
+    tau = v = None
+    if bins is not None:
+        if n_bins is None:
+            raise ValueError("top_label_smooth_model: bins needs n_bins")
+        tau = numpyro.sample("tau", dist.Exponential(1.0 / bin_scale))
+        with numpyro.plate("bin", n_bins):
+            v = numpyro.sample("v", dist.Normal(0.0, 1.0))
+    kappa = numpyro.sample("kappa", dist.Exponential(1.0 / label_scale))
+    with numpyro.plate("label", n_labels):
+        c = numpyro.sample("c", dist.Normal(0.0, 1.0))
+        e = numpyro.sample("e", dist.Normal(0.0, 1.0))
+    f = top_label_curve_logit(x, label, knots, transform, a, b, lam, u, kappa, c, e,
+                              center=center, spread=spread, bins=bins, tau=tau, v=v)
+    with numpyro.plate("obs", x.shape[0]):
+        if trials is None:
+            numpyro.sample("z", dist.Bernoulli(logits=f), obs=z)
+        else:
+            numpyro.sample("z", dist.Binomial(total_count=jnp.asarray(trials), logits=f), obs=z)
