@@ -21,7 +21,7 @@ from scipy import optimize, special
 from sklearn.model_selection import KFold
 
 from bece.calibrate import DirichletCalibration, MatrixScaling, TemperatureScaling, VectorScaling
-from bece.calibrate.linear import linear_objective
+from bece.calibrate.linear import hessian_diagonal, linear_objective
 from bece.calibrate.scores import as_scores
 
 from .helpers import logits_with_temperature, mean_nll
@@ -104,6 +104,11 @@ def test_gradient_against_finite_differences(data, full):
     numeric = np.array([(fun(theta + h * e)[0] - fun(theta - h * e)[0]) / (2 * h)
                         for e in np.eye(theta.size)])
     np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-9)
+    # the preconditioner: the Hessian's diagonal, by differences of the gradient
+    diag = hessian_diagonal(s.blocks, s.n, k, theta, full=full, reg_lambda=0.7, reg_mu=0.3)
+    numeric = np.array([(fun(theta + h * e)[1] @ e - fun(theta - h * e)[1] @ e) / (2 * h)
+                        for e in np.eye(theta.size)])
+    np.testing.assert_allclose(diag, numeric, rtol=1e-5, atol=1e-9)
 
 
 def test_families_nest(rng):
