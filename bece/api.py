@@ -269,7 +269,7 @@ def posterior_top_label_ece(
     ----------
     stats : sequence of L CalibrationStats
         One per predicted label, sharing bins (e.g. from
-        :func:`bece.binned.top_label_statistics`, possibly summed over chunks).
+        :func:`bece.binned.toplabel.top_label_statistics`, possibly summed over chunks).
     labels : array_like of shape (L,), optional
         The labels' names; default ``0 .. L-1``.
     average : {"label", "sample"}, default "label"

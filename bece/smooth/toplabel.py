@@ -425,13 +425,15 @@ def smooth_posterior_top_label_ece(
 
     ``bece.posterior_top_label_ece(stats, labels, model="smooth")`` calls
     this. ``stats[j]`` holds the predictions of label ``labels[j]`` in bins
-    that refine the ECE bins, e.g. from
-    ``bece.binned.top_label_statistics(y, prob, binning=bece.smooth.fine_binning(15))``,
-    possibly summed over chunks; within each ECE bin the fine bins are
-    merged into r equal-width sub-cells (``grid``; "auto" as
-    :func:`smooth_top_label_ece` above 2,000 predictions), so statistics in
-    ``fine_binning(n_bins)`` give the draws of :func:`smooth_top_label_ece`
-    with the same ``grid``.
+    that refine the ECE bins, possibly summed over chunks; within each ECE
+    bin the fine bins are merged into the sub-cells of
+    :func:`~bece.smooth.toplabel_atoms.top_label_fine_binning` (by their
+    mid-points). Statistics collected in those sub-cells,
+
+    ``bece.binned.toplabel.top_label_statistics(y, prob, binning=top_label_fine_binning(K))``,
+
+    give the draws of :func:`smooth_top_label_ece` with the same seed
+    (above 2,000 predictions; fewer are exact atoms there).
 
     Parameters
     ----------

@@ -10,7 +10,7 @@ from scipy import special
 
 from ..base.checks import positive_int
 from ..base.typing import BinningSpec
-from ..stats.binning import Binning
+from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
 from .atoms import EXACT_MAX_N, atoms_from_stats
 from .basis import LOGIT_CLIP, logit_confidence
@@ -29,6 +29,7 @@ __all__ = [
     "label_coarse_stats",
     "label_fine_binning",
     "MAX_SUBCELLS",
+    "top_label_fine_binning",
 ]
 
 #: "auto": at most this many (label, sub-cell) atoms, L * M * r <= ATOM_BUDGET.
@@ -182,6 +183,38 @@ def label_fine_binning(coarse: Binning, r: int) -> Binning:
         parts.append(inner[(inner > base[i]) & (inner < base[i + 1])])
     parts.append(base[1:])
     return Binning(np.sort(np.concatenate(parts), kind="stable"), "edges")
+
+
+def top_label_fine_binning(n_labels: int, n_bins: int | None = None,
+                           binning: BinningSpec | Binning = "uniform", *,
+                           grid: str | int = "auto") -> Binning:
+    """The bins to collect per-label statistics in for the smooth top-label posterior.
+
+    Statistics of each predicted label in these bins (e.g.
+    ``bece.binned.toplabel.top_label_statistics(y, prob, binning=top_label_fine_binning(K))``,
+    summed over chunks) give :func:`bece.smooth.toplabel.smooth_posterior_top_label_ece`
+    exactly the atoms that :func:`bece.smooth.toplabel.smooth_top_label_ece`
+    builds from the predictions with the same ``grid`` (above 2,000
+    predictions).
+
+    Parameters
+    ----------
+    n_labels : int
+        L, the number of labels that will be predicted (K classes at most;
+        with "auto" it sets the sub-cells per ECE bin).
+    n_bins, binning
+        The ECE bins (default 15 uniform; explicit edges allowed).
+    grid : "auto" or int, default "auto"
+        Sub-cells per ECE bin (:func:`auto_subcells` for "auto").
+    """
+    if isinstance(binning, str) and binning in ("quantile", "equal-mass"):
+        raise ValueError("binning='quantile' has data-dependent edges: pass its edges")
+    coarse = make_binning(None, n_bins, binning)
+    g = check_label_grid(grid)
+    if g is None:
+        raise ValueError("grid must be 'auto' or a positive integer for statistics")
+    r = auto_subcells(positive_int(n_labels, "n_labels"), coarse.n_bins) if g == "auto" else int(g)
+    return label_fine_binning(coarse, r)
 
 
 def label_cells_from_stats(

@@ -1,0 +1,245 @@
+"""Semi-synthetic study of the top-label ECE posteriors on real network outputs.
+
+Run (repository root; needs ../shared/data, the public CIFAR-10/100 outputs):
+
+    python benchmarks/toplabel_smooth_study.py --reps 200            # the study
+    python benchmarks/toplabel_smooth_study.py --quick               # 20 replications, 2 networks
+    python benchmarks/toplabel_smooth_study.py --timing              # K = 1,000, n = 10^6 ratio
+
+Population: one network's 10,000 CIFAR test predictions (predicted label =
+argmax, top confidence p as observed). Each replication resamples n of them
+with replacement (the networks' real confidences) and redraws every
+outcome from a known calibration map g(prediction) = P(correct):
+
+* ``identity``: g = p (calibrated; true ECE 0, which no continuous
+  posterior covers: reported, not judged);
+* ``temp1.15``, ``temp1.5``: the truth is the softmax at temperature T of
+  the network's logits (log-probabilities for the netcal files), g =
+  softmax(z / T)[argmax]: a mildly (T = 1.15, the nearly calibrated regime)
+  and a clearly over-confident network;
+* ``label``: a label-dependent map, logit g = a_l + b_l logit p with a_l ~
+  N(0, 0.5^2) and log b_l ~ N(0, 0.2^2) drawn once per label (seed 0).
+
+Truth: the population top-label ECE (15 uniform bins) of the map over the
+10,000 predictions, per label ECE_l = sum_m |sum_{i in (l, m)} (g_i - p_i)| / n_l;
+``label`` averages ECE_l over the labels predicted in the replication (the
+posterior is conditional on them), ``sample`` weights them by their
+population frequency. Each replication runs the hierarchical smooth
+posterior (``model="smooth"``: both averages from one fit) and the binned
+top-label posterior (``model="binned"``), 1,000 draws each, and records
+whether each 90% equal-tailed interval covers the truth, its width and the
+posterior mean; the plug-in is the top-label ECE of the sample.
+
+Printed per (network, map, n): the true ECE, coverage of each posterior
+(Monte Carlo standard error sqrt(c (1 - c) / R)), mean width, and the bias
+of the posterior means and of the plug-in (mean over replications minus the
+truth, with its standard error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import special
+
+import bece
+from bece.smooth.fit import single_threaded_blas
+from bece.smooth.toplabel import label_posterior_draws, prepare_label_atoms
+from bece.smooth.toplabel_fit import fit_top_label_smooth
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+N_BINS = 15
+LEVEL = 0.9
+NETWORKS = {
+    10: ["netcal_lenet-5-cifar-10", "netcal_wideresnet-16-4-cifar-10"],
+    100: ["netcal_densenet-bc-100-cifar-100", "chenyaofo_cifar100_resnet20",
+          "netcal_lenet-5-cifar-100"],
+}
+MAPS = ("identity", "temp1.15", "temp1.5", "label")
+
+
+def load(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Predicted label, top confidence and logits (log-probabilities) of a network."""
+    d = np.load(DATA / f"{name}.npz")
+    if "logits" in d:
+        z = d["logits"].astype(np.float64)
+    else:
+        z = np.log(np.maximum(d["probs"].astype(np.float64), np.finfo(np.float64).tiny))
+    z -= z.max(axis=1, keepdims=True)
+    prob = np.exp(z)
+    prob /= prob.sum(axis=1, keepdims=True)
+    return prob.argmax(axis=1), prob.max(axis=1), z
+
+
+def calibration_map(kind: str, pred: np.ndarray, conf: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """P(correct) of each prediction under map ``kind``."""
+    if kind == "identity":
+        return conf.copy()
+    if kind.startswith("temp"):
+        t = float(kind[4:])
+        zt = z / t
+        zt -= zt.max(axis=1, keepdims=True)
+        pt = np.exp(zt)
+        return pt[np.arange(pred.size), pred] / pt.sum(axis=1)
+    if kind == "label":
+        rng = np.random.default_rng(0)
+        k = z.shape[1]
+        a, b = rng.normal(0.0, 0.5, k), np.exp(rng.normal(0.0, 0.2, k))
+        x = special.logit(np.clip(conf, 1e-6, 1 - 1e-6))
+        return special.expit(a[pred] + b[pred] * x)
+    raise ValueError(kind)
+
+
+def label_gaps(pred: np.ndarray, conf: np.ndarray, g: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per label: sum_m |sum_{i in (l, m)} (g_i - p_i)| and n_l (population)."""
+    b = np.minimum((conf * N_BINS).astype(np.int64), N_BINS - 1)
+    cell = pred * N_BINS + b
+    s = np.bincount(cell, weights=g - conf, minlength=k * N_BINS).reshape(k, N_BINS)
+    return np.abs(s).sum(axis=1), np.bincount(pred, minlength=k).astype(np.float64)
+
+
+def truth(gaps: np.ndarray, counts: np.ndarray, present: np.ndarray) -> dict[str, float]:
+    return {"label": float(np.mean(gaps[present] / counts[present])),
+            "sample": float(gaps[present].sum() / counts[present].sum())}
+
+
+def smooth_both(y, conf, pred, seed):
+    atoms, _, _ = prepare_label_atoms(y, conf, pred, N_BINS, "uniform", "auto")
+    post = fit_top_label_smooth(atoms)
+    e, post = label_posterior_draws(atoms, post, 1000, np.random.default_rng(seed), False)
+    return {a: e[a] for a in ("label", "sample")}, post
+
+
+def binned_both(y, conf, pred, seed):
+    return {a: bece.bayesian_top_label_ece(y, conf, y_pred=pred, n_bins=N_BINS, average=a,
+                                           num_samples=1000, seed=seed).draws
+            for a in ("label", "sample")}
+
+
+def run_row(name: str, kind: str, n: int, reps: int, seed: int) -> list[dict]:
+    pred, conf, z = load(name)
+    k = z.shape[1]
+    g = calibration_map(kind, pred, conf, z)
+    gaps, counts = label_gaps(pred, conf, g, k)
+    rng = np.random.default_rng([seed, n, MAPS.index(kind)])
+    rows = []
+    for r in range(reps):
+        idx = rng.integers(0, pred.size, n)
+        correct = rng.uniform(size=n) < g[idx]
+        p, lab = conf[idx], pred[idx]
+        y = np.where(correct, lab, (lab + 1) % k)
+        tr = truth(gaps, counts, np.unique(lab))
+        with single_threaded_blas():
+            sm, post = smooth_both(y, p, lab, r)
+        bn = binned_both(y, p, lab, r)
+        for avg in ("label", "sample"):
+            plug = bece.top_label_ece(y, p, y_pred=lab, n_bins=N_BINS, average=avg)
+            row = {"network": name, "K": k, "map": kind, "n": n, "rep": r, "average": avg,
+                   "truth": tr[avg], "plugin": plug, "pareto_k": post.pareto_k}
+            for meth, d in (("smooth", sm[avg]), ("binned", bn[avg])):
+                lo, hi = np.quantile(d, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
+                row.update({f"{meth}_cover": float(lo <= tr[avg] <= hi), f"{meth}_width": hi - lo,
+                            f"{meth}_mean": float(d.mean())})
+            rows.append(row)
+    return rows
+
+
+def summarise(rows: list[dict]) -> None:
+    keys = sorted({(r["K"], r["network"], r["map"], r["n"], r["average"]) for r in rows},
+                  key=lambda t: (t[0], t[1], MAPS.index(t[2]), t[4], t[3]))
+    print("90% intervals of the top-label ECE, 15 bins; coverage +- its Monte Carlo s.e.; "
+          "bias = mean estimate - truth (+- s.e.)")
+    head = (f"{'network':34s} {'map':9s} {'avg':6s} {'n':>6s} {'R':>4s} {'truth':>7s} | "
+            f"{'cov smooth':>12s} {'cov binned':>12s} | {'width s':>7s} {'width b':>7s} | "
+            f"{'bias smooth':>15s} {'bias binned':>15s} {'bias plug-in':>15s}")
+    print(head)
+    print("-" * len(head))
+    for key in keys:
+        sel = [r for r in rows if (r["K"], r["network"], r["map"], r["n"], r["average"]) == key]
+        big_r = len(sel)
+        tr = np.array([r["truth"] for r in sel])
+
+        def cov(m):
+            c = np.mean([r[f"{m}_cover"] for r in sel])
+            return f"{c:.2f}+-{np.sqrt(c * (1 - c) / big_r):.2f}"
+
+        def bias(col):
+            d = np.array([r[col] for r in sel]) - tr
+            return f"{d.mean():+.4f}+-{d.std(ddof=1) / np.sqrt(big_r):.4f}"
+
+        print(f"{key[1]:34s} {key[2]:9s} {key[4]:6s} {key[3]:6d} {big_r:4d} {tr.mean():7.4f} | "
+              f"{cov('smooth'):>12s} {cov('binned'):>12s} | "
+              f"{np.mean([r['smooth_width'] for r in sel]):7.4f} "
+              f"{np.mean([r['binned_width'] for r in sel]):7.4f} | "
+              f"{bias('smooth_mean'):>15s} {bias('binned_mean'):>15s} {bias('plugin'):>15s}")
+
+
+def timing(n: int = 10**6, k: int = 1000, repeat: int = 3) -> None:
+    """Smooth top-label posterior (default draws) against the binned one (its 1,333
+    draws) at K = 1,000, n = 10^6, alternating, best of ``repeat``; from the
+    (n, K) float32 matrix (statistics included) and from the labels and
+    confidences alone."""
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((n, k), dtype=np.float32) * np.float32(3.0)
+    logits -= logits.max(axis=1, keepdims=True)
+    np.exp(logits, out=logits)
+    logits /= logits.sum(axis=1, keepdims=True)
+    prob = logits
+    pred, conf = prob.argmax(axis=1), prob.max(axis=1).astype(np.float64)
+    x = special.logit(conf)
+    shift = rng.normal(0.0, 0.4, k)
+    correct = rng.uniform(size=n) < special.expit(0.8 * x + shift[pred])
+    y = np.where(correct, pred, (pred + 1) % k)
+    print(f"K = {k}, n = {n}: top confidence quantiles 5/50/95% "
+          f"{np.quantile(conf, [0.05, 0.5, 0.95]).round(3).tolist()}")
+    for label, args in (("from the (n, K) matrix", (y, prob)),
+                        ("from (y_pred, confidence)", (y, conf))):
+        kw = {} if label.startswith("from the") else {"y_pred": pred}
+        times = {"binned": [], "smooth": []}
+        for _ in range(repeat):
+            for model in ("binned", "smooth"):
+                t0 = time.perf_counter()
+                r = bece.bayesian_top_label_ece(*args, model=model, **kw)
+                times[model].append(time.perf_counter() - t0)
+        b, s = min(times["binned"]), min(times["smooth"])
+        print(f"{label:28s} binned {b:6.2f} s ({r.num_samples if model == 'binned' else 1333} draws)"
+              f"  smooth {s:6.2f} s ({r.num_samples} draws, {r.params.n_atoms} atoms, "
+              f"{r.params.n_evaluated} grid points)  ratio {s / b:.2f}  target <= 2")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--timing", action="store_true")
+    ap.add_argument("--n", type=int, nargs="*", default=[300, 1000, 3000, 10000])
+    ap.add_argument("--maps", nargs="*", default=list(MAPS))
+    ap.add_argument("--networks", nargs="*", default=None)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    if args.timing:
+        timing()
+        return 0
+    if not DATA.is_dir():
+        print(f"no data folder {DATA}", file=sys.stderr)
+        return 2
+    nets = args.networks or ([NETWORKS[10][0], NETWORKS[100][0]] if args.quick
+                             else NETWORKS[10] + NETWORKS[100])
+    reps = 20 if args.quick else args.reps
+    rows: list[dict] = []
+    t0 = time.perf_counter()
+    for name in nets:
+        for kind in args.maps:
+            for n in args.n:
+                rows += run_row(name, kind, n, reps, args.seed)
+                print(f"# {name} {kind} n={n}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    summarise(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
