@@ -10,6 +10,7 @@ from scipy import special
 __all__ = [
     "logit_confidence",
     "natural_cubic_basis",
+    "natural_cubic_derivatives",
     "phi_basis",
     "roughness_penalty",
     "SmoothBasis",
@@ -54,6 +55,27 @@ def natural_cubic_basis(x: np.ndarray, knots: np.ndarray) -> np.ndarray:
     d = (np.maximum(xc - knots[:-1], 0.0) ** 3 - np.maximum(xc - last, 0.0) ** 3) / span
     d += np.maximum(x - last, 0.0)[:, None] * (3.0 * span)  # tangent continuation
     return d[:, :-1] - d[:, -1:]
+
+
+def natural_cubic_derivatives(x: np.ndarray, knots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """First and second derivatives of :func:`natural_cubic_basis`, each of shape (n, K - 2).
+
+    With :math:`d_k' = 3(x-\\xi_k)_+^2/(\\xi_K - \\xi_k)` and
+    :math:`d_k'' = 6(x-\\xi_k)_+/(\\xi_K - \\xi_k)` up to :math:`\\xi_K`, and
+    :math:`d_k' = 3(\\xi_K - \\xi_k)`, :math:`d_k'' = 0` beyond (the tangent
+    continuation). :math:`N''` is continuous and piecewise linear with breaks
+    at the knots (0 below :math:`\\xi_1` and from :math:`\\xi_K` on), so its
+    extremes over an interval lie at the interval's ends or at knots inside it.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    knots = np.asarray(knots, dtype=np.float64)
+    last = knots[-1]
+    span = last - knots[:-1]
+    inside = (x <= last)[:, None]
+    r = np.maximum(np.minimum(x, last)[:, None] - knots[:-1], 0.0)
+    d1 = np.where(inside, 3.0 * r**2 / span, 3.0 * span)
+    d2 = np.where(inside, 6.0 * r / span, 0.0)
+    return d1[:, :-1] - d1[:, -1:], d2[:, :-1] - d2[:, -1:]
 
 
 def roughness_penalty(knots: np.ndarray) -> np.ndarray:
@@ -131,6 +153,22 @@ class SmoothBasis:
             f += beta[:, k:][:, np.asarray(bins)]
         return f
 
+    def derivatives(self, x: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:math:`f'(x)` and :math:`f''(x)` for each row of ``beta``, each of shape (S, n).
+
+        The per-bin deviations are constant within a bin and do not enter;
+        :math:`f' = 1 + b + \\phi'(x)^\\top\\lambda u`,
+        :math:`f'' = \\phi''(x)^\\top\\lambda u` (:func:`natural_cubic_derivatives`).
+        """
+        x = np.asarray(x, dtype=np.float64)
+        f1 = np.broadcast_to(1.0 + beta[:, 1:2], (beta.shape[0], x.size))
+        if not self.n_spline:
+            return f1.copy(), np.zeros((beta.shape[0], x.size))
+        d1, d2 = natural_cubic_derivatives(x, self.knots)
+        coef = beta[:, 2:self.n_smooth]
+        slope = self.transform[1] + d1 @ self.transform[2:]  # (n, K - 2)
+        return f1 + coef @ slope.T, coef @ (d2 @ self.transform[2:]).T
+
     def design(self, x: np.ndarray, bins: np.ndarray | None = None) -> np.ndarray:
         """Columns ``[1, x, N(x) T, onehot(bins)]``, shape (n, 2 + (K - 2) + M);
         without ``bins`` the smooth part only, shape (n, K)."""
@@ -146,15 +184,24 @@ class SmoothBasis:
 
     @classmethod
     def from_logits(cls, x: np.ndarray, counts: np.ndarray, n_knots: int,
-                    n_bins: int = 0) -> SmoothBasis:
+                    n_bins: int = 0, *, knots: np.ndarray | None = None) -> SmoothBasis:
         """Knots at ``n_knots`` equally spaced quantiles of the distinct logits
         (fewer if there are fewer distinct values), scaled over ``x``
-        weighted by ``counts``."""
-        ux = np.unique(x)
-        k = min(n_knots, ux.size)
-        if k < 3:
+        weighted by ``counts``.
+
+        ``knots`` (increasing, logit scale) replaces the quantiles of ``x``:
+        the fine grid passes the quantiles of the predictions' logits that
+        its cells tell (:func:`bece.smooth.atoms.cell_knots`), since the
+        distinct cell means are not the distinct predictions. Fewer than 3
+        knots leave the curve linear.
+        """
+        if knots is None:
+            ux = np.unique(x)
+            k = min(n_knots, ux.size)
+            knots = np.quantile(ux, np.linspace(0.0, 1.0, k)) if k >= 3 else np.empty(0)
+        knots = np.asarray(knots, dtype=np.float64)
+        if knots.size < 3:
             return cls(np.empty(0), np.empty((0, 0)), n_bins)
-        knots = np.quantile(ux, np.linspace(0.0, 1.0, k))
         omega = roughness_penalty(knots)
         evals, evecs = np.linalg.eigh(omega)
         t0 = evecs / np.sqrt(evals)
