@@ -46,5 +46,5 @@ def test_posterior_ece_dispatch_refuses_mixed_options():
         bece.posterior_ece(fine, model="spline")
     with pytest.raises(ValueError, match="stats must be a CalibrationStats"):
         bece.posterior_ece([0.1, 0.2], model="smooth")
-    # the binned model on fine statistics is the binned model in 1920 bins
-    assert bece.posterior_ece(fine, num_samples=10).stats.n_bins == 1920
+    # the binned model on fine statistics is the binned model in the fine bins
+    assert bece.posterior_ece(fine, num_samples=10).stats.n_bins == fine_binning(15).n_bins

@@ -13,6 +13,7 @@ from ..stats.binning import Binning
 from .atoms import Atoms
 from .basis import SmoothBasis, logit_confidence
 from .fit import SmoothPosterior
+from .grid_error import CellCurve, draw_bounds
 
 __all__ = [
     "curve_grid",
@@ -97,18 +98,15 @@ def ece_draws(
     ece : ndarray of shape (S,)
     accuracy, confidence, weight : ndarrays of shape (S, M)
     bound : ndarray of shape (min(S, 200),)
-        The grid error bound of each of the first 200 draws (zeros when
-        the atoms are exact); it hardly varies between draws, and computing
-        it for all would double the cost.
+        The grid error bound (:mod:`bece.smooth.grid_error`) of each of the
+        first 200 draws (zeros when the atoms are exact); it hardly varies
+        between draws, and computing it for all would double the cost.
     """
     m = atoms.binning.n_bins
     s_total = beta.shape[0]
     J = atoms.p.size
     nonempty, starts = np.unique(atoms.bin, return_index=True)
-    if not atoms.exact:
-        assert atoms.lower is not None and atoms.upper is not None  # grid atoms have their cells
-        xl, xu = logit_confidence(atoms.lower), logit_confidence(atoms.upper)
-        h = atoms.upper - atoms.lower
+    cells = None if atoms.exact else CellCurve(atoms, basis)
     acc = np.empty((s_total, m))
     conf = np.empty((s_total, m))
     wt = np.zeros((s_total, m))
@@ -123,7 +121,8 @@ def ece_draws(
     for a in range(0, s_total, step):
         b = min(s_total, a + step)
         B = beta[a:b]
-        s = special.expit(basis.logits(atoms.x, atoms.bin, B))  # (s, J)
+        f = basis.logits(atoms.x, atoms.bin, B)  # (s, J)
+        s = special.expit(f)
         if atoms.exact:
             g = rng.standard_exponential((b - a, J))
         else:
@@ -139,11 +138,9 @@ def ece_draws(
         if empty.size:
             acc[a:b, empty] = special.expit(basis.logits(xc, empty, B))
             conf[a:b, empty] = center[empty]
-        if not atoms.exact and a < BOUND_DRAWS:
+        if cells is not None and a < BOUND_DRAWS:
             e = min(b, BOUND_DRAWS) - a
-            osc = np.abs(special.expit(basis.logits(xu, atoms.bin, B[:e]))
-                         - special.expit(basis.logits(xl, atoms.bin, B[:e])))
-            bound[a:a + e] = (g[:e] * (h + osc)).sum(axis=1)
+            bound[a:a + e] = draw_bounds(cells, basis, B[:e], f[:e], g[:e])
     return ece, acc, conf, wt, bound[:BOUND_DRAWS] if not atoms.exact else bound
 
 

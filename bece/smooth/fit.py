@@ -10,7 +10,7 @@ import numpy as np
 from scipy import linalg, special
 
 from ..base.checks import positive_int
-from .atoms import Atoms
+from .atoms import Atoms, cell_knots
 from .basis import DEFAULT_N_KNOTS, SmoothBasis
 
 __all__ = [
@@ -140,8 +140,8 @@ class SmoothPosterior:
         Sub-cells per bin (None: exact, one atom per prediction).
     n_atoms : int
     grid_error : float
-        Largest bound on the grid's ECE error over the first 200 draws (0 when exact);
-        filled in by :func:`smooth_ece`.
+        Largest bound on the grid's ECE error over the first 200 draws (0 when
+        exact; :mod:`bece.smooth.grid_error`); filled in by :func:`smooth_ece`.
     log_marginal_is, pareto_k, is_ess : float
         Importance-sampling correction of the Laplace mixture
         (:func:`importance_draws`): the log marginal likelihood it
@@ -264,7 +264,10 @@ def fit_smooth(
     atoms : Atoms
     n_knots : int, default 10
         Knots K >= 3 of the natural cubic spline (K - 2 non-linear functions;
-        fewer when the confidences have fewer distinct values).
+        fewer when the confidences have fewer distinct values), at
+        equally spaced quantiles of the distinct logits (of the predictions
+        as the cells tell them for fine-grid atoms:
+        :func:`~bece.smooth.atoms.cell_knots`).
         The smoothness prior, not the knot count, controls the wiggle; what
         ten knots cannot follow (a staircase) the bin deviations take up.
     intercept_scale : float, default 1.0
@@ -295,7 +298,8 @@ def fit_smooth(
     s_l = check_scale(smoothness_scale, "smoothness_scale")
     s_t = None if bin_scale is None else check_scale(bin_scale, "bin_scale")
     m = atoms.binning.n_bins if s_t is not None else 0
-    basis = SmoothBasis.from_logits(atoms.x, atoms.trials.astype(np.float64), n_knots, m)
+    knots = None if atoms.exact else cell_knots(atoms, n_knots)
+    basis = SmoothBasis.from_logits(atoms.x, atoms.trials.astype(np.float64), n_knots, m, knots=knots)
     Ds = basis.design(atoms.x)
     nonempty, starts = np.unique(atoms.bin, return_index=True)
     c = atoms.successes.astype(np.float64)

@@ -52,16 +52,26 @@ def test_grid_atoms_preserve_bin_statistics(rng, binning):
 
 # ------------------------------------------------------------- fine bins
 def test_fine_binning_by_hand():
+    """15 x 128 sub-cells, those next to 0 and 1 cut further in logit
+    (tests/smooth/test_grid_error.py checks the widths)."""
     fine = fine_binning(15)
-    assert fine.rule == "uniform" and fine.n_bins == 15 * 128
-    assert fine == make_binning(None, 15 * 128, "uniform")
-    assert fine_binning(4, grid=2) == make_binning(None, 8, "uniform")
+    assert fine.rule == "edges" and fine.n_bins > 15 * 128
+    # away from the ends the edges are those of 1920 uniform bins (each the
+    # smallest float that bece's uniform rule puts in the bin: j / 1920 or an ulp below)
+    e = fine.edges
+    j = np.arange(1, 1920)
+    middle = e[(e > 0.02) & (e < 0.98)]
+    uniform = j[(j / 1920 > 0.02) & (j / 1920 < 0.98)] / 1920
+    assert middle.size == uniform.size
+    np.testing.assert_allclose(middle, uniform, rtol=2.3e-16, atol=0)
+    assert np.all((middle * 1920).astype(np.int64) == np.round(uniform * 1920))
+    assert np.all((np.nextafter(middle, 0) * 1920).astype(np.int64) == np.round(uniform * 1920) - 1)
     edges = fine_binning(binning=[0.0, 0.5, 0.9, 1.0], grid=2).edges
-    np.testing.assert_allclose(edges, [0.0, 0.25, 0.5, 0.7, 0.9, 0.95, 1.0], rtol=0, atol=1e-15)
+    assert np.isin([0.0, 0.25, 0.5, 0.7, 0.9, 0.95, 1.0, 1e-6, 1 - 1e-6], edges).all()
     # the ECE edges are among the fine edges as the same floats
     q = make_binning(np.random.default_rng(0).uniform(size=999), 10, "quantile").edges
     fe = fine_binning(binning=q, grid=128).edges
-    np.testing.assert_array_equal(fe[::128], q)
+    assert np.isin(q, fe).all()
     assert np.all(np.diff(fe) >= 0)
 
 
@@ -84,7 +94,9 @@ def test_atoms_from_stats_are_the_fine_cells():
     """Hand case: 2 ECE bins x 2 sub-cells, five predictions."""
     p = np.array([0.1, 0.2, 0.3, 0.6, 1.0])
     y = np.array([0, 1, 1, 0, 1])
-    stats = CalibrationStats.from_arrays(y, p, binning=fine_binning(2, grid=2))
+    # 4 uniform bins refine 2 ECE bins (fine_binning(2, grid=2) would also cut
+    # these wide cells in logit)
+    stats = CalibrationStats.from_arrays(y, p, binning=make_binning(None, 4))
     at = atoms_from_stats(stats, n_bins=2)
     np.testing.assert_array_equal(at.trials, [2, 1, 1, 1])
     np.testing.assert_array_equal(at.successes, [1, 1, 0, 1])

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy import special
 
-from bece.smooth import ece_draws, fit_smooth, importance_draws, logit_confidence, make_atoms, smooth_ece
+from bece.smooth import ece_draws, fit_smooth, importance_draws, make_atoms, smooth_ece
+from bece.smooth.grid_error import CellCurve, draw_bounds
 from bece.stats import make_binning
 
 from ..conftest import _data
@@ -74,11 +75,11 @@ def test_ece_draws_match_a_naive_loop(rng, grid):
                                            rtol=1e-10)
         assert ece[s] == pytest.approx(total, rel=1e-10)
         if grid:
-            xl, xu = logit_confidence(at.lower), logit_confidence(at.upper)
-            osc = np.abs(special.expit(xu + post.basis.design(xu, at.bin) @ beta[s])
-                         - special.expit(xl + post.basis.design(xl, at.bin) @ beta[s]))
-            assert bound[s] == pytest.approx(np.sum(w * (at.upper - at.lower + osc)), rel=1e-10)
-    assert not grid or bound.max() < 0.1
+            f = post.basis.logits(at.x, at.bin, beta[s:s + 1])
+            assert bound[s] == pytest.approx(
+                draw_bounds(CellCurve(at, post.basis), post.basis, beta[s:s + 1], f, w[None])[0],
+                rel=1e-10)
+    assert not grid or 0 < bound.max() < 0.1
 
 
 def test_empty_bins_have_zero_weight_and_the_curve_at_their_centre(rng):
