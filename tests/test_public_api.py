@@ -21,7 +21,12 @@ PUBLIC = {
         "maximum_calibration_error", "posterior_ece", "posterior_top_label_ece", "regression",
         "top_label_ece",
     ],
-    "bece.calibrate": ["TopLabelCalibrator", "CalibrationWarning"],
+    "bece.calibrate": [
+        "TopLabelCalibrator", "CalibrationWarning", "TemperatureScaling", "VectorScaling", "MatrixScaling",
+        "DirichletCalibration", "PlattScaling", "IsotonicCalibration", "BetaCalibration",
+        "ScoreCalibrator", "from_json", "temperature_posterior", "temperature_scaled_ece",
+        "TemperaturePosterior", "TemperatureScaledECE",
+    ],
     "bece.regression": [
         "pit", "calibration_curve", "calibration_error", "Recalibrator", "bayesian_calibration_error",
         "BayesianCalibrationError", "mean_absolute_calibration_error",
@@ -31,6 +36,7 @@ PUBLIC = {
     "bece.models": [
         "conjugate_model", "literal_model", "conjugate_collapsed", "literal_collapsed",
         "top_label_model", "top_label_collapsed", "smooth_model", "DirichletGammaReparam", "pit_model",
+        "temperature_model",
     ],
     "bece.io": ["read_predictions", "read_statistics", "example_path", "file_statistics", "iter_chunks"],
     "bece.smooth": ["smooth_ece", "smooth_posterior_ece", "fine_binning", "SmoothBayesianECE"],
