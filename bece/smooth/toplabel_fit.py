@@ -26,7 +26,7 @@ L_S^\top`, the precision of :math:`\theta_s`'s marginal) and
 Hyper-parameters: a product grid as in :func:`bece.smooth.fit_smooth`
 (each value standing for the exponential prior's mass between its
 geometric neighbours over :math:`[10^{-2}, 10]` times the prior mean: 16
-values of :math:`\lambda`, 24 of :math:`\kappa`, 8 of :math:`\tau` with bin
+values of :math:`\lambda`, 16 of :math:`\kappa`, 8 of :math:`\tau` with bin
 deviations), explored from its best point outwards: a hill climb over
 neighbouring grid points, then every neighbour of a point whose log
 posterior is within ``FLOOD_DROP`` (9) of the best is evaluated too. Points
@@ -61,7 +61,7 @@ __all__ = [
     "TopLabelSmoothPosterior",
 ]
 
-N_KAPPA = 24
+N_KAPPA = 16
 N_TAU_LABEL = 8
 FLOOD_DROP = 9.0
 KEEP_WEIGHT = 1e-12
@@ -95,10 +95,9 @@ class LabelDesign:
         self.label = atoms.label
         self.bin = atoms.bin
         j = atoms.x.size
-        ones = np.ones(j)
-        self.lab_mat = sparse.csr_matrix((ones, (atoms.label, np.arange(j))),
-                                         shape=(self.n_labels, j))
-        self.bin_mat = (sparse.csr_matrix((ones, (atoms.bin, np.arange(j))), shape=(self.m, j))
+        # atoms are sorted by label and every label has one: sums per label by reduceat
+        self.label_starts = np.searchsorted(atoms.label, np.arange(self.n_labels))
+        self.bin_mat = (sparse.csr_matrix((np.ones(j), (atoms.bin, np.arange(j))), shape=(self.m, j))
                         if self.m else None)
         self.cell = atoms.label * max(self.m, 1) + (atoms.bin if self.m else 0)
         self.prec = 1.0 / prior_scales**2
@@ -171,8 +170,8 @@ def _newton(d: LabelDesign, lam: float, tau: float, kappa: float, ts: np.ndarray
         H = np.diag(prec)
         H[:k, :k] += cs[:, None] * (d.Ds.T @ wd) * cs[None, :]
         cross = np.empty((n_labels, k + m, 2))
-        cross[:, :k, 0] = d.lab_mat @ wd
-        cross[:, :k, 1] = d.lab_mat @ (wd * d.zx[:, None])
+        cross[:, :k, 0] = np.add.reduceat(wd, d.label_starts, axis=0)
+        cross[:, :k, 1] = np.add.reduceat(wd * d.zx[:, None], d.label_starts, axis=0)
         cross[:, :k] *= kappa * cs[None, :, None]
         if m:
             assert d.bin_mat is not None
@@ -193,13 +192,14 @@ def _newton(d: LabelDesign, lam: float, tau: float, kappa: float, ts: np.ndarray
         blk[:, 0, 1] = blk[:, 1, 0] = kappa**2 * swz
         blk[:, 1, 1] = kappa**2 * swzz + 1.0
         cinv, logdet_l = _inv2(blk)
-        coupling = np.einsum("lab,lpb->lap", cinv, cross)  # (L, 2, P)
-        schur = H - np.einsum("lpa,laq->pq", cross, coupling)
-        cg = np.einsum("lab,lb->la", cinv, gl)
-        rhs = gs - np.einsum("lpa,la->p", cross, cg)
+        coupling = cinv @ cross.transpose(0, 2, 1)  # (L, 2, P): C_l^{-1} B_l^T
+        wide = cross.transpose(1, 0, 2).reshape(k + m, 2 * n_labels)  # [B_1 ... B_L]
+        schur = H - wide @ coupling.reshape(2 * n_labels, k + m)
+        cg = (cinv @ gl[:, :, None])[:, :, 0]
+        rhs = gs - wide @ cg.reshape(-1)
         chol = linalg.cholesky(schur, lower=True, check_finite=False)
         ds = linalg.cho_solve((chol, True), rhs, check_finite=False)
-        dl = cg - np.einsum("lap,p->la", coupling, ds)
+        dl = cg - coupling @ ds
         dec = float(np.dot(gs, ds) + np.sum(gl * dl))
         if dec < 1e-10 or it == max_iter:  # converged: the blocks are those at (ts, tl)
             half_logdet = float(np.sum(np.log(np.diag(chol)))) + 0.5 * float(np.sum(logdet_l))
@@ -330,8 +330,8 @@ class TopLabelSmoothPosterior:
             e = eps_l[sel]
             y1 = e[..., 1] / lc[:, 1, 1]
             y0 = (e[..., 0] - lc[:, 1, 0] * y1) / lc[:, 0, 0]
-            tl[sel] = (self.label_modes[j] - np.einsum("lap,sp->sla", self.coupling[j], dev)
-                       + np.stack([y0, y1], axis=-1))
+            shift = (dev @ self.coupling[j].reshape(2 * n_labels, p_dim).T).reshape(-1, n_labels, 2)
+            tl[sel] = self.label_modes[j] - shift + np.stack([y0, y1], axis=-1)
             half_logdet[sel] = (np.sum(np.log(np.diag(self.chol[j])))
                                 + np.sum(np.log(lc[:, 0, 0] * lc[:, 1, 1])))
         prec = 1.0 / self.prior_scales**2
