@@ -22,10 +22,14 @@ coefficients; and the smooth model's draw otherwise. The equal-tailed 90%
 interval then starts at 0 exactly when :math:`\pi_0 \ge 0.05`.
 
 The prior odds matter where the data cannot tell a small miscalibration
-from none (at n = 300 a true ECE of 0.014 gives :math:`\pi_0 \approx 0.96`
-at even odds, and the averaged interval [0, 0.009] misses it); the default
-comes from the study in ``benchmarks/averaged_study.py`` (README, "Intervals
-that can reach 0").
+from none: at even odds a true ECE of 0.014 gives a mean :math:`\pi_0` of
+0.89 at n = 300 and 0.54 at n = 10^4, and the averaged intervals cover it in
+0.61 and 0.57 of replications. The default, :math:`O = 0.02`, is the largest
+of the odds studied (0, 0.02, 0.05, 0.1, 0.25, 1; ``benchmarks/averaged_study.py``,
+100 replications per row, README "Intervals that can reach 0") that keeps
+every problem's coverage within two Monte Carlo standard errors of 0.85
+wherever the smooth model alone does, while calibrated data get an interval
+from 0 in 0.95 (n = 300) to 1.00 (n = 10^4) of replications.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ __all__ = [
 ]
 
 #: P(calibrated) / P(not) before the data, for the averaged posterior
-DEFAULT_PRIOR_ODDS = 0.25
+DEFAULT_PRIOR_ODDS = 0.02
 
 
 def prob_calibrated(log_bayes_factor: float, prior_odds: float) -> float:
