@@ -84,7 +84,7 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
                      "Normal in its bin)")
     if smooth:
         atoms = ("every prediction an atom (exact)" if d["grid"] is None else
-                 f"{d['grid']} sub-cells per bin, grid error <= {d['grid_error']:.1e}")
+                 f"{d['grid']} sub-cells per bin, grid error <= {d['grid_error']:.1e} per ECE draw")
         lines.append(f"  model         smooth calibration curve (Laplace), {atoms}")
     lines += [
         "",
