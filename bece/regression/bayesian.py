@@ -377,6 +377,14 @@ def bayesian_calibration_error(
         When PIT values look discrete (many ties): compute them with
         ``pit(..., randomize=True, seed=...)``.
 
+    Notes
+    -----
+    With the smooth model a share ``prob_calibrated`` of the draws is
+    exactly 0. When it is above 0.95 the 90% interval is [0, 0], and the
+    posterior mean -- pulled up by the few draws of the smooth model -- can
+    lie above the interval's upper end; report the interval and
+    ``prob_calibrated`` rather than the mean alone.
+
     Examples
     --------
     >>> import numpy as np

@@ -12,12 +12,16 @@ What the grid keeps and loses. At a level p on the grid (a multiple of
 so the calibration curve, the cal score and the Anderson--Darling statistic
 of :func:`~bece.regression.calibration_test` at those levels are exact. The
 smooth model of :func:`~bece.regression.bayesian_calibration_error` is
-fitted to the cell counts (a multinomial likelihood, exact for the
-histogram); what the histogram loses is where each value lies inside its
-cell of width 1/G. We measured what that costs against a grid 100 times
-finer (the values themselves, to 1e-5): the ends of the 90% interval of the
-cal score moved by at most 0.05 posterior standard deviations (the
-forecasters of ``benchmarks/regression_study.py``, n = 10^3 to 10^5).
+fitted to the cell counts (a multinomial likelihood: its posterior is exact
+given the histogram); what the histogram loses is where each value lies
+inside its cell of width 1/G. That matters where many values share a cell,
+i.e. for forecasts that put much PIT mass within 1/G of 0 or 1: for a
+Gaussian forecast with sd x 0.5 (12% of the PIT values in the two end
+cells) the posterior mean and interval ends of the cal score moved by up
+to 0.3 posterior sd, in either direction, against a grid 100 times finer
+(n = 10^3, 10^4 and 10^5, two data sets each; the posterior sd changed by
+under 2%). The coverage of intervals from the 1000-cell histogram is what
+``benchmarks/regression_study.py`` measures.
 """
 
 from __future__ import annotations

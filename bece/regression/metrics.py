@@ -154,8 +154,9 @@ def calibration_error(
         ``None``: :math:`w_j = 1` (the paper's choice; the score then grows
         with J, so compare scores on the same levels only).
         ``"count"``: :math:`w_j \\propto |\\{t: u_t \\le p_j\\}|`, normalised to
-        sum to 1, i.e. :math:`w_j = \\hat p_j / \\sum_i \\hat p_i` (the seed's
-        second weighting; normalised, it does not depend on T).
+        sum to 1, i.e. :math:`w_j = \\hat p_j / \\sum_i \\hat p_i` (weights
+        proportional to the number of targets below each level, normalised
+        so that the score does not depend on T).
         An array: non-negative weights used as given.
 
     Returns
@@ -278,7 +279,7 @@ def sharpness(
     root : bool, default False
         Return :math:`\\sqrt{\\frac1T\\sum_t \\mathrm{var}(F_t)}`, which is
         uncertainty-toolbox's ``sharpness`` (the root mean variance, in the
-        units of y). Default the seed's mean variance.
+        units of y). Default: the mean variance, Kuleshov et al.'s sharpness.
 
     Examples
     --------
