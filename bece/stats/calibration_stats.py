@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike
 from ..base.typing import BinningSpec
 from .binning import Binning
 from .fused import binned_sums, outcome_sums
-from .inputs import describe_bad
+from .inputs import KINDS, check_options, describe_bad, input_kind
 
 __all__ = [
     "CalibrationStats",
@@ -115,11 +115,21 @@ class CalibrationStats:
         ``counts[0]`` incorrect (``z = 0``), ``counts[1]`` correct (``z = 1``).
     sum_p, sum_p2 : ndarray of shape (M,), float64
         Sum of confidences and of squared confidences in each bin.
+    kind : {"binary", "top-label", "triples"} or None
+        How the predictions were read (:func:`bece.stats.inputs.input_kind`):
+        ``"binary"``, :math:`P(y = 1)` against ``y = 1`` (``counts[1]``
+        counts ``y = 1``, ``sum_p`` sums :math:`P(y = 1)`); ``"top-label"``,
+        the largest class probability against ``argmax == y_true``;
+        ``"triples"``, the confidence of ``y_pred`` against
+        ``y_pred == y_true``. None when not known (statistics built from
+        counts). ``+`` keeps it when both agree (None takes the other's)
+        and refuses statistics of two different kinds.
     """
 
-    __slots__ = ("binning", "counts", "sum_p", "sum_p2")
+    __slots__ = ("binning", "counts", "kind", "sum_p", "sum_p2")
 
-    def __init__(self, binning: Binning, counts: ArrayLike, sum_p: ArrayLike, sum_p2: ArrayLike) -> None:
+    def __init__(self, binning: Binning, counts: ArrayLike, sum_p: ArrayLike, sum_p2: ArrayLike,
+                 *, kind: str | None = None) -> None:
         """Check and store statistics (usually built by :meth:`from_arrays`).
 
         Raises ``ValueError`` unless ``counts`` are non-negative integers
@@ -130,6 +140,7 @@ class CalibrationStats:
         :math:`8 n_m u` (u = 2**-53) for the rounding of sums of n_m terms.
         """
         self._store(binning, counts, sum_p, sum_p2, possible=True)
+        self.kind = _check_kind(kind)
 
     @classmethod
     def from_simulation(cls, binning: Binning, counts: ArrayLike, sum_p: ArrayLike,
@@ -144,11 +155,12 @@ class CalibrationStats:
         """
         self = cls.__new__(cls)
         self._store(binning, counts, sum_p, sum_p2, possible=False)
+        self.kind = None
         return self
 
     @classmethod
     def _computed(cls, binning: Binning, counts: np.ndarray, sum_p: np.ndarray,
-                  sum_p2: np.ndarray) -> CalibrationStats:
+                  sum_p2: np.ndarray, kind: str | None = None) -> CalibrationStats:
         """Statistics this module computed from checked predictions (or added):
         int64 counts and float64 sums that are possible by construction, so
         the constructor's checks (as costly as a small call's work) are skipped."""
@@ -159,7 +171,13 @@ class CalibrationStats:
         for a in (counts, sum_p, sum_p2):
             a.setflags(write=False)
         self.binning, self.counts, self.sum_p, self.sum_p2 = binning, counts, sum_p, sum_p2
+        self.kind = kind
         return self
+
+    def with_kind(self, kind: str | None) -> CalibrationStats:
+        """The same statistics (arrays shared, read-only) with ``kind`` set."""
+        return CalibrationStats._computed(self.binning, self.counts, self.sum_p, self.sum_p2,
+                                          _check_kind(kind))
 
     def _store(self, binning: Binning, counts: ArrayLike, sum_p: ArrayLike, sum_p2: ArrayLike,
                *, possible: bool) -> None:
@@ -185,14 +203,17 @@ class CalibrationStats:
 
     # ------------------------------------------------------------------ build
     @classmethod
-    def from_outcomes(cls, z: np.ndarray, p: np.ndarray, binning: Binning) -> CalibrationStats:
+    def from_outcomes(cls, z: np.ndarray, p: np.ndarray, binning: Binning, *,
+                      kind: str | None = None) -> CalibrationStats:
         """Statistics of checked outcomes ``z`` and confidences ``p``.
 
         ``z`` (bool or int 0/1, shape (n,)) and ``p`` (float64, shape (n,))
         are assumed valid (use :meth:`from_arrays` for user input); one
-        fused pass (:mod:`bece.stats.fused`).
+        fused pass (:mod:`bece.stats.fused`). ``kind``: how they were read
+        (class docstring).
         """
-        return cls._computed(binning, *outcome_sums(np.asarray(z), np.asarray(p), binning))
+        return cls._computed(binning, *outcome_sums(np.asarray(z), np.asarray(p), binning),
+                             _check_kind(kind))
 
     @classmethod
     def from_arrays(
@@ -203,6 +224,10 @@ class CalibrationStats:
         y_pred: ArrayLike | None = None,
         n_bins: int | None = None,
         binning: BinningSpec | Binning = "uniform",
+        labels: ArrayLike | None = None,
+        pos_label: Any = None,
+        from_logits: bool = False,
+        row_sum_tol: float | None = None,
     ) -> CalibrationStats:
         """Statistics of classifier outputs.
 
@@ -221,6 +246,21 @@ class CalibrationStats:
         binning : {"uniform", "quantile"} or array_like of edges, default "uniform"
             See :mod:`bece.stats.binning`. ``"quantile"`` is refused for Dask and
             JAX arrays (pass explicit edges).
+        labels : array_like, optional
+            The class of each column of ``y_prob`` in order (e.g.
+            ``clf.classes_``), for labels that are not ``0 .. K-1``; with a
+            1-D ``y_prob``, the two classes (negative, positive).
+            :mod:`bece.stats.labels` has the rules; Dask needs it for text labels.
+        pos_label : optional
+            The value of ``y_true`` that is ``y = 1`` for a 1-D ``y_prob``
+            (default 1 for labels 0/1 and -1/1, as scikit-learn).
+        from_logits : bool, default False
+            ``y_prob`` holds logits: sigmoid (n,) or softmax (n, K), applied
+            in float64 block by block (not for JAX arrays).
+        row_sum_tol : float, optional
+            Tolerance of the row sums of a 2-D ``y_prob`` instead of the
+            strict default (:func:`bece.stats.inputs.row_sum_tolerance`);
+            accepted rows are used as given, never renormalised.
 
         Notes
         -----
@@ -241,12 +281,18 @@ class CalibrationStats:
         from .device import device_sums, is_jax_array
         from .distributed import array_sums, is_dask
 
+        check_options(from_logits, row_sum_tol)
+        options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
+                   "row_sum_tol": row_sum_tol}
+        kind = input_kind(y_prob, y_pred)
         if is_jax_array(y_prob):
-            return cls._computed(*device_sums(y_true, y_prob, y_pred, n_bins, binning))
+            return cls._computed(*device_sums(y_true, y_prob, y_pred, n_bins, binning, **options),
+                                 kind)
         if any(is_dask(a) for a in (y_true, y_prob, y_pred)):
             return cls._computed(*array_sums(y_true, y_prob, y_pred=y_pred, n_bins=n_bins,
-                                             binning=binning))
-        return cls._computed(*binned_sums(y_true, y_prob, y_pred, n_bins, binning))
+                                             binning=binning, **options), kind)
+        return cls._computed(*binned_sums(y_true, y_prob, y_pred, n_bins, binning, **options),
+                             kind)
 
     @classmethod
     def from_dataframe(
@@ -258,6 +304,10 @@ class CalibrationStats:
         y_pred: Hashable | None = None,
         n_bins: int | None = None,
         binning: BinningSpec | Binning = "uniform",
+        labels: ArrayLike | None = None,
+        pos_label: Any = None,
+        from_logits: bool = False,
+        row_sum_tol: float | None = None,
     ) -> CalibrationStats:
         """Statistics of the predictions in a pandas or Dask DataFrame.
 
@@ -279,6 +329,8 @@ class CalibrationStats:
         binning : {"uniform"} or array_like of edges, default "uniform"
             ``"quantile"`` works for pandas only (global quantiles cannot be
             reduced from partitions exactly).
+        labels, pos_label, from_logits, row_sum_tol
+            As :meth:`from_arrays`.
 
         Notes
         -----
@@ -298,9 +350,12 @@ class CalibrationStats:
         """
         from .distributed import dataframe_sums
 
-        return cls._computed(*dataframe_sums(
-            df, y_true=y_true, y_prob=y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning
-        ))
+        check_options(from_logits, row_sum_tol)
+        bins, counts, sum_p, sum_p2, kind = dataframe_sums(
+            df, y_true=y_true, y_prob=y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning,
+            labels=labels, pos_label=pos_label, from_logits=from_logits, row_sum_tol=row_sum_tol,
+        )
+        return cls._computed(bins, counts, sum_p, sum_p2, kind)
 
     # ------------------------------------------------------------------ merge
     def __add__(self, other: CalibrationStats | int) -> CalibrationStats:
@@ -321,12 +376,18 @@ class CalibrationStats:
                 f"cannot add CalibrationStats of {self.n} and {other.n} predictions: the total "
                 f"exceeds 2**63 - 1, the most int64 counts can hold"
             )
+        if self.kind is not None and other.kind is not None and self.kind != other.kind:
+            raise ValueError(
+                f"cannot add CalibrationStats of {self.kind} predictions to {other.kind} ones: "
+                "their counts and confidences mean different things (CalibrationStats.kind)"
+            )
         # sums of checked statistics: counts and sums stay possible
         return CalibrationStats._computed(
             self.binning,
             self.counts + other.counts,
             self.sum_p + other.sum_p,
             self.sum_p2 + other.sum_p2,
+            self.kind if self.kind is not None else other.kind,
         )
 
     __radd__ = __add__
@@ -365,5 +426,11 @@ class CalibrationStats:
     def __repr__(self) -> str:
         return (
             f"CalibrationStats(n={self.n}, n_bins={self.n_bins}, rule={self.binning.rule!r}, "
-            f"empty_bins={int((self.bin_counts == 0).sum())})"
+            f"empty_bins={int((self.bin_counts == 0).sum())}, kind={self.kind!r})"
         )
+
+
+def _check_kind(kind: Any) -> str | None:
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS} or None, got {kind!r}")
+    return kind

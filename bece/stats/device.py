@@ -61,7 +61,13 @@ from typing import Any
 import numpy as np
 
 from .binning import Binning, make_binning
-from .inputs import as_array, row_sum_tolerance
+from .inputs import (
+    as_array,
+    check_row_sum_tol,
+    range_hint,
+    row_sum_message,
+    row_sum_tolerance,
+)
 
 __all__ = [
     "device_sums",
@@ -165,7 +171,7 @@ def _kernel(m: int, uniform: bool, kind: str, has_pred: bool, method: str, locat
             bad_rows = dev > tol
             row = jnp.argmax(bad_rows)
             found.append(jnp.sum(bad_rows, dtype=jnp.int64))
-            report["rows"] = (found[-1], row, jnp.sum(pf[row]))
+            report["rows"] = (found[-1], row, jnp.sum(pf[row]), jnp.max(dev))
             if has_pred:
                 pred = yp.astype(jnp.int64)
                 safe = jnp.clip(pred, 0, p.shape[1] - 1)
@@ -191,6 +197,7 @@ def _kernel(m: int, uniform: bool, kind: str, has_pred: bool, method: str, locat
         if not locate:
             return {"bad": sum(found), "stats": stats}
         report["stats"] = stats
+        report["negative"] = jnp.any(pf < 0)
         return report
 
     return jax.jit(fn)
@@ -263,8 +270,28 @@ def _check_shapes(y_prob: Any, y_true: Any, y_pred: Any) -> None:
             raise ValueError(
                 f"{name} has {y.shape[0]} entries but y_prob has {n}; they must have the same length"
             )
-        if np.dtype(y.dtype).kind not in "biuf":
+        if is_jax_array(y) and np.dtype(y.dtype).kind not in "biuf":
+            # (labels on the host, of any type, are read by bece.stats.labels)
             raise ValueError(f"{name} must hold integer class labels, got dtype {y.dtype}")
+
+
+def _host_labels(yt: Any, yp: Any, y_prob: Any, kind: str, labels: Any,
+                 pos_label: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """Labels read on the host (:mod:`bece.stats.labels`): the 0/1 outcome of
+    binary labels, or the column indices (``"pairs"``: common indices) of
+    class labels; the device then checks them as integers."""
+    from .labels import binary_outcome, class_indices
+
+    n = y_prob.shape[0]
+    host_t = np.asarray(yt)
+    host_p = None if yp is None else np.asarray(yp)
+    if pos_label is not None and kind != "binary":
+        raise ValueError("pos_label applies to P(y = 1) of shape (n,) without y_pred")
+    if kind == "binary":
+        return binary_outcome(host_t, n, pos_label=pos_label, labels=labels), None
+    k = y_prob.shape[1] if kind == "matrix" else None
+    t, p, _ = class_indices(host_t, host_p, n, k, labels=labels)
+    return t, p
 
 
 def device_sums(
@@ -275,12 +302,19 @@ def device_sums(
     binning: Any,
     *,
     method: str | None = None,
+    labels: Any = None,
+    pos_label: Any = None,
+    from_logits: bool = False,
+    row_sum_tol: float | None = None,
 ) -> tuple[Binning, np.ndarray, np.ndarray, np.ndarray]:
     """Checks and per-bin statistics of a ``jax.Array`` ``y_prob`` on its device.
 
     Parameters are those of :meth:`bece.CalibrationStats.from_arrays`;
     ``method`` (``"scatter"`` or ``"onehot"``) overrides the reduction
-    chosen for the device's platform.
+    chosen for the device's platform. Labels given as NumPy (or with
+    ``labels``/``pos_label``) are read on the host by
+    :mod:`bece.stats.labels` and sent as 0/1 outcomes or column indices;
+    ``from_logits`` is refused (apply ``jax.nn.softmax`` on the device).
 
     Returns
     -------
@@ -310,17 +344,27 @@ def device_sums(
             return y
         return as_array(y, name)
 
+    if from_logits:
+        raise ValueError(
+            "from_logits=True is not applied to a jax.Array on its device: pass "
+            "jax.nn.softmax(logits, axis=-1) (jax.nn.sigmoid for shape (n,)), or the logits as "
+            "a NumPy array"
+        )
     yt = on_device(y_true, "y_true")
     yp = on_device(y_pred, "y_pred")
     _check_shapes(y_prob, yt, yp)
     kind = "matrix" if y_prob.ndim == 2 else ("pairs" if yp is not None else "binary")
+    if labels is not None or pos_label is not None or not is_jax_array(yt):
+        yt, yp = _host_labels(yt, yp, y_prob, kind, labels, pos_label)
     if method is None:
         method = "scatter" if _platform(y_prob) == "cpu" else "onehot"
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     in_dtype = np.dtype(y_prob.dtype)
     k = y_prob.shape[1] if y_prob.ndim == 2 else 0
-    tol = row_sum_tolerance(in_dtype, k) if k else 0.0
+    tol = check_row_sum_tol(row_sum_tol)
+    if tol is None:
+        tol = row_sum_tolerance(in_dtype, k) if k else 0.0
     shape = (m, bins.rule == "uniform", kind, yp is not None, method)
     with jax.enable_x64(True):
         # labels given as NumPy are sent to y_prob's device (host to device only)
@@ -340,15 +384,13 @@ def device_sums(
             count, idx, vals = rep["out"]
             raise ValueError(
                 f"y_prob must lie in [0, 1]; {_describe(count, idx, vals, k or None)} are outside"
+                + range_hint("y_prob", bool(rep["negative"]))
             )
         if kind == "matrix":
-            count, row, total = rep["rows"]
+            count, row, total, worst = rep["rows"]
             if count:
-                raise ValueError(
-                    f"y_prob rows must sum to 1 (tolerance {tol:.1e}); {int(count)} row(s) do not, "
-                    f"e.g. row {int(row)} sums to {float(total):.10g}. Normalise the rows "
-                    "(e.g. softmax) before calling"
-                )
+                raise ValueError(row_sum_message("y_prob", tol, int(count), int(row), float(total),
+                                                 float(worst), row_sum_tol))
         n_classes = 2 if kind == "binary" else (k if kind == "matrix" else None)
         _label_errors(rep["y_true"], "y_true", n_classes)
         if yp is not None:

@@ -34,7 +34,7 @@ import numpy as np
 
 from .binning import Binning, make_binning
 from .fused import Sums, binned_sums
-from .inputs import as_array, located
+from .inputs import as_array, input_kind, located
 
 __all__ = [
     "array_sums",
@@ -97,16 +97,18 @@ def _known_chunks(a: Any, name: str) -> None:
         )
 
 
-def _block(y_true: Any, y_prob: Any, y_pred: Any, binning: Binning, where: str) -> Sums:
+def _block(y_true: Any, y_prob: Any, y_pred: Any, binning: Binning, where: str,
+           options: dict[str, Any]) -> Sums:
     try:
-        return binned_sums(y_true, y_prob, y_pred, None, binning)
+        return binned_sums(y_true, y_prob, y_pred, None, binning, infer_labels=False, **options)
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
 
 
-def _rows_block(y_true: Any, y_prob: Any, y_pred: Any, binning: Binning, start: int) -> Sums:
+def _rows_block(y_true: Any, y_prob: Any, y_pred: Any, binning: Binning, start: int,
+                options: dict[str, Any]) -> Sums:
     try:
-        return binned_sums(y_true, y_prob, y_pred, None, binning)
+        return binned_sums(y_true, y_prob, y_pred, None, binning, infer_labels=False, **options)
     except ValueError as exc:
         raise located(exc, "dask array", start) from None
 
@@ -118,13 +120,17 @@ def array_sums(
     y_pred: Any = None,
     n_bins: int | None = None,
     binning: Any = "uniform",
+    **options: Any,
 ) -> Sums:
     """Per-bin sums of Dask (or NumPy) arrays, one block of rows at a time.
 
     ``y_prob`` of shape (n,) or (n, K) is chunked along rows only (its
     columns are merged into one chunk if needed); ``y_true`` and ``y_pred``
     are rechunked to the same rows (NumPy arrays are wrapped). Errors name the
-    offending row of the whole array.
+    offending row of the whole array. ``options``: ``labels``,
+    ``pos_label``, ``from_logits``, ``row_sum_tol`` of
+    :meth:`bece.CalibrationStats.from_arrays`, applied to every block (text
+    labels need ``labels``: a block cannot see the others' values).
     """
     import dask.array as da
 
@@ -165,7 +171,7 @@ def array_sums(
     starts = np.concatenate([[0], np.cumsum(rows)[:-1]]).tolist()
     one = delayed(_rows_block, pure=True)
     parts = [
-        one(t, q, y, bins, int(s))
+        one(t, q, y, bins, int(s), options)
         for t, q, y, s, size in zip(blocks_t, blocks_p, blocks_y, starts, rows)
         if size > 0
     ]
@@ -180,9 +186,11 @@ def dataframe_sums(
     y_pred: Hashable | None = None,
     n_bins: int | None = None,
     binning: Any = "uniform",
-) -> Sums:
-    """Per-bin sums of a pandas or Dask DataFrame (see
-    :meth:`bece.CalibrationStats.from_dataframe`)."""
+    **options: Any,
+) -> tuple[Binning, np.ndarray, np.ndarray, np.ndarray, str]:
+    """Per-bin sums of a pandas or Dask DataFrame and the input kind (see
+    :meth:`bece.CalibrationStats.from_dataframe`; ``options`` as
+    :func:`array_sums`)."""
     from .columns import select_columns
 
     if not (hasattr(df, "columns") and hasattr(df, "__getitem__")) or isinstance(df, dict):
@@ -221,9 +229,10 @@ def dataframe_sums(
         pred = frame[yp].to_numpy() if yp is not None else None
         return frame[yt].to_numpy(), prob, pred
 
+    kind = input_kind([0.0] if len(probs) == 1 else [[0.0, 1.0]], yp)
     if not is_dask(df):
         a, b, c = arrays(df)
-        return binned_sums(a, b, c, n_bins, binning)
+        return (*binned_sums(a, b, c, n_bins, binning, **options), kind)
 
     from dask import delayed
 
@@ -233,10 +242,10 @@ def dataframe_sums(
         if len(frame) == 0:
             return None
         a, b, c = arrays(frame)
-        return _block(a, b, c, bins, f"dask dataframe partition {i}")
+        return _block(a, b, c, bins, f"dask dataframe partition {i}", options)
 
     one = delayed(part, pure=True)
     stats = _tree_sum([one(frame, i) for i, frame in enumerate(df[cols].to_delayed())])
     if stats is None:
         raise ValueError("dataframe is empty: at least one prediction is needed")
-    return stats
+    return (*stats, kind)

@@ -420,10 +420,16 @@ def binned_sums(
     binning: Any,
     *,
     engine: str = "auto",
+    labels: Any = None,
+    pos_label: Any = None,
+    from_logits: bool = False,
+    row_sum_tol: float | None = None,
+    infer_labels: bool = True,
 ) -> Sums:
     """Check classifier outputs and compute their per-bin statistics.
 
-    Parameters are those of :meth:`bece.CalibrationStats.from_arrays`;
+    Parameters are those of :meth:`bece.CalibrationStats.from_arrays`
+    (``infer_labels``: :func:`bece.stats.inputs.as_outcomes`'s);
     ``engine`` picks the loop (``"auto"``: numba when it is importable and
     either already loaded or ``y_prob`` has at least :data:`AUTO_ROWS`
     entries, else NumPy, with the summation order set by the size alone, so
@@ -449,7 +455,8 @@ def binned_sums(
     p = _try_array(y_prob)
     kernels = _kernels(engine, 0 if p is None else p.size)
     quantile = isinstance(binning, str) and binning in ("quantile", "equal-mass")
-    if kernels is not None and not quantile:
+    plain = labels is None and pos_label is None and not from_logits and row_sum_tol is None
+    if kernels is not None and not quantile and plain:
         yt = _try_array(y_true)
         yp = _try_array(y_pred)
         if (  # the fast path
@@ -474,9 +481,12 @@ def binned_sums(
                 out = _run(kernels["pairs"], (p, yt, yp), bins, whole, order=order)
             if out is not None:
                 return (bins, *out)
-            # a bad value: let the NumPy checks below raise their message
+            # a bad value, or labels -1/1: the NumPy path below raises its
+            # message, or reads them
 
-    z, conf = as_outcomes(y_true, y_prob, y_pred)
+    z, conf = as_outcomes(y_true, y_prob, y_pred, labels=labels, pos_label=pos_label,
+                          from_logits=from_logits, row_sum_tol=row_sum_tol,
+                          infer_labels=infer_labels)
     bins = make_binning(conf, n_bins, binning)
     return (bins, *outcome_sums(z, conf, bins, engine=engine))
 

@@ -23,91 +23,54 @@ from typing import Any
 
 import numpy as np
 
+from .arrays import as_array, check_labels, describe_bad, object_error
+
 __all__ = [
     "as_array",
     "as_outcomes",
     "check_labels",
+    "check_options",
+    "check_row_sum_tol",
     "check_probabilities",
     "check_top_label",
     "checked_array",
     "describe_bad",
+    "input_kind",
     "located",
+    "range_hint",
+    "row_sum_message",
     "row_sum_tolerance",
     "scan_rows",
+    "sigmoid",
+    "softmax_rows",
 ]
 
 #: The largest absolute row-sum tolerance, whatever the dtype and K
 #: (:func:`row_sum_tolerance`).
 ROW_SUM_CAP = 1e-3
 
-_INT64_MIN = -(2.0**63)  # as floats: labels must satisfy MIN <= y < -MIN
-_INT64_MAX = np.iinfo(np.int64).max
-
-
-def _missing_mask(arr: np.ndarray) -> np.ndarray:
-    """Entries of an object array that are None, NaN or a pandas NA/NaT."""
-    def missing(v: Any) -> bool:
-        return v is None or type(v).__name__ in ("NAType", "NaTType") or (
-            isinstance(v, float) and v != v
-        )
-
-    return np.fromiter((missing(v) for v in arr.ravel()), dtype=bool, count=arr.size).reshape(
-        arr.shape
-    )
-
-
-def as_array(x: Any, name: str) -> np.ndarray:
-    """``x`` as a numpy array; ValueError for None, ragged input and masked
-    arrays with masked entries (which ``np.asarray`` would silently unmask)."""
-    if x is None:
-        raise ValueError(f"{name} is required, got None")
-    if np.ma.isMaskedArray(x):
-        mask = np.ma.getmaskarray(x)
-        if mask.any():
-            idx = np.flatnonzero(mask)
-            shown = ", ".join(f"index {i}" for i in idx[:3])
-            more = f" and {idx.size - 3} more" if idx.size > 3 else ""
-            raise ValueError(
-                f"{name} is a masked array with {idx.size} masked value(s) ({shown}{more}); "
-                "bece does not drop or fill values: remove those rows from every argument "
-                "(or fill them) before calling"
-            )
-        x = np.ma.getdata(x)
-    try:
-        arr = np.asarray(x)
-    except Exception as exc:  # ragged lists and the like
-        raise ValueError(f"{name} could not be read as an array: {exc}") from None
-    return arr
-
-
-def _object_error(arr: np.ndarray, name: str, what: str) -> ValueError:
-    """The error for an object array: its missing values if it has any."""
-    missing = _missing_mask(arr)
-    if missing.any():
-        return ValueError(
-            f"{name} contains missing values (None, NaN or pandas.NA): "
-            f"{describe_bad(arr, missing)}"
-        )
-    return ValueError(f"{name} must hold {what}, got dtype {arr.dtype}")
-
-
-def describe_bad(values: np.ndarray, bad: np.ndarray, limit: int = 3) -> str:
-    idx = np.flatnonzero(bad)
-
-    def value(i: int) -> Any:
-        v = values.flat[i]
-        return v.item() if isinstance(v, np.generic) else v
-
-    shown = ", ".join(f"index {i}: {value(i)!r}" for i in idx[:limit])
-    more = f" and {idx.size - limit} more" if idx.size > limit else ""
-    return f"{idx.size} value(s) ({shown}{more})"
-
-
 _BLOCK = 1 << 18  # elements per row block of a 2-D scan (1 MiB of float32)
 
 
-def _range_error(p: np.ndarray, name: str) -> ValueError:
-    """The ValueError for a block with NaN, infinity or values outside [0, 1]."""
+#: What the range error adds for arrays that look like logits or scores.
+LOGITS_HINT = ("pass from_logits=True (softmax over the columns, or sigmoid for shape (n,), "
+               "applied in float64)")
+
+
+def range_hint(name: str, negative: bool) -> str:
+    """What the error for ``y_prob`` values outside [0, 1] adds: they look like
+    logits when some are negative; above 1 only, logits or percentages."""
+    if not name.startswith("y_prob"):
+        return ""
+    if negative:
+        return f"; it looks like logits (scores of any sign): {LOGITS_HINT}"
+    return f"; if these are logits, {LOGITS_HINT}; if percentages, divide by 100"
+
+
+def _range_error(p: np.ndarray, name: str, negative: bool | None = None) -> ValueError:
+    """The ValueError for a block with NaN, infinity or values outside [0, 1]
+    (with :func:`range_hint`; ``negative``: whether the whole array has a
+    negative value, default: whether ``p`` has)."""
     nan = np.isnan(p)
     if nan.any():
         return ValueError(f"{name} contains NaN: {describe_bad(p, nan)}")
@@ -115,7 +78,8 @@ def _range_error(p: np.ndarray, name: str) -> ValueError:
     if inf.any():
         return ValueError(f"{name} contains infinity: {describe_bad(p, inf)}")
     out = (p < 0.0) | (p > 1.0)
-    return ValueError(f"{name} must lie in [0, 1]; {describe_bad(p, out)} are outside")
+    hint = range_hint(name, bool((p < 0.0).any()) if negative is None else negative)
+    return ValueError(f"{name} must lie in [0, 1]; {describe_bad(p, out)} are outside{hint}")
 
 
 def _shift(err: ValueError, offset: int, k: int) -> ValueError:
@@ -132,7 +96,7 @@ def _shift(err: ValueError, offset: int, k: int) -> ValueError:
 def checked_array(y_prob: Any, name: str) -> np.ndarray:
     arr = as_array(y_prob, name)
     if arr.dtype.kind == "O":
-        raise _object_error(arr, name, "real numbers (probabilities)")
+        raise object_error(arr, name, "real numbers (probabilities)")
     if arr.dtype.kind not in "fiu":
         raise ValueError(
             f"{name} must hold real numbers (probabilities), got dtype {arr.dtype}"
@@ -203,17 +167,33 @@ def _row_deviation(block: np.ndarray, ones: np.ndarray, tol: float) -> np.ndarra
     return dev
 
 
-def scan_rows(arr: np.ndarray, name: str, top: bool, visit: Any = None):
+def check_row_sum_tol(row_sum_tol: Any) -> float | None:
+    """``row_sum_tol=`` checked: None (the default tolerance of
+    :func:`row_sum_tolerance`) or a number in [0, 1)."""
+    if row_sum_tol is None:
+        return None
+    if isinstance(row_sum_tol, (bool, np.bool_)) or not isinstance(
+            row_sum_tol, (int, float, np.integer, np.floating)):
+        raise ValueError(f"row_sum_tol must be a number in [0, 1) or None, got {row_sum_tol!r}")
+    tol = float(row_sum_tol)
+    if not 0.0 <= tol < 1.0:  # NaN fails too
+        raise ValueError(f"row_sum_tol must be a number in [0, 1) or None, got {row_sum_tol!r}")
+    return tol
+
+
+def scan_rows(arr: np.ndarray, name: str, top: bool, visit: Any = None,
+              row_sum_tol: float | None = None):
     """Check a 2-D array block by block; optionally reduce it to the top label.
 
     Each block of rows is read once while it is in cache: min and max (exact
-    in the input's dtype), row sums (within :func:`row_sum_tolerance`), with
-    ``top`` the argmax and its value, and ``visit(start, block)`` for any
-    further reduction a caller wants fused into the same pass. The matrix is
-    never converted as a whole.
+    in the input's dtype), row sums (within ``row_sum_tol``, default
+    :func:`row_sum_tolerance`), with ``top`` the argmax and its value, and
+    ``visit(start, block)`` for any further reduction a caller wants fused
+    into the same pass. The matrix is never converted as a whole, and rows
+    are used as given (never renormalised).
     """
     n, k = arr.shape
-    tol = row_sum_tolerance(arr.dtype, k)
+    tol = row_sum_tolerance(arr.dtype, k) if row_sum_tol is None else row_sum_tol
     rows = max(1, _BLOCK // k)
     ones = np.ones(k, dtype=arr.dtype)
     pred = np.empty(n, dtype=np.int64) if top else None
@@ -221,17 +201,12 @@ def scan_rows(arr: np.ndarray, name: str, top: bool, visit: Any = None):
     for start in range(0, n, rows):
         block = arr[start:start + rows]
         if not (block.min() >= 0 and block.max() <= 1):  # NaN fails both
-            raise _shift(_range_error(np.asarray(block, dtype=np.float64), name), start, k)
+            negative = bool(np.nanmin(arr) < 0) if not np.isnan(block).any() else None
+            raise _shift(_range_error(np.asarray(block, dtype=np.float64), name, negative),
+                         start, k)
         dev = _row_deviation(block, ones, tol)
         if not dev.max() <= tol:
-            bad = start + int(np.argmax(dev > tol))
-            total = int((np.abs(np.sum(arr, axis=1, dtype=np.float64) - 1.0) > tol).sum())
-            raise ValueError(
-                f"{name} rows must sum to 1 (tolerance {tol:.1e}); "
-                f"{total} row(s) do not, e.g. row {bad} sums to "
-                f"{np.sum(arr[bad], dtype=np.float64):.10g}. Normalise the rows "
-                "(e.g. softmax) before calling"
-            )
+            raise _row_sum_error(arr, name, tol, start + int(np.argmax(dev > tol)), row_sum_tol)
         if pred is not None and conf is not None:  # top
             j = block.argmax(axis=1)
             pred[start:start + rows] = j
@@ -241,7 +216,32 @@ def scan_rows(arr: np.ndarray, name: str, top: bool, visit: Any = None):
     return pred, conf
 
 
-def check_probabilities(y_prob: Any, name: str = "y_prob") -> np.ndarray:
+def _row_sum_error(arr: np.ndarray, name: str, tol: float, bad: int,
+                   given: float | None) -> ValueError:
+    dev = np.abs(np.sum(arr, axis=1, dtype=np.float64) - 1.0)
+    return ValueError(row_sum_message(name, tol, int((dev > tol).sum()), bad,
+                                      float(np.sum(arr[bad], dtype=np.float64)),
+                                      float(dev.max()), given))
+
+
+def row_sum_message(name: str, tol: float, total: int, bad: int, bad_sum: float, worst: float,
+                    given: float | None) -> str:
+    """The error for ``total`` rows that do not sum to 1 (row ``bad`` sums to
+    ``bad_sum``; the largest deviation is ``worst``); with the default
+    tolerance (``given`` None) and rows off by less than 0.1, the option
+    that accepts rounded rows."""
+    text = (f"{name} rows must sum to 1 (tolerance {tol:.1e}); {total} row(s) do not, e.g. row "
+            f"{bad} sums to {bad_sum:.10g} (largest deviation {worst:.2g}). Normalise the rows "
+            "(e.g. softmax) before calling")
+    if given is None and worst < 0.1:
+        text += (f", or, if they were rounded (e.g. written with a few decimals), accept them as "
+                 f"they are with row_sum_tol={float(f'{worst:.1g}') * 2:g}")
+    return text
+
+
+def check_probabilities(
+    y_prob: Any, name: str = "y_prob", *, row_sum_tol: float | None = None
+) -> np.ndarray:
     """Check ``y_prob``'s shape, finiteness and range; return it as an array.
 
     Parameters
@@ -252,6 +252,11 @@ def check_probabilities(y_prob: Any, name: str = "y_prob") -> np.ndarray:
         where ``eps`` is the machine epsilon of the input's float type (a
         float32 softmax over 100,000 classes passes, a row off by 1e-3
         does not).
+    name : str, default "y_prob"
+        The argument's name in error messages.
+    row_sum_tol : float, optional
+        A tolerance of your own instead (e.g. 1e-3 for rows written with
+        four decimals); accepted rows are used as given, never renormalised.
 
     Returns
     -------
@@ -264,14 +269,15 @@ def check_probabilities(y_prob: Any, name: str = "y_prob") -> np.ndarray:
     ------
     ValueError
         If the array is empty, not 1-D or 2-D, not numeric, contains NaN or
-        infinity, has values outside [0, 1], has K < 2 columns, or has rows
-        that do not sum to one.
+        infinity, has values outside [0, 1] (with a hint when they look like
+        logits), has K < 2 columns, or has rows that do not sum to one.
     """
+    tol = check_row_sum_tol(row_sum_tol)
     arr = checked_array(y_prob, name)
     if arr.ndim == 2:
         if arr.dtype.kind != "f":
             arr = arr.astype(np.float64)
-        scan_rows(arr, name, top=False)
+        scan_rows(arr, name, top=False, row_sum_tol=tol)
         return arr
     p = np.asarray(arr, dtype=np.float64)
     if not (p.min() >= 0.0 and p.max() <= 1.0):  # NaN propagates through min/max
@@ -279,8 +285,15 @@ def check_probabilities(y_prob: Any, name: str = "y_prob") -> np.ndarray:
     return p
 
 
-def check_top_label(y_prob: Any, name: str = "y_prob") -> tuple[np.ndarray, np.ndarray, int]:
+def check_top_label(
+    y_prob: Any, name: str = "y_prob", *, row_sum_tol: float | None = None,
+    from_logits: bool = False,
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Check a (n, K) probability matrix and reduce it to its top label in one pass.
+
+    With ``from_logits`` the rows are logits: the confidence is the largest
+    softmax probability, computed block by block in float64
+    (:func:`softmax_rows`).
 
     Returns
     -------
@@ -291,124 +304,195 @@ def check_top_label(y_prob: Any, name: str = "y_prob") -> tuple[np.ndarray, np.n
     k : int
         The number of classes K.
     """
+    tol = check_row_sum_tol(row_sum_tol)
     arr = checked_array(y_prob, name)
     if arr.ndim != 2:
         raise ValueError(
             f"{name} must have shape (n, K) with class probabilities, got shape {arr.shape}"
         )
+    if from_logits:
+        pred, conf, _ = softmax_rows(arr, name)
+        return pred, conf, arr.shape[1]
     if arr.dtype.kind != "f":
         arr = arr.astype(np.float64)
-    pred, conf = scan_rows(arr, name, top=True)
+    pred, conf = scan_rows(arr, name, top=True, row_sum_tol=tol)
+    assert pred is not None and conf is not None
     return pred, conf, arr.shape[1]
 
 
-def check_labels(y: Any, name: str, n: int, n_classes: int | None = None) -> np.ndarray:
-    """Return integer labels as int64, checking length, type and range.
+# ------------------------------------------------------------------ logits
+def _check_finite(x: np.ndarray, name: str, start: int = 0, k: int = 1) -> None:
+    if not np.isfinite(x).all():
+        err = _range_error(np.asarray(x, dtype=np.float64), name)
+        raise _shift(err, start, k) if x.ndim == 2 else err
 
-    Integer and boolean arrays are accepted, and float arrays whose values
-    are all integers (as pandas gives for an integer column). Anything else
-    raises ``ValueError``, as do labels outside the int64 range (uint64 from
-    2**63, floats from 2**63 or below -2**63), which an int64 cast would
-    wrap; errors show the values as given. With ``n_classes`` the labels
-    must lie in ``0 .. n_classes - 1``.
-    """
-    arr = as_array(y, name)
+
+def sigmoid(y_prob: Any, name: str = "y_prob") -> np.ndarray:
+    """Logits of shape (n,) as probabilities, :math:`1/(1 + e^{-x})` in float64
+    (``scipy.special.expit``: no overflow for any finite logit)."""
+    from scipy.special import expit
+
+    arr = checked_array(y_prob, name)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must have shape (n,), got shape {arr.shape}")
-    if arr.shape[0] != n:
-        raise ValueError(
-            f"{name} has {arr.shape[0]} entries but y_prob has {n}; "
-            "they must have the same length"
-        )
-    if arr.dtype.kind == "b":
-        labels = arr.astype(np.int64)
-    elif arr.dtype.kind in "iu":
-        if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and arr.size:
-            _check_int64_range(arr, arr > _INT64_MAX, name, n_classes)
-        labels = arr.astype(np.int64, copy=False)
-    elif arr.dtype.kind == "f":
-        bad = ~np.isfinite(arr)
-        if bad.any():
-            raise ValueError(f"{name} contains NaN or infinity: {describe_bad(arr, bad)}")
-        frac = arr != np.floor(arr)
-        if frac.any():
-            raise ValueError(
-                f"{name} must hold integer class labels; {describe_bad(arr, frac)} are not integers"
-            )
-        if arr.size:
-            _check_int64_range(arr, (arr < _INT64_MIN) | (arr >= -_INT64_MIN), name, n_classes)
-        labels = arr.astype(np.int64)
-    elif arr.dtype.kind == "O":
-        raise _object_error(arr, name, "integer class labels")
-    else:
-        raise ValueError(
-            f"{name} must hold integer class labels, got dtype {arr.dtype}"
-        )
-    if n_classes is not None and labels.size:
-        lo, hi = labels.min(), labels.max()
-        if lo < 0 or hi >= n_classes:
-            bad = (labels < 0) | (labels >= n_classes)
-            raise ValueError(
-                f"{name} must hold labels in 0..{n_classes - 1}; "
-                f"{describe_bad(labels, bad)} are outside"
-            )
-    return labels
+        raise ValueError(f"{name} of logits must have shape (n,) here, got shape {arr.shape}")
+    x = np.asarray(arr, dtype=np.float64)
+    _check_finite(x, f"{name} (logits)")
+    return expit(x)
 
 
-def _check_int64_range(arr: np.ndarray, big: np.ndarray, name: str, n_classes: int | None) -> None:
-    """Refuse labels beyond int64 (``big``), showing them as given."""
-    if not big.any():
-        return
-    if n_classes is not None:
-        bad = (arr < 0) | (arr >= n_classes)
-        raise ValueError(
-            f"{name} must hold labels in 0..{n_classes - 1}; {describe_bad(arr, bad)} are outside"
-        )
-    raise ValueError(
-        f"{name} must hold class labels in the int64 range (-2**63 .. 2**63 - 1); "
-        f"{describe_bad(arr, big)} are beyond it"
-    )
+def softmax_rows(
+    logits: np.ndarray, name: str = "y_prob", y_pred: np.ndarray | None = None,
+    visit: Any = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Top label of the softmax of (n, K) logits, block by block in float64.
+
+    For each block of rows (about 2**18 entries) the row maximum m and
+    argmax are taken in the input's dtype, and
+    :math:`s = \\sum_k e^{x_k - m}` in float64; the top probability is
+    :math:`1/s`, the probability of column ``y_pred[i]`` is
+    :math:`e^{x_{i,y} - m}/s`. Only a block is ever converted to float64
+    (10^6 x 1,000 float32 logits need 4 GB as given and 2 MiB more).
+    ``visit(start, probs)``, if given, sees each block's float64
+    probabilities.
+
+    Returns
+    -------
+    pred : ndarray of shape (n,), int64
+    conf : ndarray of shape (n,), float64
+    own : ndarray of shape (n,), float64, or None
+        The probability of ``y_pred`` (None without it).
+    """
+    n, k = logits.shape
+    rows = max(1, _BLOCK // k)
+    pred = np.empty(n, dtype=np.int64)
+    conf = np.empty(n, dtype=np.float64)
+    own = None if y_pred is None else np.empty(n, dtype=np.float64)
+    for start in range(0, n, rows):
+        block = logits[start:start + rows]
+        _check_finite(block, f"{name} (logits)", start, k)
+        j = block.argmax(axis=1)
+        m = np.take_along_axis(block, j[:, None], axis=1).astype(np.float64)
+        e = np.exp(block.astype(np.float64) - m)
+        s = e.sum(axis=1)
+        pred[start:start + rows] = j
+        conf[start:start + rows] = 1.0 / s
+        if own is not None and y_pred is not None:
+            yp = y_pred[start:start + rows]
+            own[start:start + rows] = np.take_along_axis(e, yp[:, None], axis=1)[:, 0] / s
+        if visit is not None:
+            visit(start, e / s[:, None])
+    return pred, conf, own
+
+
+# ------------------------------------------------------------------ outcomes
+#: The input forms, as :func:`input_kind` names them.
+KINDS = ("binary", "top-label", "triples")
+
+
+def input_kind(y_prob: Any, y_pred: Any = None) -> str:
+    """``"triples"`` with ``y_pred``, else ``"top-label"`` for a 2-D ``y_prob``
+    and ``"binary"`` (:math:`P(y=1)`) for a 1-D one (from the shape alone:
+    NumPy, JAX and Dask arrays are not read)."""
+    if y_pred is not None:
+        return "triples"
+    ndim = getattr(y_prob, "ndim", None)
+    if ndim is None:
+        ndim = np.ndim(y_prob)
+    return "top-label" if ndim == 2 else "binary"
+
+
+def check_options(from_logits: Any = False, row_sum_tol: Any = None) -> None:
+    """Refuse a ``from_logits`` that is not a bool and a bad ``row_sum_tol``."""
+    if not isinstance(from_logits, (bool, np.bool_)):
+        raise ValueError(f"from_logits must be True or False, got {from_logits!r}")
+    check_row_sum_tol(row_sum_tol)
+    if from_logits and row_sum_tol is not None:
+        raise ValueError("row_sum_tol applies to probabilities; with from_logits=True the rows "
+                         "are logits, whose softmax sums to 1")
 
 
 def as_outcomes(
-    y_true: Any, y_prob: Any, y_pred: Any = None
+    y_true: Any,
+    y_prob: Any,
+    y_pred: Any = None,
+    *,
+    labels: Any = None,
+    pos_label: Any = None,
+    from_logits: bool = False,
+    row_sum_tol: float | None = None,
+    infer_labels: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Reduce classifier outputs to outcomes ``z`` and confidences ``p``.
 
     Parameters
     ----------
     y_true : array_like of shape (n,)
-        True labels: 0/1 for a 1-D ``y_prob`` without ``y_pred``, else
-        integers (``0 .. K-1`` with a 2-D ``y_prob``).
+        True labels: for a 1-D ``y_prob`` without ``y_pred`` 0/1 or -1/1,
+        or any two values with ``pos_label``; else class labels: integers
+        ``0 .. K-1`` (the columns of a 2-D ``y_prob``), text, or any values
+        named by ``labels`` (:mod:`bece.stats.labels`).
     y_prob : array_like of shape (n,) or (n, K)
-        See the module docstring.
+        See the module docstring; an (n, K) matrix is read top-label for
+        every K, K = 2 included (pass ``y_prob[:, 1]`` for the
+        :math:`P(y = 1)` reading of scikit-learn's ``calibration_curve``).
     y_pred : array_like of shape (n,), optional
         Predicted labels: triples (y_pred, y_true, confidence of y_pred).
+    labels : array_like, optional
+        The class of each column of ``y_prob`` in order (``clf.classes_``);
+        for a 1-D ``y_prob`` the two classes, negative then positive.
+    pos_label : int, str or other label, optional
+        For a 1-D ``y_prob`` without ``y_pred``: the value of ``y_true``
+        that is ``y = 1`` (default 1 for labels 0/1 and -1/1).
+    from_logits : bool, default False
+        ``y_prob`` holds logits: sigmoid (shape (n,)) or softmax over the
+        columns (shape (n, K)), in float64, block by block.
+    row_sum_tol : float, optional
+        Tolerance of the row sums of a 2-D ``y_prob`` (default
+        :func:`row_sum_tolerance`, strict); rows are used as given.
+    infer_labels : bool, default True
+        Whether text labels may be mapped to columns by their sorted values
+        without ``labels`` (False for blocks reduced separately).
 
     Returns
     -------
     z : ndarray of shape (n,), bool or int64 in {0, 1}
-        Whether the prediction was correct (binary: ``y_true`` itself, int64).
+        Whether the prediction was correct (binary: ``y = 1``, int64).
     p : ndarray of shape (n,), float64
         The confidence attached to that prediction.
     """
+    from .labels import binary_outcome, class_indices
+
+    check_options(from_logits, row_sum_tol)
     y_prob = as_array(y_prob, "y_prob")
+    if pos_label is not None and (y_pred is not None or y_prob.ndim != 1):
+        raise ValueError(
+            "pos_label applies to P(y = 1) of shape (n,) without y_pred; "
+            + ("with y_pred, y_true and y_pred are compared" if y_pred is not None else
+               f"y_prob of shape {y_prob.shape} is read top-label (confidence = row maximum): "
+               "for scikit-learn's P(y = 1) reading pass y_prob[:, 1] with pos_label")
+        )
     if y_pred is None and y_prob.ndim == 2:
-        yp, conf, k = check_top_label(y_prob)
-        return check_labels(y_true, "y_true", conf.shape[0], n_classes=k) == yp, conf
-    p = check_probabilities(y_prob)
+        yp, conf, k = check_top_label(y_prob, row_sum_tol=row_sum_tol, from_logits=from_logits)
+        yt, _, _ = class_indices(y_true, None, conf.shape[0], k, labels=labels, infer=infer_labels)
+        return yt == yp, conf
+    if from_logits and y_prob.ndim == 2:  # triples: the softmax probability of y_pred
+        arr = checked_array(y_prob, "y_prob")
+        yt, ypi, _ = class_indices(y_true, y_pred, arr.shape[0], arr.shape[1], labels=labels,
+                                   infer=infer_labels)
+        assert ypi is not None
+        _, _, own = softmax_rows(arr, "y_prob", ypi)
+        assert own is not None
+        return yt == ypi, own
+    p = sigmoid(y_prob) if from_logits else check_probabilities(y_prob, row_sum_tol=row_sum_tol)
     n = p.shape[0]
+    if p.ndim == 1 and y_pred is None:
+        return binary_outcome(y_true, n, pos_label=pos_label, labels=labels), p
+    columns: int | None = None if p.ndim == 1 else p.shape[1]
+    yt, ypi, _ = class_indices(y_true, y_pred, n, columns, labels=labels, infer=infer_labels)
+    assert ypi is not None
     if p.ndim == 1:
-        if y_pred is None:
-            # labels checked to be 0/1 serve as the outcome as they are
-            return check_labels(y_true, "y_true", n, n_classes=2), p
-        y = check_labels(y_true, "y_true", n)
-        yp = check_labels(y_pred, "y_pred", n)
-        return y == yp, p
-    k = p.shape[1]
-    y = check_labels(y_true, "y_true", n, n_classes=k)
-    yp = check_labels(y_pred, "y_pred", n, n_classes=k)
-    return y == yp, p[np.arange(n), yp].astype(np.float64)
+        return yt == ypi, p
+    return yt == ypi, p[np.arange(n), ypi].astype(np.float64)
 
 
 _INDEX = re.compile(r"\b(?:index|row) (\d+)")

@@ -59,7 +59,7 @@ BAD = [
     ([0, 3], [[0.5, 0.5], [0.5, 0.5]], None, "y_true must hold labels in 0..1"),
     ([0, -1], [[0.5, 0.5], [0.5, 0.5]], None, "y_true must hold labels in 0..1"),
     ([0, 0.5], [0.2, 0.3], None, "y_true must hold integer class labels"),
-    (["a", "b"], [0.2, 0.3], None, "y_true must hold integer class labels"),
+    (["a", "b"], [0.2, 0.3], None, "pass pos_label= to say which one is y = 1"),
     ([0, np.nan], [0.2, 0.3], None, "y_true contains NaN"),
     ([0, 1], [[1.0], [1.0]], None, "K >= 2"),
     ([0, 1], np.zeros((2, 2, 2)), None, "shape (n,) or (n, K)"),
@@ -212,7 +212,7 @@ def test_missing_values_in_object_labels_are_named():
         bece.expected_calibration_error([0, 1, 1, 0], p, y_pred=np.array([0, None, 1, 0], object))
     with pytest.raises(ValueError, match="y_prob contains missing values"):
         bece.expected_calibration_error([0, 1], np.array([0.2, None], dtype=object))
-    with pytest.raises(ValueError, match="must hold integer class labels, got dtype object"):
+    with pytest.raises(ValueError, match=r"y_true holds the values \['a', 'b'\]; pass pos_label="):
         bece.expected_calibration_error(np.array(["a", "b"], object), [0.2, 0.3])
 
 
