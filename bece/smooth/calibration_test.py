@@ -69,16 +69,18 @@ generalization of the Savage–Dickey density ratio", JASA.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.special import expit
 
 from ..base.checks import positive_int
 from ..base.memory import check_allocation
 from ..base.random import as_generator
 from ..base.typing import BinningSpec, Seed
 from ..stats.binning import Binning, make_binning
-from ..stats.inputs import as_outcomes
+from ..stats.inputs import as_outcomes, input_kind
 from .atoms import Atoms, check_grid, make_atoms
 from .basis import DEFAULT_N_KNOTS
 from .draws import importance_draws
@@ -112,6 +114,8 @@ class CalibrationTest:
     n, n_bins : int
     posterior : bece.smooth.SmoothPosterior
         The smooth model's fit (its marginal likelihoods give the Bayes factor).
+    kind : {"binary", "top-label", "triples"} or None
+        How the predictions were read (:func:`bece.stats.inputs.input_kind`).
     """
 
     statistic: float
@@ -122,19 +126,25 @@ class CalibrationTest:
     n: int
     n_bins: int
     posterior: SmoothPosterior
+    kind: str | None = None
 
     @property
     def bayes_factor(self) -> float:
         """The Bayes factor for calibration.
 
-        :math:`B_{01} = p(\\text{data} \\mid \\text{calibrated}) / p(\\text{data} \\mid \\text{smooth})`.
+        :math:`B_{01} = p(\\text{data} \\mid \\text{calibrated}) / p(\\text{data} \\mid \\text{smooth})`;
+        0.0 below :math:`e^{-745}` and ``inf`` above :math:`e^{709}` (float64's
+        range), quietly: :attr:`log_bayes_factor` holds the value.
         """
-        return float(np.exp(self.log_bayes_factor))
+        with np.errstate(over="ignore", under="ignore"):
+            return float(np.exp(self.log_bayes_factor))
 
     @property
     def prob_calibrated(self) -> float:
-        """Posterior probability of perfect calibration, :math:`B_{01}O/(1 + B_{01}O)`."""
-        return float(1.0 / (1.0 + np.exp(-(self.log_bayes_factor + np.log(self.prior_odds)))))
+        """Posterior probability of perfect calibration, :math:`B_{01}O/(1 + B_{01}O)`,
+        as :math:`\\mathrm{expit}(\\log B_{01} + \\log O)` (no overflow for any
+        log Bayes factor)."""
+        return float(expit(self.log_bayes_factor + np.log(self.prior_odds)))
 
     def reject(self, level: float = 0.05) -> bool:
         """Whether the p-value rejects perfect calibration at ``level``."""
@@ -146,8 +156,25 @@ class CalibrationTest:
         return (
             f"CalibrationTest(statistic={self.statistic:.4f}, p_value={self.p_value:.4f}, "
             f"prob_calibrated={self.prob_calibrated:.4f}, log_bayes_factor={self.log_bayes_factor:.2f}, "
-            f"n={self.n}, n_bins={self.n_bins}, num_resamples={self.resampled.size})"
+            f"n={self.n}, n_bins={self.n_bins}, num_resamples={self.resampled.size}, "
+            f"kind={self.kind!r})"
         )
+
+    def __str__(self) -> str:
+        """A few lines a person reads: the two answers and what they are."""
+        from ..results.text import format_prob, input_words
+
+        b = self.resampled.size
+        floor = self.p_value <= 1.0 / (b + 1) * (1 + 1e-12)
+        p = f"<= {self.p_value:.2g}" if floor else f"{self.p_value:.3g}"
+        return "\n".join([
+            f"CalibrationTest: {input_words(self.kind)}, n = {self.n:,}, {self.n_bins} bins",
+            f"  p-value        {p:<8} consistency resampling of the plug-in ECE "
+            f"({b:,} resamples)",
+            f"  P(calibrated)  {format_prob(self.prob_calibrated):<8} Bayes factor against the "
+            f"smooth model (log B = {self.log_bayes_factor:.3g}), prior odds {self.prior_odds:g}",
+            f"  plug-in ECE    {self.statistic:<8.4f} the test statistic",
+        ])
 
 
 def _ece_of_counts(correct: np.ndarray, sum_p: np.ndarray, n: int) -> np.ndarray:
@@ -214,6 +241,10 @@ def calibration_test(
     bin_scale: float | None = 0.25,
     grid: str | int | None = "auto",
     seed: Seed = 0,
+    labels: ArrayLike | None = None,
+    pos_label: Any = None,
+    from_logits: bool = False,
+    row_sum_tol: float | None = None,
 ) -> CalibrationTest:
     """Test whether a classifier is perfectly calibrated.
 
@@ -238,6 +269,9 @@ def calibration_test(
         Atoms as in :func:`bece.smooth.smooth_ece` (exact up to 2,000
         predictions).
     seed : int or numpy.random.Generator, default 0
+    labels, pos_label, from_logits, row_sum_tol
+        How ``y_true`` and ``y_prob`` are read, as in :func:`bece.bayesian_ece`
+        (:mod:`bece.stats.labels`).
 
     Returns
     -------
@@ -267,7 +301,8 @@ def calibration_test(
     )
     prior_odds = check_scale(prior_odds, "prior_odds")
     rng = as_generator(seed)
-    z, p = as_outcomes(y_true, y_prob, y_pred)
+    z, p = as_outcomes(y_true, y_prob, y_pred, labels=labels, pos_label=pos_label,
+                       from_logits=from_logits, row_sum_tol=row_sum_tol)
     bins = make_binning(p, n_bins, binning)
     atoms = make_atoms(z, p, bins, check_grid(grid, p.size))
     check_smooth_draws(num_samples, n_knots, bins.n_bins)
@@ -281,5 +316,5 @@ def calibration_test(
     return CalibrationTest(
         statistic=statistic, p_value=float(p_value), resampled=resampled,
         log_bayes_factor=post.log_bayes_factor, prior_odds=prior_odds, n=atoms.n,
-        n_bins=bins.n_bins, posterior=post,
+        n_bins=bins.n_bins, posterior=post, kind=input_kind(y_prob, y_pred),
     )

@@ -287,8 +287,8 @@ def test_nothing_changes_away_from_the_ends():
     rng = np.random.default_rng(2)
     p = rng.uniform(0.02, 0.98, 10_000)
     z = (rng.uniform(size=p.size) < p**1.5).astype(np.int64)
-    new = smooth_posterior_ece(CalibrationStats.from_arrays(z, p, binning=fine), num_samples=500, seed=4)
-    old = smooth_posterior_ece(CalibrationStats.from_arrays(z, p, binning=uniform), num_samples=500, seed=4)
+    new = smooth_posterior_ece(CalibrationStats.from_arrays(z, p, binning=fine), num_samples=200, seed=4)
+    old = smooth_posterior_ece(CalibrationStats.from_arrays(z, p, binning=uniform), num_samples=200, seed=4)
     # the same cells; their edges are recorded as the smallest float of each
     # cell here and as j / 1920 there (an ulp apart at most), which moves the
     # knots and so the draws by float rounding only
