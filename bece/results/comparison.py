@@ -10,6 +10,7 @@ import numpy as np
 from ..base.arviz import from_dict
 from .ece import BayesianECE
 from .summaries import DrawSummaries
+from .text import format_prob, input_words, model_words
 
 __all__ = [
     "Comparison",
@@ -81,7 +82,8 @@ class Comparison(DrawSummaries):
         coords = {"bin_a": np.arange(m_a), "bin_b": np.arange(m_b), "z_a": [0, 1], "z_b": [0, 1],
                   "edge_a": np.arange(m_a + 1), "edge_b": np.arange(m_b + 1)}
         attrs = {"n": self.a.stats.n, "plugin_ece_a": self.a.plugin, "plugin_ece_b": self.b.plugin,
-                 "prob_a_better": self.prob_a_better, "method": "conjugate-paired"}
+                 "prob_a_better": self.prob_a_better, "method": "conjugate-paired",
+                 "model": self.a.model, "input_kind": str(self.a.kind)}
         return from_dict({"posterior": posterior, "constant_data": constant}, coords=coords, dims=dims,
                          attrs={"posterior": attrs})
 
@@ -91,5 +93,30 @@ class Comparison(DrawSummaries):
             f"Comparison(ece_a={self.a.mean:.4f}, ece_b={self.b.mean:.4f}, "
             f"diff={self.mean:+.4f}, interval90=[{lo:+.4f}, {hi:+.4f}], "
             f"prob_a_better={self.prob_a_better:.3f}, n={self.a.stats.n}, "
-            f"num_samples={self.num_samples})"
+            f"num_samples={self.num_samples}, model={self.a.model!r}, kind={self.a.kind!r})"
         )
+
+    def __str__(self) -> str:
+        """Both ECEs, their difference and P(ECE_A < ECE_B), as a small table."""
+        head = f"{'':<7} {'ECE':>8}  {'90% interval':<20} {'plug-in':>8}"
+        lines = [
+            f"Comparison: paired posterior of two models' ECE on the same "
+            f"{self.a.stats.n:,} predictions",
+            f"  model   {model_words(self.a.model, self.a.method)}",
+            f"  input   {input_words(self.a.kind)}",
+            "",
+            f"  {head}",
+        ]
+        for tag, r in (("A", self.a), ("B", self.b)):
+            lo, hi = r.interval(0.9)
+            lines.append(f"  {tag:<7} {r.mean:>8.4f}  {f'[{lo:.4f}, {hi:.4f}]':<20} "
+                         f"{r.plugin:>8.4f}")
+        lo, hi = self.interval(0.9)
+        lines += [
+            f"  {'A - B':<7} {self.mean:>+8.4f}  {f'[{lo:+.4f}, {hi:+.4f}]':<20} "
+            f"{self.a.plugin - self.b.plugin:>+8.4f}",
+            "",
+            f"  P(ECE_A < ECE_B) {format_prob(self.prob_a_better, self.num_samples)}   "
+            f"({self.num_samples:,} joint draws)",
+        ]
+        return "\n".join(lines)

@@ -18,6 +18,7 @@ from ..base.arviz import from_dict
 from ..base.checks import check_prob
 from ..stats.calibration_stats import CalibrationStats
 from .summaries import DrawSummaries
+from .text import BINARY_HINT, format_prob, input_words, model_words
 
 __all__ = [
     "BayesianECE",
@@ -64,6 +65,15 @@ class BayesianECE(DrawSummaries):
     method: str = "conjugate"
     preset: str | None = None
     params: Any = field(default=None)
+
+    _summary_vars = ["ece"]
+
+    @property
+    def kind(self) -> str | None:
+        """How the predictions were read: ``"binary"`` (:math:`P(y = 1)`),
+        ``"top-label"`` or ``"triples"`` (:attr:`bece.CalibrationStats.kind`;
+        None when unknown)."""
+        return self.stats.kind
 
     # --------------------------------------------------------------- ArviZ
     def to_inference_data(self) -> Any:  # arviz.InferenceData (0.2x) or xarray.DataTree (1.x)
@@ -118,6 +128,7 @@ class BayesianECE(DrawSummaries):
             "preset": str(self.preset),
             "plugin_ece": self.plugin,
             "n": self.stats.n,
+            "input_kind": str(self.kind),
         }
         return {
             "groups": {"posterior": posterior, "constant_data": constant},
@@ -126,13 +137,39 @@ class BayesianECE(DrawSummaries):
             "attrs": {"posterior": attrs},
         }
 
-    def __repr__(self) -> str:
+    def _repr_fields(self) -> str:
         lo, hi = self.interval(0.9)
         return (
-            f"BayesianECE(mean={self.mean:.4f}, interval90=[{lo:.4f}, {hi:.4f}], "
-            f"plugin={self.plugin:.4f}, n={self.stats.n}, n_bins={self.stats.n_bins}, "
-            f"num_samples={self.num_samples}, model={self.model!r}, method={self.method!r})"
+            f"mean={self.mean:.4f}, interval90=[{lo:.4f}, {hi:.4f}], plugin={self.plugin:.4f}, "
+            f"n={self.stats.n}, n_bins={self.stats.n_bins}, num_samples={self.num_samples}, "
+            f"model={self.model!r}, method={self.method!r}, kind={self.kind!r}"
         )
+
+    def __repr__(self) -> str:
+        """One bounded line: the numbers and the options, never the arrays."""
+        return f"{type(self).__name__}({self._repr_fields()})"
+
+    def _str_lines(self) -> list[str]:
+        """The lines of :meth:`__str__` (subclasses add theirs)."""
+        lo, hi = self.interval(0.9)
+        sd = "-" if np.isnan(self.std) else f"{self.std:.4f}"
+        what = input_words(self.kind)
+        if self.kind == "top-label":
+            what += f" ({BINARY_HINT})"
+        return [
+            f"{type(self).__name__}: {model_words(self.model, self.method)}",
+            f"  input          {what}",
+            f"  predictions    {self.stats.n:,} in {self.stats.n_bins} bins",
+            f"  ECE            {self.mean:.4f}   posterior mean (sd {sd}, "
+            f"{self.num_samples:,} draws)",
+            f"  90% interval   [{lo:.4f}, {hi:.4f}]   equal-tailed credible interval",
+            f"  plug-in ECE    {self.plugin:.4f}",
+        ]
+
+    def __str__(self) -> str:
+        """A few lines a person reads: model, input, n, the ECE's posterior
+        mean and 90% interval, the plug-in ECE."""
+        return "\n".join(self._str_lines())
 
 
 # kw_only: this class's own fields, some required, follow BayesianECE's defaulted ones
@@ -209,14 +246,16 @@ class BayesianTopLabelECE(BayesianECE):
         spec["attrs"]["posterior"].update({"average": self.average, "n_labels": self.n_labels})
         return spec
 
-    def __repr__(self) -> str:
-        lo, hi = self.interval(0.9)
-        return (
-            f"BayesianTopLabelECE(mean={self.mean:.4f}, interval90=[{lo:.4f}, {hi:.4f}], "
-            f"plugin={self.plugin:.4f}, average={self.average!r}, n={self.stats.n}, "
-            f"n_labels={self.n_labels}, n_bins={self.stats.n_bins}, "
-            f"num_samples={self.num_samples}, method={self.method!r})"
-        )
+    def _repr_fields(self) -> str:
+        return f"{super()._repr_fields()}, average={self.average!r}, n_labels={self.n_labels}"
+
+    def _str_lines(self) -> list[str]:
+        lines = super()._str_lines()
+        how = ("unweighted mean over" if self.average == "label" else
+               "mean weighted by how often each is predicted, over")
+        lines.insert(3, f"  top-label ECE  {how} the {self.n_labels:,} predicted label(s) "
+                        f"(average={self.average!r})")
+        return lines
 
 
 # kw_only: this class's own fields, some required, follow BayesianECE's defaulted ones
@@ -278,3 +317,18 @@ class SmoothBayesianECE(BayesianECE):
             spec["attrs"]["posterior"]["prob_calibrated"] = self.prob_calibrated
             spec["attrs"]["posterior"]["prior_odds"] = self.prior_odds
         return spec
+
+    def _repr_fields(self) -> str:
+        fields = super()._repr_fields()
+        if self.prob_calibrated is not None:
+            fields += (f", prob_calibrated={self.prob_calibrated:.4f}, "
+                       f"prior_odds={self.prior_odds:g}")
+        return fields
+
+    def _str_lines(self) -> list[str]:
+        lines = super()._str_lines()
+        if self.prob_calibrated is not None:
+            lines.append(f"  P(calibrated)  {format_prob(self.prob_calibrated)}   posterior "
+                         f"probability of exact calibration (prior odds {self.prior_odds:g}; "
+                         "that share of the draws is 0)")
+        return lines

@@ -38,14 +38,43 @@ def test_bad_prob(result, prob):
         result.interval(prob)
 
 
-def test_summary_table(result):
+def test_summary_table_is_the_ece_by_default_and_everything_on_request(result):
+    """The default table is the headline quantity only, from the draws
+    themselves: mean, sd (ddof=1), the HDI, MCSE sd/sqrt(S) and ESS = S
+    for independent draws; no R-hat (one chain). ``"all"`` has every
+    per-bin quantity, each row equal to a column of the draws."""
     table = result.summary()
-    assert table.index[0] == "ece"
-    assert "accuracy[0]" in table.index and "confidence[7]" in table.index
-    # ArviZ 1.x shows the rounded values as text by default; 0.2x as numbers
-    assert float(table.loc["ece", "mean"]) == pytest.approx(result.mean, abs=1e-3)
-    only = result.summary(var_names=["ece"], kind="stats")
+    d = result.draws
+    assert list(table.index) == ["ece"]
+    assert list(table.columns) == ["mean", "sd", "hdi_5%", "hdi_95%", "mcse_mean", "ess"]
+    row = table.loc["ece"]
+    assert row["mean"] == pytest.approx(d.mean(), rel=1e-14)
+    assert row["sd"] == pytest.approx(d.std(ddof=1), rel=1e-14)
+    assert (row["hdi_5%"], row["hdi_95%"]) == _shortest_interval(d, 0.9)
+    assert row["mcse_mean"] == pytest.approx(d.std(ddof=1) / np.sqrt(d.size), rel=1e-14)
+    assert row["ess"] == d.size
+    full = result.summary("all")
+    m = result.stats.n_bins
+    assert list(full.index) == ["ece"] + [f"{v}[{j}]" for v in ("accuracy", "confidence", "weight")
+                                          for j in range(m)]
+    assert full.loc["confidence[7]", "mean"] == pytest.approx(result.confidence[:, 7].mean(),
+                                                              rel=1e-14)
+    only = result.summary(var_names=["ece"], kind="stats")  # ArviZ's own table
     assert list(only.index) == ["ece"]
+
+
+def test_summary_warns_of_nothing(result):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result.summary()
+        result.summary("all", hdi_prob=0.5)
+
+
+def test_summary_of_an_unknown_variable_names_it(result):
+    with pytest.raises(ValueError, match=r"var_names: no variable\(s\) \['ece_b'\]"):
+        result.summary(["ece_b"])
 
 
 def test_summary_interval_is_the_hdi(result):

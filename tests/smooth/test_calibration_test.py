@@ -220,3 +220,27 @@ def test_resamples_beyond_the_memory_limit_are_refused(monkeypatch):
         bece.calibration_test(y, p, num_resamples=10**9)
     with pytest.raises(ValueError, match=r"^num_samples=100000000: the smooth model's posterior"):
         bece.calibration_test(y, p, num_samples=10**8)
+
+
+def test_a_strongly_miscalibrated_model_warns_of_nothing():
+    """Issue 17: 'overflow encountered in exp' on every strongly
+    miscalibrated model (log B far below -709). P(calibrated) is
+    expit(log B + log O), the Bayes factor underflows quietly to 0."""
+    import warnings
+
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.5, 1.0, size=3000)
+    y = (rng.uniform(size=3000) < 0.2).astype(int)  # right 20% of the time at 0.5-1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = calibration_test(y, p, num_resamples=99, num_samples=300)
+        assert t.log_bayes_factor < -745  # exp underflows: the case that overflowed
+        assert t.prob_calibrated == 0.0 and t.bayes_factor == 0.0
+        str(t), repr(t)
+    for log_b, odds in [(-3.0, 1.0), (0.5, 0.25), (40.0, 2.0)]:
+        moderate = CalibrationTest(statistic=t.statistic, p_value=t.p_value, resampled=t.resampled,
+                                   log_bayes_factor=log_b, prior_odds=odds, n=t.n,
+                                   n_bins=t.n_bins, posterior=t.posterior)
+        b = np.exp(log_b)
+        assert moderate.prob_calibrated == pytest.approx(b * odds / (1 + b * odds), rel=1e-14)
+        assert moderate.bayes_factor == pytest.approx(b, rel=1e-14)

@@ -1,0 +1,63 @@
+"""Words and numbers of the results' ``str()``: what the input was, which model, how sure.
+
+Shared by the result types and by the command line, so that both say the
+same thing the same way.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = [
+    "INPUT_WORDS",
+    "format_prob",
+    "input_words",
+    "model_words",
+]
+
+#: How each input kind was read (:attr:`bece.CalibrationStats.kind`).
+INPUT_WORDS = {
+    "binary": "binary: y_prob = P(y = 1) against y_true",
+    "top-label": "top-label: confidence = max_k p_k, correct = [argmax == y_true]",
+    "triples": "triples: confidence of y_pred, correct = [y_pred == y_true]",
+}
+
+#: What a K = 2 matrix user may have meant (scikit-learn's predict_proba).
+BINARY_HINT = "for a binary classifier's P(y = 1) reading pass y_prob[:, 1]"
+
+_MODELS = {
+    "binned": "binned BECE model (conjugate form)",
+    "binned-literal": "binned BECE model (literal form)",
+    "binned-top-label": "binned BECE model per predicted label (conjugate form)",
+    "binned-top-label-literal": "binned BECE model per predicted label (literal form)",
+    "smooth": "smooth calibration-curve model",
+    "smooth-top-label": "hierarchical smooth model per predicted label",
+}
+
+
+def input_words(kind: str | None) -> str:
+    """The input kind in words ("input kind unknown" for None)."""
+    if kind is None:
+        return "input kind unknown"
+    return INPUT_WORDS.get(kind, kind)
+
+
+def model_words(model: str, method: str | None = None) -> str:
+    """A result's model (and how its draws were made, where the model's
+    name does not say it) in words."""
+    text = _MODELS.get(model, model)
+    how = {"laplace": "Laplace", "conjugate-paired": "paired", "nuts": "NUTS"}.get(method or "")
+    return f"{text}, {how}" if how else text
+
+
+def format_prob(p: float | None, draws: int | None = None) -> str:
+    """A probability to three decimals; "> 0.999" / "< 0.001" near the ends
+    (or, with ``draws``, beyond what that many draws can tell: 1/draws)."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "-"
+    floor = 1e-3 if draws is None else max(1e-3, 1.0 / draws)
+    if p > 1 - floor:
+        return f"> {1 - floor:.3g}"
+    if p < floor:
+        return f"< {floor:.3g}"
+    return f"{p:.3f}"

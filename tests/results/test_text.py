@@ -1,0 +1,70 @@
+"""Results read: a short str() (model, input kind, n, the ECE's mean and 90%
+interval, plug-in, P(calibrated) where there is one) and a bounded repr()."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bece
+from bece.results.text import format_prob
+
+from ..conftest import simulate_binary, simulate_multiclass
+
+
+def test_str_of_a_binary_result(result):
+    text = str(result)
+    lo, hi = result.interval(0.9)
+    assert text.splitlines()[0] == "BayesianECE: binned BECE model (conjugate form)"
+    assert "binary: y_prob = P(y = 1) against y_true" in text
+    assert f"{result.stats.n:,} in {result.stats.n_bins} bins" in text
+    assert f"{result.mean:.4f}" in text and f"[{lo:.4f}, {hi:.4f}]" in text
+    assert f"plug-in ECE    {result.plugin:.4f}" in text
+    assert str(result) != repr(result) and len(text.splitlines()) <= 8
+
+
+def test_a_class_probability_matrix_says_top_label_and_how_to_read_p_y1(rng):
+    y, p = simulate_binary(300, rng)
+    prob = np.column_stack([1 - p, p])
+    r = bece.bayesian_ece(y, prob, num_samples=200)
+    assert r.kind == "top-label"
+    assert "top-label" in str(r) and "y_prob[:, 1]" in str(r)
+    assert bece.bayesian_ece(y, prob[:, 1], num_samples=200).kind == "binary"
+
+
+def test_str_and_repr_of_the_other_results(rng):
+    y, prob = simulate_multiclass(500, 4, rng)
+    tl = bece.bayesian_top_label_ece(y, prob, num_samples=300)
+    assert "4 predicted label(s)" in str(tl) and "average='label'" in str(tl)
+    assert repr(tl).startswith("BayesianTopLabelECE(") and "n_labels=" in repr(tl)
+    sm = bece.bayesian_ece(y, prob, model="smooth", num_samples=300)
+    assert str(sm).splitlines()[0] == "SmoothBayesianECE: smooth calibration-curve model, Laplace"
+    assert "P(calibrated)" in str(sm) and f"prior odds {sm.prior_odds:g}" in str(sm)
+    # bounded: no arrays, whatever the draws and the fit hold
+    assert repr(sm).startswith("SmoothBayesianECE(") and len(repr(sm)) < 400
+    c = bece.compare(y, prob, prob ** 2 / (prob ** 2).sum(1, keepdims=True), num_samples=300)
+    text = str(c)
+    assert "A - B" in text and "P(ECE_A < ECE_B)" in text and "top-label" in text
+    lo, hi = c.interval(0.9)
+    assert f"[{lo:+.4f}, {hi:+.4f}]" in text and len(repr(c)) < 400
+    t = bece.calibration_test(y, prob, num_resamples=99, num_samples=300)
+    assert "p-value" in str(t) and "P(calibrated)" in str(t) and "top-label" in str(t)
+    assert str(t) != repr(t)
+
+
+@pytest.mark.parametrize(
+    "p,draws,text",
+    [(0.5, None, "0.500"), (0.9996, None, "> 0.999"), (1.0, 10_000, "> 0.999"),
+     (0.0, 200, "< 0.005"), (0.0004, None, "< 0.001"), (None, None, "-")],
+)
+def test_format_prob(p, draws, text):
+    assert format_prob(p, draws) == text
+
+
+def test_summary_of_a_comparison_is_its_headline(rng):
+    y, p = simulate_binary(300, rng)
+    c = bece.compare(y, p, p ** 1.5, num_samples=300)
+    table = c.summary()
+    assert list(table.index) == ["ece_a", "ece_b", "ece_diff"]
+    assert table.loc["ece_diff", "mean"] == pytest.approx(c.mean, rel=1e-14)
+    assert table.loc["ece_a", "ess"] == 300
