@@ -226,7 +226,7 @@ def bayesian_ece(
     >>> bool(r.interval(0.9)[0] < r.plugin < r.interval(0.9)[1])
     True
     """
-    options = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
+    options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
                "row_sum_tol": row_sum_tol}
     if model == "smooth":
         _binned_options_unused(alpha=alpha, sigma=sigma, tau=tau, preset=preset)
@@ -335,13 +335,18 @@ def bayesian_top_label_ece(
     seed: Seed = 0,
     keep_bins: bool | str = "auto",
     model: str = "binned",
+    labels: ArrayLike | None = None,
+    from_logits: bool = False,
+    row_sum_tol: float | None = None,
 ) -> BayesianTopLabelECE:
     """Posterior over a multiclass classifier's top-label ECE.
 
     Parameters
     ----------
     y_true : array_like of shape (n,)
-        Labels in ``0 .. K-1``.
+        Labels in ``0 .. K-1``, or any labels with ``labels`` (text labels
+        without it: their sorted values are the columns, as scikit-learn's
+        ``classes_``).
     y_prob : array_like of shape (n, K) or (n,)
         Class probabilities (rows sum to 1; float32 is read as it is), or
         with ``y_pred`` the confidence of each prediction.
@@ -370,6 +375,15 @@ def bayesian_top_label_ece(
         ``alpha``, ``sigma``, ``tau`` do not apply to it
         (``bece.smooth.toplabel.smooth_top_label_ece`` takes its options).
         Same result type, ``model="smooth-top-label"``, ``method="laplace"``.
+    labels : array_like, optional
+        The class of each column of ``y_prob`` in order (``clf.classes_``);
+        the result's ``labels`` are then these classes.
+    from_logits : bool, default False
+        ``y_prob`` holds logits: the top softmax probability of each row,
+        in float64 block by block (10^6 x 1,000 float32 logits need no
+        float64 copy).
+    row_sum_tol : float, optional
+        Row-sum tolerance instead of the strict default; rows used as given.
 
     Returns
     -------
@@ -397,14 +411,25 @@ def bayesian_top_label_ece(
     """
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    options: dict[str, Any] = {"labels": labels, "from_logits": from_logits, "row_sum_tol": row_sum_tol}
     if model == "smooth":
         _binned_options_unused(_TOP_LABEL_SMOOTH, alpha=alpha, sigma=sigma, tau=tau)
+        from .metrics.multiclass import top_label_data
         from .smooth.toplabel import smooth_top_label_ece
+        from .stats.inputs import input_kind
 
-        return smooth_top_label_ece(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning,
-                                    average=average, num_samples=num_samples, seed=seed,
-                                    keep_bins=keep_bins)
+        # read the labels and probabilities here (the model takes the
+        # predicted and true class indices and the confidences), then name
+        # the labels and record how the predictions were read
+        d = top_label_data(y_true, y_prob, y_pred, **options)
+        result = smooth_top_label_ece(d.y, d.conf, y_pred=d.pred, n_bins=n_bins, binning=binning,
+                                      average=average, num_samples=num_samples, seed=seed,
+                                      keep_bins=keep_bins)
+        named = result.labels if d.classes is None else d.classes[result.labels]
+        return replace(result, labels=named,
+                       stats=result.stats.with_kind(input_kind(y_prob, y_pred)))
     return binned_top_label_ece(
         y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning, average=average, alpha=alpha,
         sigma=sigma, tau=tau, num_samples=num_samples, seed=seed, keep_bins=keep_bins, model=model,
+        **options,
     )

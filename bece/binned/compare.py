@@ -55,6 +55,8 @@ a point mass.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -65,7 +67,14 @@ from ..base.typing import BinningSpec, PriorParam, Seed
 from ..results.comparison import Comparison
 from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
-from ..stats.inputs import as_outcomes, check_labels, check_probabilities
+from ..stats.inputs import (
+    as_outcomes,
+    check_options,
+    check_probabilities,
+    checked_array,
+    input_kind,
+)
+from ..stats.labels import label_values
 from .conjugate import (
     ConjugatePosterior,
     conjugate_posterior,
@@ -134,9 +143,13 @@ def joint_concentration(alpha_a: np.ndarray, alpha_b: np.ndarray) -> np.ndarray:
     return alpha_a[:, :, None, None] * alpha_b[None, None, :, :] / w_a
 
 
-def _check_pair(y_prob_a: ArrayLike, y_prob_b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    pa = check_probabilities(y_prob_a, "y_prob_a")
-    pb = check_probabilities(y_prob_b, "y_prob_b")
+def _check_pair(y_prob_a: ArrayLike, y_prob_b: ArrayLike, from_logits: bool,
+                row_sum_tol: float | None) -> tuple[np.ndarray, np.ndarray]:
+    if from_logits:  # shapes here; the values where the softmax is taken
+        pa, pb = checked_array(y_prob_a, "y_prob_a"), checked_array(y_prob_b, "y_prob_b")
+    else:
+        pa = check_probabilities(y_prob_a, "y_prob_a", row_sum_tol=row_sum_tol)
+        pb = check_probabilities(y_prob_b, "y_prob_b", row_sum_tol=row_sum_tol)
     if pa.shape[0] != pb.shape[0]:
         raise ValueError(
             f"y_prob_a has {pa.shape[0]} predictions but y_prob_b has {pb.shape[0]}; a paired "
@@ -145,7 +158,9 @@ def _check_pair(y_prob_a: ArrayLike, y_prob_b: ArrayLike) -> tuple[np.ndarray, n
     if pa.shape[1:] != pb.shape[1:]:
         raise ValueError(
             f"y_prob_a has shape {pa.shape} but y_prob_b has shape {pb.shape}; both must be P(y=1) "
-            "of shape (n,) or class probabilities of shape (n, K) with the same K"
+            "of shape (n,) or class probabilities of shape (n, K) with the same K, or the (n,) "
+            "confidences of y_pred_a and y_pred_b (for class probabilities against calibrated "
+            "top-label confidences: y_prob_a.max(axis=1) with y_pred_a=y_prob_a.argmax(axis=1))"
         )
     return pa, pb
 
@@ -165,6 +180,10 @@ def compare(
     num_samples: int = 10_000,
     seed: Seed = 0,
     progress: bool = False,
+    labels: ArrayLike | None = None,
+    pos_label: Any = None,
+    from_logits: bool = False,
+    row_sum_tol: float | None = None,
 ) -> Comparison:
     """Paired posterior of two models' ECEs on the same test set.
 
@@ -200,6 +219,9 @@ def compare(
     progress : bool, default False
         Show a ``tqdm`` progress bar over the chunks of draws (on stderr,
         after half a second).
+    labels, pos_label, from_logits, row_sum_tol
+        How ``y_true`` and both models' ``y_prob`` are read, as in
+        :func:`bece.bayesian_ece` (:mod:`bece.stats.labels`).
 
     Returns
     -------
@@ -229,25 +251,28 @@ def compare(
     >>> bool(hi < 0)
     True
     """
-    pa, pb = _check_pair(y_prob_a, y_prob_b)
+    check_options(from_logits, row_sum_tol)
+    pa, pb = _check_pair(y_prob_a, y_prob_b, from_logits, row_sum_tol)
     n = pa.shape[0]
     if (y_pred_a is None) != (y_pred_b is None):
         raise ValueError("give both y_pred_a and y_pred_b, or neither")
     if y_pred_a is not None:
-        check_labels(y_pred_a, "y_pred_a", n)
-        check_labels(y_pred_b, "y_pred_b", n)
+        label_values(y_pred_a, "y_pred_a", n)
+        label_values(y_pred_b, "y_pred_b", n)
     num_samples = positive_int(num_samples, "num_samples")
     rng = as_generator(seed)
     if not isinstance(progress, (bool, np.bool_)):
         raise ValueError(f"progress must be True or False, got {progress!r}")
 
-    z_a, p_a = as_outcomes(y_true, pa, y_pred_a)
-    z_b, p_b = as_outcomes(y_true, pb, y_pred_b)
+    options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
+               "row_sum_tol": row_sum_tol}
+    z_a, p_a = as_outcomes(y_true, pa, y_pred_a, **options)
+    z_b, p_b = as_outcomes(y_true, pb, y_pred_b, **options)
     bin_a = make_binning(p_a, n_bins, binning)
     bin_b = make_binning(p_b, n_bins, binning)
     _check_cost(num_samples, bin_a.n_bins, bin_b.n_bins)
-    stats_a = CalibrationStats.from_outcomes(z_a, p_a, bin_a)
-    stats_b = CalibrationStats.from_outcomes(z_b, p_b, bin_b)
+    stats_a = CalibrationStats.from_outcomes(z_a, p_a, bin_a, kind=input_kind(pa, y_pred_a))
+    stats_b = CalibrationStats.from_outcomes(z_b, p_b, bin_b, kind=input_kind(pb, y_pred_b))
     post_a = conjugate_posterior(stats_a, alpha=alpha, sigma=sigma, tau=tau)
     post_b = conjugate_posterior(stats_b, alpha=alpha, sigma=sigma, tau=tau)
     counts = joint_counts(bin_a.index(p_a), z_a, bin_b.index(p_b), z_b, bin_a.n_bins, bin_b.n_bins)

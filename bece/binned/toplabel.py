@@ -57,7 +57,7 @@ from ..base.checks import positive_array, positive_int
 from ..base.memory import check_allocation
 from ..base.random import as_generator, sample_dirichlet
 from ..base.typing import BinningSpec, PriorParam, Seed
-from ..metrics.multiclass import top_label_inputs
+from ..metrics.multiclass import top_label_data
 from ..results.ece import BayesianTopLabelECE
 from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
@@ -99,7 +99,8 @@ def _check_average(average: Any) -> str:
 
 def top_label_statistics(
     y_true: ArrayLike, y_prob: ArrayLike, *, y_pred: ArrayLike | None = None, n_bins: int | None = None,
-    binning: BinningSpec | Binning = "uniform",
+    binning: BinningSpec | Binning = "uniform", labels: ArrayLike | None = None,
+    from_logits: bool = False, row_sum_tol: float | None = None,
 ) -> tuple[np.ndarray, tuple[CalibrationStats, ...]]:
     """Per predicted label, the statistics of its top-label confidences.
 
@@ -120,11 +121,20 @@ def top_label_statistics(
         Bins shared by all labels. Quantile bins are refused: each label
         would have its own edges, and the pooled per-bin summaries of the
         result need common bins.
+    labels : array_like, optional
+        The class of each column of ``y_prob`` (``clf.classes_``), for
+        labels that are not ``0 .. K-1`` (:mod:`bece.stats.labels`).
+    from_logits : bool, default False
+        ``y_prob`` holds logits (softmax in float64, block by block).
+    row_sum_tol : float, optional
+        Row-sum tolerance instead of the strict default; rows used as given.
 
     Returns
     -------
-    labels : ndarray of shape (L,), int64
-        The labels predicted at least once, increasing.
+    labels : ndarray of shape (L,)
+        The labels predicted at least once, in the order of the columns
+        (int64 column indices, or the class labels themselves when
+        ``labels`` was given or the labels are text).
     stats : tuple of L CalibrationStats
         ``stats[j]`` holds the points predicted ``labels[j]``: counts of
         ``[y == label]`` and sums of the top confidence per bin.
@@ -134,7 +144,8 @@ def top_label_statistics(
             "binning='quantile' is not supported for the Bayesian top-label ECE: "
             "the labels need common bins; use 'uniform' or explicit edges"
         )
-    pred, conf, y, _ = top_label_inputs(y_true, y_prob, y_pred)
+    pred, conf, y, _, classes = top_label_data(y_true, y_prob, y_pred, labels=labels,
+                                               from_logits=from_logits, row_sum_tol=row_sum_tol)
     spec = make_binning(conf, n_bins, binning)
     m = spec.n_bins
     labels, inverse = np.unique(pred, return_inverse=True)
@@ -144,10 +155,11 @@ def top_label_statistics(
     counts = np.bincount(cell, minlength=size).reshape(n_labels, m, 2)
     sp = np.bincount(cell, weights=conf, minlength=size).reshape(n_labels, m, 2).sum(axis=2)
     sp2 = np.bincount(cell, weights=conf * conf, minlength=size).reshape(n_labels, m, 2).sum(axis=2)
+    kind = "triples" if y_pred is not None else "top-label"
     stats = tuple(
-        CalibrationStats(spec, counts[j].T, sp[j], sp2[j]) for j in range(n_labels)
+        CalibrationStats(spec, counts[j].T, sp[j], sp2[j], kind=kind) for j in range(n_labels)
     )
-    return labels, stats
+    return (labels if classes is None else classes[labels]), stats
 
 
 def _per_label(value: ArrayLike, name: str, n_labels: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -347,13 +359,18 @@ def bayesian_top_label_ece(
     seed: Seed = 0,
     keep_bins: bool | str = "auto",
     model: str = "binned",
+    labels: ArrayLike | None = None,
+    from_logits: bool = False,
+    row_sum_tol: float | None = None,
 ) -> BayesianTopLabelECE:
     """Posterior over a multiclass classifier's top-label ECE.
 
     Parameters
     ----------
     y_true : array_like of shape (n,)
-        Labels in ``0 .. K-1``.
+        Labels in ``0 .. K-1``, or any labels with ``labels`` (text labels
+        without it: their sorted values are the columns, as scikit-learn's
+        ``classes_``).
     y_prob : array_like of shape (n, K) or (n,)
         Class probabilities (rows sum to 1; float32 is read as it is), or
         with ``y_pred`` the confidence of each prediction.
@@ -374,6 +391,15 @@ def bayesian_top_label_ece(
         Keep the per-(label, bin) draws (module docstring).
     model : {"binned", "conjugate", "literal"}, default "binned"
         The form of the binned model, as for :func:`bece.bayesian_ece`.
+    labels : array_like, optional
+        The class of each column of ``y_prob`` in order (``clf.classes_``);
+        the result's ``labels`` are then these classes.
+    from_logits : bool, default False
+        ``y_prob`` holds logits: the top softmax probability of each row is
+        computed in float64, block by block (10^6 x 1,000 float32 logits
+        need no float64 copy).
+    row_sum_tol : float, optional
+        Row-sum tolerance instead of the strict default; rows used as given.
 
     Returns
     -------
@@ -398,9 +424,10 @@ def bayesian_top_label_ece(
     """
     average = _check_average(average)
     binned_form(model)
-    labels, stats = top_label_statistics(y_true, y_prob, y_pred=y_pred, n_bins=n_bins,
-                                         binning=binning)
+    names, stats = top_label_statistics(y_true, y_prob, y_pred=y_pred, n_bins=n_bins,
+                                        binning=binning, labels=labels, from_logits=from_logits,
+                                        row_sum_tol=row_sum_tol)
     return posterior_top_label_ece(
-        stats, labels, average=average, alpha=alpha, sigma=sigma, tau=tau,
+        stats, names, average=average, alpha=alpha, sigma=sigma, tau=tau,
         num_samples=num_samples, seed=seed, keep_bins=keep_bins, model=model,
     )

@@ -21,6 +21,8 @@ neural networks", ICML.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -55,6 +57,10 @@ def expected_calibration_error(
     y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
     binning: BinningSpec | Binning = "uniform",
+    labels: ArrayLike | None = None,
+    pos_label: Any = None,
+    from_logits: bool = False,
+    row_sum_tol: float | None = None,
 ) -> float:
     """Binned expected calibration error (plug-in).
 
@@ -71,11 +77,29 @@ def expected_calibration_error(
         Number of bins.
     binning : {"uniform", "quantile"} or array_like, default "uniform"
         See :mod:`bece.stats.binning`.
+    labels : array_like, optional
+        The class of each column of ``y_prob`` (``clf.classes_``) when the
+        labels are not ``0 .. K-1``; for a 1-D ``y_prob`` its two classes,
+        negative then positive (:mod:`bece.stats.labels`).
+    pos_label : optional
+        The value of ``y_true`` that is ``y = 1`` for a 1-D ``y_prob``
+        (default 1 for labels 0/1 and -1/1, as scikit-learn).
+    from_logits : bool, default False
+        ``y_prob`` holds logits (sigmoid or softmax applied in float64).
+    row_sum_tol : float, optional
+        Row-sum tolerance of a 2-D ``y_prob`` (default strict); rows are
+        used as given.
 
     Returns
     -------
     float
         :math:`\\sum_m (n_m/n)|\\mathrm{acc}_m - \\mathrm{conf}_m|`.
+
+    Notes
+    -----
+    An (n, K) ``y_prob`` is read top-label for every K, K = 2 included:
+    scikit-learn's ``calibration_curve`` reads a binary classifier's
+    ``predict_proba(X)[:, 1]``, which is ``y_prob[:, 1]`` here.
 
     Examples
     --------
@@ -83,9 +107,10 @@ def expected_calibration_error(
     >>> round(expected_calibration_error([0, 1, 1, 1], [0.2, 0.6, 0.7, 0.9], n_bins=2), 12)
     0.25
     """
-    return plugin_ece(
-        CalibrationStats.from_arrays(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning)
-    )
+    return plugin_ece(CalibrationStats.from_arrays(
+        y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning, labels=labels,
+        pos_label=pos_label, from_logits=from_logits, row_sum_tol=row_sum_tol,
+    ))
 
 
 def maximum_calibration_error(
@@ -95,6 +120,10 @@ def maximum_calibration_error(
     y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
     binning: BinningSpec | Binning = "uniform",
+    labels: ArrayLike | None = None,
+    pos_label: Any = None,
+    from_logits: bool = False,
+    row_sum_tol: float | None = None,
 ) -> float:
     """Binned maximum calibration error: the worst non-empty bin's gap.
 
@@ -106,6 +135,7 @@ def maximum_calibration_error(
     >>> round(maximum_calibration_error([0, 1, 1, 1], [0.2, 0.6, 0.7, 0.9], n_bins=2), 12)
     0.266666666667
     """
-    return plugin_mce(
-        CalibrationStats.from_arrays(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning)
-    )
+    return plugin_mce(CalibrationStats.from_arrays(
+        y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning, labels=labels,
+        pos_label=pos_label, from_logits=from_logits, row_sum_tol=row_sum_tol,
+    ))

@@ -38,6 +38,8 @@ block by class block.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -45,13 +47,22 @@ from ..base.checks import positive_int
 from ..base.memory import check_allocation
 from ..base.typing import BinningSpec
 from ..stats.binning import Binning, make_binning
-from ..stats.inputs import check_labels, check_probabilities, check_top_label, scan_rows
+from ..stats.inputs import (
+    check_options,
+    check_probabilities,
+    check_top_label,
+    scan_rows,
+    softmax_rows,
+)
+from ..stats.labels import class_indices
 
 __all__ = [
     "classwise_ece",
     "per_label_ece",
     "top_label_ece",
     "top_label_inputs",
+    "top_label_data",
+    "TopLabelData",
 ]
 
 _AVERAGES = ("label", "sample")
@@ -92,40 +103,79 @@ def _grouped_gaps(group: np.ndarray, z: np.ndarray, p: np.ndarray, n_groups: int
     return np.abs(c1 - s).sum(axis=1), np.bincount(group, minlength=n_groups)
 
 
-def top_label_inputs(
-    y_true: ArrayLike, y_prob: ArrayLike, y_pred: ArrayLike | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Checked top-label data: predicted label, its confidence, true label and K.
+class TopLabelData(NamedTuple):
+    """Checked top-label data (:func:`top_label_data`)."""
+
+    pred: np.ndarray  # (n,) int64: predicted class index
+    conf: np.ndarray  # (n,) float64: its confidence
+    y: np.ndarray  # (n,) int64: true class index
+    k: int  # number of classes
+    classes: np.ndarray | None  # the label of each index; None: the indices themselves
+
+
+def top_label_data(
+    y_true: ArrayLike, y_prob: ArrayLike, y_pred: ArrayLike | None = None, *,
+    labels: ArrayLike | None = None, from_logits: bool = False, row_sum_tol: float | None = None,
+) -> TopLabelData:
+    """Checked top-label data: predicted class, its confidence, true class, K
+    and the class labels.
 
     ``y_prob`` of shape (n, K) gives the argmax and the row maximum (one
-    fused pass, :func:`bece.stats.inputs.check_top_label`). With ``y_pred``,
-    ``y_prob`` of shape (n,) is the confidence of ``y_pred`` (e.g. the
-    output of :class:`bece.calibrate.TopLabelCalibrator`); labels are then
-    any non-negative integers and K is one more than the largest.
+    fused pass, :func:`bece.stats.inputs.check_top_label`; the softmax's
+    with ``from_logits``). With ``y_pred``, ``y_prob`` of shape (n,) is the
+    confidence of ``y_pred`` (e.g. the output of
+    :class:`bece.calibrate.TopLabelCalibrator`); integer labels are then
+    any non-negative integers and K is one more than the largest. Labels
+    that are not integers ``0 .. K-1`` are mapped to class indices by
+    ``labels`` (or, for text, their sorted values; :mod:`bece.stats.labels`),
+    and ``classes`` gives them back.
     """
+    check_options(from_logits, row_sum_tol)
     if y_pred is None:
-        pred, conf, k = check_top_label(y_prob)
-        y = check_labels(y_true, "y_true", conf.shape[0], n_classes=k)
-        return pred, conf, y, k
-    conf = check_probabilities(y_prob)
+        pred, conf, k = check_top_label(y_prob, row_sum_tol=row_sum_tol, from_logits=from_logits)
+        y, _, classes = class_indices(y_true, None, conf.shape[0], k, labels=labels)
+        return TopLabelData(pred, conf, y, k, classes)
+    conf = _sigmoid(y_prob) if from_logits else check_probabilities(y_prob)
     if conf.ndim != 1:
         raise ValueError(
             f"with y_pred, y_prob must be the (n,) confidences of y_pred, got shape {conf.shape}"
         )
     n = conf.shape[0]
-    pred = check_labels(y_pred, "y_pred", n)
-    y = check_labels(y_true, "y_true", n)
+    y, pred_or_none, classes = class_indices(y_true, y_pred, n, None, labels=labels)
+    assert pred_or_none is not None
+    pred = pred_or_none
+    if classes is not None:
+        return TopLabelData(pred, conf, y, int(classes.size), classes)
     for name, lab in (("y_pred", pred), ("y_true", y)):
         if lab.min() < 0:
             raise ValueError(f"{name} must hold non-negative class labels, got {lab.min()}")
-    return pred, conf, y, int(max(pred.max(), y.max())) + 1
+    return TopLabelData(pred, conf, y, int(max(pred.max(), y.max())) + 1, None)
+
+
+def _sigmoid(y_prob: ArrayLike) -> np.ndarray:
+    from ..stats.inputs import sigmoid
+
+    return sigmoid(y_prob)
+
+
+def top_label_inputs(
+    y_true: ArrayLike, y_prob: ArrayLike, y_pred: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Checked top-label data: predicted label, its confidence, true label and K
+    (:func:`top_label_data` without its options and ``classes``)."""
+    d = top_label_data(y_true, y_prob, y_pred)
+    return d.pred, d.conf, d.y, d.k
 
 
 def per_label_ece(
     y_true: ArrayLike, y_prob: ArrayLike, *, y_pred: ArrayLike | None = None, n_bins: int | None = None,
-    binning: BinningSpec | Binning = "uniform",
+    binning: BinningSpec | Binning = "uniform", labels: ArrayLike | None = None,
+    from_logits: bool = False, row_sum_tol: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top-label ECE of each label and how often it is predicted.
+
+    Parameters are those of :func:`top_label_ece`; entry ``l`` of the
+    results is class ``l`` (``labels[l]`` when given).
 
     Returns
     -------
@@ -134,9 +184,10 @@ def per_label_ece(
     count : ndarray of shape (K,), int64
         :math:`n_l`, the number of points predicted :math:`l`.
     """
-    pred, conf, y, k = top_label_inputs(y_true, y_prob, y_pred)
-    group, n_groups, labels = _label_groups(pred, k)
-    if labels is not None:  # the (K,) results themselves are what is large
+    pred, conf, y, k, _ = top_label_data(y_true, y_prob, y_pred, labels=labels,
+                                         from_logits=from_logits, row_sum_tol=row_sum_tol)
+    group, n_groups, ranked = _label_groups(pred, k)
+    if ranked is not None:  # the (K,) results themselves are what is large
         check_allocation(
             16.0 * k, what=f"the per-label arrays of K = max label + 1 = {k} entries",
             argument="y_pred and y_true (their largest label)",
@@ -145,9 +196,9 @@ def per_label_ece(
         )
     gaps, counts = _grouped_gaps(group, (y == pred).astype(np.float64), conf, n_groups, n_bins,
                                  binning)
-    if labels is not None:
+    if ranked is not None:
         full_gaps, full_counts = np.zeros(k), np.zeros(k, dtype=np.int64)
-        full_gaps[labels], full_counts[labels] = gaps, counts
+        full_gaps[ranked], full_counts[ranked] = gaps, counts
         gaps, counts = full_gaps, full_counts
     with np.errstate(invalid="ignore", divide="ignore"):
         ece = np.where(counts > 0, gaps / counts, np.nan)
@@ -177,13 +228,18 @@ def top_label_ece(
     n_bins: int | None = None,
     binning: BinningSpec | Binning = "uniform",
     average: str = "label",
+    labels: ArrayLike | None = None,
+    from_logits: bool = False,
+    row_sum_tol: float | None = None,
 ) -> float:
     """Top-label expected calibration error (plug-in).
 
     Parameters
     ----------
     y_true : array_like of shape (n,)
-        Labels in ``0 .. K-1``.
+        Labels in ``0 .. K-1``, or any labels with ``labels`` (text labels
+        without it: their sorted values are the columns, as scikit-learn's
+        ``classes_``).
     y_prob : array_like of shape (n, K) or (n,)
         Class probabilities (rows sum to 1); or, with ``y_pred``, the
         confidence of each prediction.
@@ -196,6 +252,13 @@ def top_label_ece(
     average : {"label", "sample"}, default "label"
         Unweighted mean over predicted labels (Gupta & Ramdas' and MAPIE's
         definition) or weighted by how often each label is predicted.
+    labels : array_like, optional
+        The class of each column of ``y_prob`` in order (``clf.classes_``).
+    from_logits : bool, default False
+        ``y_prob`` holds logits: softmax (sigmoid for (n,)) in float64,
+        block by block.
+    row_sum_tol : float, optional
+        Row-sum tolerance instead of the strict default; rows used as given.
 
     Examples
     --------
@@ -207,7 +270,8 @@ def top_label_ece(
     """
     if average not in _AVERAGES:
         raise ValueError(f"average must be one of {_AVERAGES}, got {average!r}")
-    pred, conf, y, k = top_label_inputs(y_true, y_prob, y_pred)
+    pred, conf, y, k, _ = top_label_data(y_true, y_prob, y_pred, labels=labels,
+                                         from_logits=from_logits, row_sum_tol=row_sum_tol)
     group, n_groups, _ = _label_groups(pred, k)
     gaps, counts = _grouped_gaps(group, (y == pred).astype(np.float64), conf, n_groups, n_bins,
                                  binning)
@@ -222,6 +286,8 @@ def top_label_ece(
 def classwise_ece(
     y_true: ArrayLike, y_prob: ArrayLike, *, n_bins: int | None = None,
     binning: BinningSpec | Binning = "uniform", block_size: int = 1 << 24,
+    labels: ArrayLike | None = None, from_logits: bool = False,
+    row_sum_tol: float | None = None,
 ) -> float:
     """Classwise expected calibration error (plug-in).
 
@@ -238,6 +304,9 @@ def classwise_ece(
     block_size : int, default 2**24
         Classes are processed in blocks of about this many (point, class)
         pairs, to bound memory at large n x K.
+    labels, from_logits, row_sum_tol
+        As :func:`top_label_ece` (logits with quantile bins are refused:
+        pass the softmax).
 
     Examples
     --------
@@ -248,15 +317,22 @@ def classwise_ece(
     0.333333333333
     """
     block_size = positive_int(block_size, "block_size")
+    check_options(from_logits, row_sum_tol)
     arr = _matrix_unchecked(y_prob)
     n, k = arr.shape
     quantile = isinstance(binning, str) and binning in ("quantile", "equal-mass")
     spec = None if quantile else make_binning(None, n_bins, binning)
     if spec is not None and spec.edges[0] == 0.0:
-        y = check_labels(y_true, "y_true", n, n_classes=k)
-        return float(_classwise_sparse(arr, y, spec) / (n * k))
-    p = check_probabilities(arr)
-    y = check_labels(y_true, "y_true", n, n_classes=k)
+        y, _, _ = class_indices(y_true, None, n, k, labels=labels)
+        return float(_classwise_sparse(arr, y, spec, from_logits, row_sum_tol) / (n * k))
+    if from_logits:
+        raise ValueError(
+            "from_logits=True is supported by classwise_ece for bins whose first edge is 0 "
+            "(e.g. uniform); for these bins pass the probabilities (scipy.special.softmax(logits, "
+            "axis=1))"
+        )
+    p = check_probabilities(arr, row_sum_tol=row_sum_tol)
+    y, _, _ = class_indices(y_true, None, n, k, labels=labels)
     per_block = max(1, block_size // n)
     total = 0.0
     for start in range(0, k, per_block):
@@ -283,7 +359,8 @@ def _matrix_unchecked(y_prob: ArrayLike) -> np.ndarray:
     return arr if arr.dtype.kind == "f" else arr.astype(np.float64)
 
 
-def _classwise_sparse(p: np.ndarray, y: np.ndarray, spec: Binning) -> float:
+def _classwise_sparse(p: np.ndarray, y: np.ndarray, spec: Binning, from_logits: bool = False,
+                      row_sum_tol: float | None = None) -> float:
     """sum_k sum_m |c1_km - S_km| for bins with first edge 0, in one fused pass.
 
     Entries below ``thresh`` (just under the first bin's upper edge) are in
@@ -304,7 +381,11 @@ def _classwise_sparse(p: np.ndarray, y: np.ndarray, spec: Binning) -> float:
         parts_cls.append(flat % k)
         parts_val.append(block.ravel()[flat].astype(np.float64))
 
-    scan_rows(p, "y_prob", top=False, visit=visit)
+    own_prob = None
+    if from_logits:  # float64 softmax blocks; the true class's probability on the way
+        _, _, own_prob = softmax_rows(p, "y_prob", y, visit=visit)
+    else:
+        scan_rows(p, "y_prob", top=False, visit=visit, row_sum_tol=row_sum_tol)
     cls = np.concatenate(parts_cls).astype(np.int64)
     val = np.concatenate(parts_val)
     cell = cls * m + spec.index(val)
@@ -314,6 +395,8 @@ def _classwise_sparse(p: np.ndarray, y: np.ndarray, spec: Binning) -> float:
     count[:, 0] = n - count[:, 1:].sum(axis=1)
     total[:, 0] = colsum - total[:, 1:].sum(axis=1)
     # correct predictions: the entry p[i, y_i] of each row, binned exactly
-    own = np.take_along_axis(p, y[:, None], axis=1)[:, 0].astype(np.float64)
+    own = (own_prob if from_logits else
+           np.take_along_axis(p, y[:, None], axis=1)[:, 0].astype(np.float64))
+    assert own is not None
     c1 = np.bincount(y * m + spec.index(own), minlength=k * m).reshape(k, m)
     return float(np.abs(c1 - total).sum())
