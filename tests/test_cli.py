@@ -31,7 +31,10 @@ def test_json_matches_library(capsys):
     code, out, _ = run(capsys, "report", "--json", "--n-bins", "10", "--samples", "2000", "--seed", "3")
     assert code == 0
     d = json.loads(out)
-    assert set(d) == {"n", "n_bins", "plugin_ece", "ece", "bins"}
+    assert set(d) == {"model", "input_kind", "seed", "bece_version", "n", "n_bins", "plugin_ece",
+                      "ece", "bins"}
+    assert (d["model"], d["input_kind"], d["seed"]) == ("binned", "top-label", 3)
+    assert d["bece_version"] == bece.cli.version()
     assert set(d["ece"]) == {"mean", "std", "prob", "interval"}
     assert set(d["bins"][0]) == {"lo", "hi", "count", "accuracy", "confidence"}
     pred = read_predictions(example_path())
@@ -140,7 +143,8 @@ def test_compare_text_and_json_match_the_library(tmp_path, capsys, rng):
                          "--seed", "4", "--json")
     assert code == 0 and err == ""
     d = json.loads(out)
-    assert set(d) == {"n", "n_bins", "a", "b", "diff", "prob_a_better"}
+    assert set(d) == {"model", "input_kind", "seed", "bece_version", "n", "n_bins", "a", "b",
+                      "diff", "prob_a_better"}
     assert d["n"] == 400 and d["n_bins"] == 10
     assert d["a"]["source"] == str(a) and d["b"]["source"] == str(b)
     assert d["a"]["plugin_ece"] == pytest.approx(bece.expected_calibration_error(y, pa, n_bins=10), abs=1e-15)
@@ -326,7 +330,8 @@ def test_report_model_smooth_small_file_is_exact_and_binned_is_unchanged(capsys)
     _, binned, _ = run(capsys, "report", "--samples", "800", "--seed", "2", "--json")
     _, explicit, _ = run(capsys, "report", "--model", "binned", "--samples", "800", "--seed", "2",
                          "--json")
-    assert binned == explicit and set(json.loads(binned)) == {"n", "n_bins", "plugin_ece", "ece", "bins"}
+    assert binned == explicit and set(json.loads(binned)) == {
+        "model", "input_kind", "seed", "bece_version", "n", "n_bins", "plugin_ece", "ece", "bins"}
 
 
 def test_report_model_smooth_quantile_bins_take_a_first_pass(tmp_path, capsys, rng):
@@ -437,7 +442,9 @@ def test_compare_value_errors_name_the_file_and_row(tmp_path, capsys):
     (tmp_path / "b.csv").write_text("y_true,y_prob\n1,0.2\n1,1.7\n0,0.4\n")
     code, out, err = run(capsys, "compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"))
     assert code == 2 and err == f"bece: error: {tmp_path / 'b.csv'}: y_prob must lie in [0, 1]; " \
-        "1 value(s) (row 1: 1.7) are outside\n"
+        "1 value(s) (row 1: 1.7) are outside; if these are logits, pass --logits (softmax over " \
+        "the columns, or sigmoid for shape (n,), applied in float64); if percentages, divide by " \
+        "100\n"
 
 
 def test_report_reads_a_parquet_dataset_directory(tmp_path, capsys):

@@ -54,7 +54,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .common import to_json
+from .common import cli_words, to_json
 from .compare import compare_dict, format_compare, run_compare
 from .parser import UsageError, build_parser, version
 from .report import format_report, report_dict, run_report
@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except (ValueError, OSError) as exc:
-        print(f"bece: error: {exc}", file=sys.stderr)
+        print(f"bece: error: {cli_words(str(exc))}", file=sys.stderr)
         return 2
     except MemoryError as exc:
         # valid input, too large for this machine: one line, exit 1 (not 2:

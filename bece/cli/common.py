@@ -12,8 +12,13 @@ __all__ = [
     "KINDS",
     "PROB",
     "check_plot_path",
+    "classes_line",
+    "cli_words",
+    "edge_texts",
     "figure",
+    "input_options",
     "num",
+    "run_info",
     "save",
     "to_json",
 ]
@@ -27,6 +32,71 @@ KINDS = {
     "top-label": "top-label: confidence = max p_k, correct = [argmax == y_true]",
     "triples": "triples: confidence of y_pred, correct = [y_pred == y_true]",
 }
+
+
+#: What K = 2 class probabilities are read as, and how to get P(y = 1) instead.
+BINARY_NOTE = ("an (n, 2) matrix is read top-label; for a binary classifier's P(y = 1), as "
+               "scikit-learn's calibration_curve reads it, pass --y-prob-col p_1")
+
+
+def input_options(args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The column options and the reading options of the command line, as
+    keyword arguments of :func:`bece.io.read_statistics`."""
+    columns: dict[str, Any] = {"y_true_col": getattr(args, "y_true_col", None) or "y_true",
+               "y_prob_col": getattr(args, "y_prob_col", None),
+               "prob_prefix": getattr(args, "prob_prefix", None) or "p_",
+               "y_pred_col": getattr(args, "y_pred_col", None)}
+    options: dict[str, Any] = {"labels": getattr(args, "labels", None),
+               "pos_label": getattr(args, "pos_label", None),
+               "from_logits": bool(getattr(args, "logits", None)),
+               "row_sum_tol": getattr(args, "row_sum_tol", None)}
+    return columns, options
+
+
+def classes_line(labels: Any, prefix: str = "p_", given: bool = False, shown: int = 6) -> str:
+    """Which class each probability column holds, for the report's header:
+    ``p_0 = cat, p_1 = dog`` (the first ``shown`` of them) and why."""
+    items = [f"{prefix}{k} = {v}" for k, v in enumerate(list(labels)[:shown])]
+    more = f", ... ({len(labels)} classes)" if len(labels) > shown else ""
+    why = ("--labels" if given else
+           "text labels in sorted order, as scikit-learn's classes_; --labels sets them")
+    return f"{', '.join(items)}{more} ({why})"
+
+
+def run_info(result: Any, seed: int | None) -> dict[str, Any]:
+    """What the JSON says about how it was made: the model, how the
+    predictions were read, the random seed and bece's version."""
+    from .parser import version
+
+    return {"model": result.model, "input_kind": result.stats.kind, "seed": seed,
+            "bece_version": version()}
+
+
+def edge_texts(edges: Any, least: int = 3, most: int = 10) -> list[str]:
+    """Bin edges as text with the fewest decimals (from ``least`` to
+    ``most``) that tell every two different edges apart (quantile bins
+    of confidences piled near 1 need more than three)."""
+    e = np.asarray(edges, dtype=np.float64)
+    distinct = np.unique(e).size
+    digits = least
+    while digits < most and np.unique(np.round(e, digits)).size < distinct:
+        digits += 1
+    return [f"{x:.{digits}f}" for x in e]
+
+
+#: Library words in error messages and their command-line options.
+_CLI_WORDS = (("pass from_logits=True", "pass --logits"), ("from_logits=True", "--logits"),
+              ("row_sum_tol=", "--row-sum-tol "), ("pos_label=", "--pos-label"),
+              ("labels=clf.classes_", "--labels L0,L1,..."),
+              ("labels=", "--labels"), ("y_prob[:, 1]", "--y-prob-col p_1"))
+
+
+def cli_words(message: str) -> str:
+    """An error message of the library with its options named as the
+    command line's (``from_logits=True`` is ``--logits``, ...)."""
+    for lib, cli in _CLI_WORDS:
+        message = message.replace(lib, cli)
+    return message
 
 
 def num(x: float) -> float | None:

@@ -9,7 +9,17 @@ from typing import Any
 
 import numpy as np
 
-from .common import KINDS, PROB, check_plot_path, figure, save, to_json
+from .common import (
+    BINARY_NOTE,
+    KINDS,
+    PROB,
+    check_plot_path,
+    figure,
+    input_options,
+    run_info,
+    save,
+    to_json,
+)
 
 __all__ = [
     "compare_dict",
@@ -18,13 +28,14 @@ __all__ = [
 ]
 
 
-def compare_dict(comparison: Any, sources: Sequence[str], prob: float = PROB) -> dict[str, Any]:
+def compare_dict(comparison: Any, sources: Sequence[str], prob: float = PROB,
+                 seed: int | None = None) -> dict[str, Any]:
     """The JSON object of ``bece compare``.
 
-    ``{"n", "n_bins", "a": {"source", "plugin_ece", "ece": {...}}, "b": {...},
-    "diff": {"mean", "std", "prob", "interval"}, "prob_a_better"}`` where
-    ``ece`` is as in :func:`~bece.cli.report_dict` and ``diff`` describes
-    ECE_A - ECE_B.
+    ``{"model", "input_kind", "seed", "bece_version", "n", "n_bins", "a":
+    {"source", "plugin_ece", "ece": {...}}, "b": {...}, "diff": {"mean",
+    "std", "prob", "interval"}, "prob_a_better"}`` where ``ece`` is as in
+    :func:`~bece.cli.report_dict` and ``diff`` describes ECE_A - ECE_B.
     """
 
     def one(result: Any, source: str) -> dict[str, Any]:
@@ -37,6 +48,7 @@ def compare_dict(comparison: Any, sources: Sequence[str], prob: float = PROB) ->
 
     lo, hi = comparison.interval(prob)
     return {
+        **run_info(comparison.a, seed),
         "n": comparison.a.stats.n,
         "n_bins": comparison.a.stats.n_bins,
         "a": one(comparison.a, sources[0]),
@@ -47,7 +59,8 @@ def compare_dict(comparison: Any, sources: Sequence[str], prob: float = PROB) ->
 
 
 def format_compare(
-    comparison: Any, sources: Sequence[str], kind: str, binning: str, prob: float = PROB
+    comparison: Any, sources: Sequence[str], kind: str, binning: str, prob: float = PROB,
+    n_classes: int | None = None,
 ) -> str:
     """Human-readable paired comparison: both ECEs, the difference, P(A better)."""
     d = compare_dict(comparison, sources, prob)
@@ -58,6 +71,7 @@ def format_compare(
         f"  A             {sources[0]}",
         f"  B             {sources[1]}",
         f"  predictions   {d['n']:,} ({KINDS.get(kind, kind)})",
+        *([f"  note          {BINARY_NOTE}"] if kind == "top-label" and n_classes == 2 else []),
         f"  bins          {d['n_bins']} {binning}",
         "",
         f"  {'':<8} {'Bayesian ECE':>12}  {head:<20}  {'plug-in ECE':>11}",
@@ -91,10 +105,11 @@ def run_compare(args: argparse.Namespace) -> int:
 
     if args.plot is not None:
         check_plot_path(args.plot)
-    a, b = read_predictions(args.file_a), read_predictions(args.file_b)
+    columns, options = input_options(args)
+    a, b = read_predictions(args.file_a, **columns), read_predictions(args.file_b, **columns)
     for pred in (a, b):
         try:  # each file's own errors, named with the file and row as in report
-            as_outcomes(pred.y_true, pred.y_prob, pred.y_pred)
+            as_outcomes(pred.y_true, pred.y_prob, pred.y_pred, **options)
         except ValueError as exc:
             raise located(exc, pred.source, 0) from None
     if a.kind != b.kind:
@@ -127,12 +142,13 @@ def run_compare(args: argparse.Namespace) -> int:
         num_samples=args.samples,
         seed=args.seed,
         progress=not args.json and sys.stderr.isatty(),
+        **options,
     )
     sources = (str(args.file_a), str(args.file_b))
     if args.json:
-        print(to_json(compare_dict(comparison, sources)))
+        print(to_json(compare_dict(comparison, sources, seed=args.seed)))
     else:
-        print(format_compare(comparison, sources, a.kind, args.binning))
+        print(format_compare(comparison, sources, a.kind, args.binning, n_classes=a.n_classes))
     if args.plot is not None:
         from ..plots.posterior import plot_comparison
 

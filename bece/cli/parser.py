@@ -42,6 +42,85 @@ def _add_options(parser: argparse.ArgumentParser, draws: str, figure: str) -> No
     )
 
 
+def _label(text: str) -> int | str:
+    """A label on the command line: an integer if it reads as one (a CSV
+    column of whole numbers is read as integers), else the text."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _labels(text: str) -> list[int | str]:
+    """``--labels cat,dog,bird``: the class of each probability column, in order."""
+    items = [t.strip() for t in text.split(",")]
+    if not all(items):
+        raise argparse.ArgumentTypeError(
+            f"invalid labels {text!r}: give the class of each probability column, in order, "
+            "separated by commas, e.g. setosa,versicolor,virginica"
+        )
+    return [_label(t) for t in items]
+
+
+def _row_sum_tol(text: str) -> float:
+    try:
+        tol = float(text)
+    except ValueError:
+        tol = float("nan")
+    if not 0.0 <= tol < 1.0:
+        raise argparse.ArgumentTypeError(
+            f"invalid tolerance {text!r}: give a number in [0, 1), e.g. 1e-3 for probabilities "
+            "written with four decimals"
+        )
+    return tol
+
+
+#: The classifier-input options, as (option, argparse dest) (refused for
+#: regression forecasts).
+INPUT_OPTIONS = (("--pos-label", "pos_label"), ("--labels", "labels"), ("--logits", "logits"),
+                 ("--row-sum-tol", "row_sum_tol"), ("--y-true-col", "y_true_col"),
+                 ("--y-prob-col", "y_prob_col"), ("--prob-prefix", "prob_prefix"),
+                 ("--y-pred-col", "y_pred_col"))
+
+
+def _add_input_options(parser: argparse.ArgumentParser) -> None:
+    """How a classifier's file is read: column names, labels, logits, row sums."""
+    group = parser.add_argument_group(
+        "classifier predictions", "how the columns are named and read (defaults: 'y_true', and "
+        "'y_prob' or 'p_0' ... 'p_{K-1}', optionally 'y_pred')"
+    )
+    group.add_argument("--y-true-col", metavar="NAME", help="true labels (default y_true)")
+    group.add_argument(
+        "--y-prob-col", metavar="NAME",
+        help="one probability column: P(y = 1), or the confidence of --y-pred-col (default "
+        "y_prob); e.g. --y-prob-col p_1 reads a binary classifier's p_0, p_1 file as P(y = 1), "
+        "as scikit-learn's calibration_curve does, instead of top-label",
+    )
+    group.add_argument("--prob-prefix", metavar="PREFIX",
+                       help="class-probability columns PREFIX0 ... PREFIX{K-1} (default p_)")
+    group.add_argument("--y-pred-col", metavar="NAME",
+                       help="predicted labels (default y_pred, when present)")
+    group.add_argument(
+        "--pos-label", metavar="LABEL", type=_label,
+        help="the value of y_true that is y = 1 for P(y = 1) input (default 1 for labels 0/1 "
+        "and -1/1; needed for others, e.g. --pos-label dog)",
+    )
+    group.add_argument(
+        "--labels", metavar="L0,L1,...", type=_labels,
+        help="the class of each probability column, in order (scikit-learn's classes_), for "
+        "labels that are not 0 .. K-1 (text labels default to their sorted values)",
+    )
+    group.add_argument("--logits", action="store_const", const=True,
+                       help="the probability columns hold logits: softmax (sigmoid for one "
+                       "column) is applied in float64")
+    group.add_argument(
+        "--row-sum-tol", metavar="TOL", type=_row_sum_tol,
+        help="how far rows of class probabilities may sum from 1 (default: strict, float "
+        "rounding only); e.g. 1e-3 for probabilities written with four decimals. Rows are used "
+        "as given, never renormalised",
+    )
+
+
 def _levels(text: str) -> list[float]:
     """``--levels 0.1,0.5,0.9``: numbers in (0, 1), strictly increasing."""
     try:
@@ -104,7 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
         "classifier) or 'p_0' ... 'p_{K-1}' (class probabilities), optionally 'y_pred', "
         "or a directory of Parquet files (Spark or Dask output). "
         "Without FILE, runs on the example shipped with bece (logistic regression on "
-        "scikit-learn's digits). "
+        "scikit-learn's digits). Class probabilities (p_0 ... p_{K-1}) are read top-label for "
+        "every K, K = 2 included: confidence = max_k p_k, correct = [argmax == y_true]; for a "
+        "binary classifier's P(y = 1) reading of a p_0, p_1 file pass --y-prob-col p_1. "
+        "Labels may be any values (--labels, --pos-label); logits are read with --logits. "
         "A file of regression forecasts (a 'y' column and either 'mean' and 'std', quantile "
         "columns 'q_0.05', 'q_0.5', ... or sample columns 's_0' ... 's_{S-1}') gets the "
         "regression report instead (Kuleshov et al. 2018): a verdict, the calibration error "
@@ -128,6 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     # classifier-only options default to None so that giving one for a
     # regression file (and the reverse) can be refused, not ignored
     rep.set_defaults(model=None, n_bins=None, binning=None)
+    _add_input_options(rep)
     reg = rep.add_argument_group(
         "regression forecasts", "column names (a regression file is recognised by them)"
     )
@@ -156,4 +239,5 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("file_a", metavar="A", help="predictions of model A (CSV, Parquet or NPZ)")
     cmp_.add_argument("file_b", metavar="B", help="predictions of model B, same test set")
     _add_options(cmp_, "joint posterior draws", "the comparison figure")
+    _add_input_options(cmp_)
     return parser

@@ -9,7 +9,21 @@ from typing import Any
 
 import numpy as np
 
-from .common import KINDS, PROB, check_plot_path, figure, num, save, to_json
+from .common import (
+    BINARY_NOTE,
+    KINDS,
+    PROB,
+    check_plot_path,
+    classes_line,
+    edge_texts,
+    figure,
+    input_options,
+    num,
+    run_info,
+    save,
+    to_json,
+)
+from .parser import INPUT_OPTIONS
 
 __all__ = [
     "format_report",
@@ -18,13 +32,16 @@ __all__ = [
 ]
 
 
-def report_dict(result: Any, prob: float = PROB) -> dict[str, Any]:
-    """The JSON object of DESIGN.md §4 for a :class:`~bece.BayesianECE`."""
+def report_dict(result: Any, prob: float = PROB, seed: int | None = None) -> dict[str, Any]:
+    """The JSON object of DESIGN.md §4 for a :class:`~bece.BayesianECE`, with
+    ``model`` (``result.model``), ``input_kind`` (``"binary"``,
+    ``"top-label"`` or ``"triples"``), ``seed`` and ``bece_version``."""
     stats = result.stats
     lo, hi = result.interval(prob)
     edges, counts = stats.edges, stats.bin_counts
     acc, conf = stats.accuracy, stats.confidence
     d = {
+        **run_info(result, seed),
         "n": stats.n,
         "n_bins": stats.n_bins,
         "plugin_ece": result.plugin,
@@ -40,8 +57,6 @@ def report_dict(result: Any, prob: float = PROB) -> dict[str, Any]:
             for m in range(stats.n_bins)
         ],
     }
-    if getattr(result, "model", "binned") == "binned-literal":
-        d["model"] = "binned-literal"
     if getattr(result, "model", "binned") == "smooth":
         # the smooth model's own per-bin accuracy (posterior mean and interval
         # of sum_j w_j sigma(f(x_j)) / sum_j w_j over the bin), and its grid
@@ -60,11 +75,14 @@ def _bin_summary(draws: np.ndarray, prob: float) -> tuple[list[float], tuple[lis
     return draws.mean(axis=0).tolist(), (q[0].tolist(), q[1].tolist())
 
 
-def format_report(result: Any, source: str, kind: str, binning: str, prob: float = PROB) -> str:
+def format_report(result: Any, source: str, kind: str, binning: str, prob: float = PROB,
+                  n_classes: int | None = None) -> str:
     """Human-readable report: headline numbers, then the per-bin table.
 
     ``kind`` is ``"binary"``, ``"top-label"`` or ``"triples"``
-    (:attr:`bece.io.Predictions.kind`).
+    (:attr:`bece.io.Predictions.kind`); ``n_classes`` the number of
+    probability columns (K = 2 read top-label gets a note on how to read
+    them as P(y = 1) instead).
     """
     d = report_dict(result, prob)
     stats = result.stats
@@ -76,6 +94,7 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
     lines = [
         f"bece report: {source}",
         f"  predictions   {stats.n:,} ({KINDS.get(kind, kind)})",
+        *([f"  note          {BINARY_NOTE}"] if kind == "top-label" and n_classes == 2 else []),
         f"  bins          {stats.n_bins} {binning}, {int((stats.bin_counts == 0).sum())} empty",
         f"  {outcome:<13} {overall:.4f} overall",
     ]
@@ -93,19 +112,22 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
         f"  {pct} interval  [{lo:.4f}, {hi:.4f}]   equal-tailed credible interval",
         f"  plug-in ECE   {d['plugin_ece']:.4f}",
         "",
-        f"  {'bin':>3}  {'range':<15} {'count':>8}  {'accuracy':>8}  {'confidence':>10}  {'gap':>7}"
+        f"  {'bin':>3}  {'range':<{2 * len(edge_texts(stats.edges)[0]) + 5}} {'count':>8}  "
+        f"{'accuracy':>8}  {'confidence':>10}  {'gap':>7}"
         + (f"  model accuracy [{pct}]" if smooth else ""),
     ]
 
     def cell(x: float | None, width: int) -> str:
         return f"{'-':>{width}}" if x is None else f"{x:>{width}.4f}"
 
+    edge = edge_texts(stats.edges)
+    width = 2 * len(edge[0]) + 5
     for m, b in enumerate(d["bins"]):
         right = "]" if m == stats.n_bins - 1 else ")"
-        span = f"[{b['lo']:.3f}, {b['hi']:.3f}{right}"
+        span = f"[{edge[m]}, {edge[m + 1]}{right}"
         gap = "-" if b["count"] == 0 else f"{b['accuracy'] - b['confidence']:+.4f}"
         row = (
-            f"  {m + 1:>3}  {span:<15} {b['count']:>8,}  {cell(b['accuracy'], 8)}  "
+            f"  {m + 1:>3}  {span:<{width}} {b['count']:>8,}  {cell(b['accuracy'], 8)}  "
             f"{cell(b['confidence'], 10)}  {gap:>7}"
         )
         if smooth:
@@ -123,7 +145,8 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
 
 #: The options of each kind of file, as (option, argparse dest); a given
 #: option of the other kind is refused, never ignored.
-CLASSIFIER_OPTIONS = (("--model", "model"), ("--n-bins", "n_bins"), ("--binning", "binning"))
+CLASSIFIER_OPTIONS = (("--model", "model"), ("--n-bins", "n_bins"), ("--binning", "binning"),
+                      *INPUT_OPTIONS)
 REGRESSION_OPTIONS = (("--y-col", "y_col"), ("--mean-col", "mean_col"), ("--std-col", "std_col"),
                       ("--quantile-prefix", "quantile_prefix"), ("--sample-prefix", "sample_prefix"),
                       ("--levels", "levels"))
@@ -149,13 +172,16 @@ def run_report(args: argparse.Namespace) -> int:
         check_plot_path(args.plot)
     conventions = {k: v if getattr(args, k) is None else getattr(args, k)
                    for k, v in _REGRESSION_DEFAULTS.items()}
+    columns, options = input_options(args)
     if args.file is None:
         _refuse(args, REGRESSION_OPTIONS, "to regression forecasts in a FILE; the example "
                 "shipped with bece holds a classifier's predictions")
         path = example_path()
     else:
         path = args.file
-        if detect_kind(column_names(path), str(path), **conventions) == "regression":
+        if detect_kind(column_names(path), str(path), **conventions, y_true_col=columns["y_true_col"],
+                       y_prob_col=columns["y_prob_col"],
+                       prob_prefix=columns["prob_prefix"]) == "regression":
             from .regression import run_regression
 
             _refuse(args, CLASSIFIER_OPTIONS, f"to a classifier's predictions; {path} holds "
@@ -170,16 +196,27 @@ def run_report(args: argparse.Namespace) -> int:
     # for a person watching a terminal, never in --json output
     progress = not args.json and sys.stderr.isatty()
     if args.model == "smooth":
-        result, pred = _smooth_report(path, args, progress)
+        result, pred = _smooth_report(path, args, progress, columns, options)
     else:
-        pred = read_statistics(path, n_bins=args.n_bins, binning=args.binning, progress=progress)
+        pred = read_statistics(path, n_bins=args.n_bins, binning=args.binning, progress=progress,
+                               **options, **columns)
         result = posterior_ece(pred.stats, num_samples=args.samples, seed=args.seed,
                                model=args.model)
+    classes = getattr(pred, "labels", None)
     if args.json:
-        print(to_json(report_dict(result)))
+        d = report_dict(result, seed=args.seed)
+        if classes is not None:
+            d["classes"] = [c.item() if hasattr(c, "item") else c for c in classes]
+        print(to_json(d))
     else:
         source = str(path) if args.file is not None else f"{Path(path).name} (example shipped with bece)"
-        print(format_report(result, source, pred.kind, args.binning))
+        text = format_report(result, source, pred.kind, args.binning, n_classes=pred.n_classes)
+        if classes is not None:  # which column is which class, under the predictions line
+            lines = text.split("\n")
+            lines.insert(2, "  classes       " + classes_line(classes, columns["prob_prefix"],
+                                                             args.labels is not None))
+            text = "\n".join(lines)
+        print(text)
     if args.plot is not None:
         from ..plots.reliability import reliability_diagram
 
@@ -194,30 +231,32 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _smooth_report(path: Any, args: argparse.Namespace, progress: bool) -> tuple[Any, Any]:
+def _smooth_report(path: Any, args: argparse.Namespace, progress: bool, columns: dict[str, Any],
+                   options: dict[str, Any]) -> tuple[Any, Any]:
     """Fine statistics of the file (chunked) and the smooth posterior on them;
     a file of at most EXACT_MAX_N rows is small enough to read whole and
     gets the exact posterior (one atom per prediction), as
     ``bece.bayesian_ece(..., model="smooth")`` gives."""
+    from ..api import bayesian_ece, posterior_ece
     from ..io.files import read_predictions, read_statistics
     from ..smooth.atoms import EXACT_MAX_N, fine_binning
-    from ..smooth.posterior import smooth_ece, smooth_posterior_ece
 
     n_bins: int | None = args.n_bins
     binning: Any = args.binning
     if binning == "quantile":
         # the quantile edges need all confidences: a first pass (two for CSV
         # and Parquet, see bece.io.stream), then the fine statistics in those bins
-        binning = read_statistics(path, n_bins=n_bins, binning="quantile",
-                                  progress=progress).stats.edges
+        binning = read_statistics(path, n_bins=n_bins, binning="quantile", progress=progress,
+                                  **options, **columns).stats.edges
         n_bins = None
     fine = fine_binning(n_bins, binning)
-    pred = read_statistics(path, binning=fine, progress=progress)
+    pred = read_statistics(path, binning=fine, progress=progress, **options, **columns)
     if pred.stats.n <= EXACT_MAX_N:
-        whole = read_predictions(path)
-        result = smooth_ece(whole.y_true, whole.y_prob, y_pred=whole.y_pred, n_bins=n_bins,
-                            binning=binning, num_samples=args.samples, seed=args.seed)
+        whole = read_predictions(path, **columns)
+        result = bayesian_ece(whole.y_true, whole.y_prob, y_pred=whole.y_pred, n_bins=n_bins,
+                              binning=binning, num_samples=args.samples, seed=args.seed,
+                              model="smooth", **options)
     else:
-        result = smooth_posterior_ece(pred.stats, n_bins=n_bins, binning=binning,
-                                      num_samples=args.samples, seed=args.seed)
+        result = posterior_ece(pred.stats, n_bins=n_bins, binning=binning, model="smooth",
+                               num_samples=args.samples, seed=args.seed)
     return result, pred

@@ -1,9 +1,11 @@
 """Reading predictions from CSV, Parquet and NPZ files.
 
-Column conventions (DESIGN.md §4): ``y_true`` (integer labels) and either
+Column conventions (DESIGN.md §4): ``y_true`` (labels) and either
 ``y_prob`` (binary, :math:`P(y=1)`) or ``p_0 ... p_{K-1}`` (class
 probabilities, K >= 2, numbered from 0 without gaps), optionally ``y_pred``
-(predicted labels: triples (y_pred, y_true, confidence)). Other columns are ignored; a column
+(predicted labels: triples (y_pred, y_true, confidence)); each name is an
+option (``y_true_col``, ``y_prob_col``, ``prob_prefix``, ``y_pred_col``;
+:mod:`bece.stats.columns`). Other columns are ignored; a column
 that bece uses must appear once (two ``y_true`` columns are an error, not a
 choice). Values are passed on unchanged; :mod:`bece.stats.inputs` checks
 them. Each array of an NPZ file is one column: shape ``(n,)``, all of the
@@ -35,7 +37,7 @@ import numpy as np
 
 from ..base.typing import BinningSpec
 from ..stats.binning import Binning
-from ..stats.columns import select_columns
+from ..stats.columns import check_column_options, select_columns
 from ..stats.inputs import describe_bad, located
 from .forecast_columns import ForecastColumns, select_forecast_columns
 from .stream import FileStatistics
@@ -67,14 +69,20 @@ class Predictions:
             return "triples"
         return "binary" if self.y_prob.ndim == 1 else "top-label"
 
+    @property
+    def n_classes(self) -> int | None:
+        """K, the number of probability columns; None for one column."""
+        return int(self.y_prob.shape[1]) if self.y_prob.ndim == 2 else None
+
 
 def example_path() -> Path:
     """Path of the example shipped with bece (digits, logistic regression)."""
     return Path(str(resources.files("bece") / "data" / "example.csv"))
 
 
-def _assemble(get: Callable[[str], np.ndarray], names: list[str], source: str) -> Predictions:
-    yt, probs, yp = select_columns(names, source)
+def _assemble(get: Callable[[str], np.ndarray], names: list[str], source: str,
+              columns: dict[str, Any]) -> Predictions:
+    yt, probs, yp = select_columns(names, source, **columns)
     y_true = get(yt)
     if len(probs) == 1:
         y_prob = get(probs[0])
@@ -131,9 +139,12 @@ def _read_csv(path: Path) -> Any:
             block = larger
 
 
-def _classifier_columns(names: list[str], source: str) -> list[str]:
-    yt, probs, yp = select_columns(names, source)
-    return [yt, *probs] + ([yp] if yp else [])
+def _classifier_columns(columns: dict[str, Any]) -> Callable[[list[str], str], list[str]]:
+    def choose(names: list[str], source: str) -> list[str]:
+        yt, probs, yp = select_columns(names, source, **columns)
+        return [yt, *probs] + ([yp] if yp else [])
+
+    return choose
 
 
 def _read_dataset(path: Path, choose: Callable[[list[str], str], list[str]]) -> Any:
@@ -197,9 +208,20 @@ def _open_table(
     return list(table.column_names), get
 
 
-def read_predictions(path: str | Path) -> Predictions:
+def read_predictions(
+    path: str | Path,
+    *,
+    y_true_col: str = "y_true",
+    y_prob_col: str | None = None,
+    prob_prefix: str = "p_",
+    y_pred_col: str | None = None,
+) -> Predictions:
     """Read predictions from a ``.csv``, ``.parquet``/``.pq`` or ``.npz`` file,
     or from a directory of Parquet files (a dataset written by Spark or Dask).
+
+    The column options name the columns (:mod:`bece.stats.columns`; e.g.
+    ``y_prob_col="p_1"`` reads a binary classifier's ``p_0, p_1`` file as
+    :math:`P(y = 1)`).
 
     Raises
     ------
@@ -211,8 +233,11 @@ def read_predictions(path: str | Path) -> Predictions:
         not columns of one length, or missing values.
     """
     path = Path(path)
-    names, get = _open_table(path, _classifier_columns)
-    return _assemble(get, names, str(path))
+    columns: dict[str, Any] = {"y_true_col": y_true_col, "y_prob_col": y_prob_col, "prob_prefix": prob_prefix,
+               "y_pred_col": y_pred_col}
+    check_column_options(**columns)
+    names, get = _open_table(path, _classifier_columns(columns))
+    return _assemble(get, names, str(path), columns)
 
 
 def column_names(path: str | Path) -> list[str]:
@@ -380,6 +405,14 @@ def read_statistics(
     binning: BinningSpec | Binning = "uniform",
     batch_size: int | None = None,
     progress: bool = False,
+    labels: Any = None,
+    pos_label: Any = None,
+    from_logits: bool = False,
+    row_sum_tol: float | None = None,
+    y_true_col: str = "y_true",
+    y_prob_col: str | None = None,
+    prob_prefix: str = "p_",
+    y_pred_col: str | None = None,
 ) -> FileStatistics:
     """Statistics of the predictions in a file, without loading it whole.
 
@@ -398,31 +431,45 @@ def read_statistics(
         Rows per batch (default :data:`bece.io.stream.DEFAULT_BATCH_SIZE`).
     progress : bool, default False
         A progress bar on stderr while reading CSV or Parquet.
+    labels, pos_label, from_logits, row_sum_tol
+        How the labels and probabilities are read, as in
+        :meth:`bece.CalibrationStats.from_arrays` (text labels without
+        ``labels``: the classes of the first chunk, which every later chunk
+        must use).
+    y_true_col, y_prob_col, prob_prefix, y_pred_col
+        The column names (:func:`read_predictions`).
 
     Returns
     -------
     bece.io.stream.FileStatistics
         ``.stats``, ``.kind`` (``"binary"``, ``"top-label"`` or
-        ``"triples"``) and ``.source``.
+        ``"triples"``), ``.source`` and ``.n_classes``.
     """
     from ..stats.calibration_stats import CalibrationStats
     from ..stats.inputs import as_outcomes, located
+    from ..stats.labels import fixed_labels
     from . import stream
 
     path = Path(path)
+    columns: dict[str, Any] = {"y_true_col": y_true_col, "y_prob_col": y_prob_col, "prob_prefix": prob_prefix,
+               "y_pred_col": y_pred_col}
+    options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
+               "row_sum_tol": row_sum_tol}
     if path.suffix.lower() == ".npz" or not path.exists():
-        pred = read_predictions(path)
+        pred = read_predictions(path, **columns)
         try:  # the file's own errors, named as in the chunked reader
-            as_outcomes(pred.y_true, pred.y_prob, pred.y_pred)
+            as_outcomes(pred.y_true, pred.y_prob, pred.y_pred, **options)
         except ValueError as exc:
             raise located(exc, pred.source, 0) from None
         stats = CalibrationStats.from_arrays(
-            pred.y_true, pred.y_prob, y_pred=pred.y_pred, n_bins=n_bins, binning=binning
+            pred.y_true, pred.y_prob, y_pred=pred.y_pred, n_bins=n_bins, binning=binning, **options
         )
-        return FileStatistics(stats, pred.kind, pred.source)
+        classes = fixed_labels(pred.y_true, pred.y_prob, pred.y_pred, labels)
+        return FileStatistics(stats, pred.kind, pred.source, pred.n_classes, classes)
     if not path.is_dir() and path.suffix.lower() not in (".csv", ".parquet", ".pq"):
         read_predictions(path)  # raises the unknown-type message
     size = stream.DEFAULT_BATCH_SIZE if batch_size is None else batch_size
     return stream.file_statistics(
-        path, n_bins=n_bins, binning=binning, batch_size=size, progress=progress
+        path, n_bins=n_bins, binning=binning, batch_size=size, progress=progress, **options,
+        **columns,
     )

@@ -214,11 +214,16 @@ def detect_kind(
     std_col: str = "std",
     quantile_prefix: str = "q_",
     sample_prefix: str = "s_",
+    y_true_col: str = "y_true",
+    y_prob_col: str | None = None,
+    prob_prefix: str = "p_",
 ) -> str:
     """``"classifier"`` or ``"regression"``: which predictions a file with columns ``names`` holds.
 
     A file is a classifier's when it has ``y_true`` and ``y_prob`` or
-    ``p_k`` columns, a regression forecaster's when it has the target column
+    ``p_k`` columns (names as :func:`bece.stats.columns.select_columns`'
+    options ``y_true_col``, ``y_prob_col``, ``prob_prefix`` say), a
+    regression forecaster's when it has the target column
     and the columns of a forecast form (:func:`select_forecast_columns`).
     When it is neither, the side whose columns it has some of is chosen (so
     that side's reader says what is missing); when it is both, or neither
@@ -226,8 +231,11 @@ def detect_kind(
     """
     qp = _check_prefix(quantile_prefix, "quantile_prefix")
     sp = _check_prefix(sample_prefix, "sample_prefix")
-    probs = "y_prob" in names or any(_CLASS_PROB.match(n) for n in names)
-    classifier = "y_true" in names and probs
+    class_prob = (_CLASS_PROB if prob_prefix == "p_" else
+                  re.compile(rf"^{re.escape(prob_prefix)}\d+$"))
+    probs = (y_prob_col in names if y_prob_col is not None else
+             "y_prob" in names or any(class_prob.match(n) for n in names))
+    classifier = y_true_col in names and probs
     forecast = [n for n in names if n in (mean_col, std_col)
                 or (n.startswith(qp) and n[len(qp):][:1] in tuple("0123456789.+-"))
                 or (n.startswith(sp) and n[len(sp):][:1].isdigit())]
@@ -235,8 +243,8 @@ def detect_kind(
     found = ", ".join(names) or "none"
     if classifier and regression:
         raise ValueError(
-            f"{source}: holds both a classifier's columns ('y_true' with "
-            f"{'y_prob' if 'y_prob' in names else 'p_k'}) and a regression forecast's ('{y_col}' "
+            f"{source}: holds both a classifier's columns ('{y_true_col}' with "
+            f"{'y_prob' if 'y_prob' in names else f'{prob_prefix}k'}) and a regression forecast's ('{y_col}' "
             f"with {', '.join(forecast[:3])}{' ...' if len(forecast) > 3 else ''}); keep one kind "
             "of predictions per file"
         )
@@ -251,6 +259,7 @@ def detect_kind(
         return "classifier" if probs else "regression"
     raise ValueError(
         f"{source}: no probability columns of a classifier and no regression forecast columns "
-        f"(found: {found}); expected 'y_true' with 'y_prob' or 'p_0' ... 'p_{{K-1}}' (classifier), "
+        f"(found: {found}); expected '{y_true_col}' with 'y_prob' or '{prob_prefix}0' ... "
+        f"'{prob_prefix}{{K-1}}' (classifier), "
         f"or {_expected(y_col, mean_col, std_col, qp, sp)} (regression)"
     )

@@ -55,7 +55,8 @@ from ..stats import fused as _fused
 from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
 from ..stats.columns import select_columns
-from ..stats.inputs import located
+from ..stats.inputs import check_options, located
+from ..stats.labels import fixed_labels
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -97,11 +98,19 @@ class FileStatistics:
         As :attr:`bece.io.Predictions.kind`.
     source : str
         The path as given.
+    n_classes : int or None
+        K, the number of probability columns; None for one column.
+    labels : ndarray or None
+        The class of each probability column when the labels are not the
+        column indices: given (``labels=``), or the text labels' sorted
+        values (:func:`bece.stats.labels.fixed_labels`); else None.
     """
 
     stats: CalibrationStats
     kind: str
     source: str
+    n_classes: int | None = None
+    labels: Any = None
 
 
 def _kind(probs: list[str], y_pred: str | None) -> str:
@@ -250,7 +259,8 @@ def _csv_batches(path: Path, cols: list[str], probs: list[str]) -> Iterator[Any]
             raise
 
 
-def _open_batches(path: Path, fmt: str, batch_size: int) -> tuple[list[str], Any]:
+def _open_batches(path: Path, fmt: str, batch_size: int,
+                  columns: dict[str, Any]) -> tuple[list[str], Any]:
     """Column names and a function giving an iterator of record batches."""
     source = str(path)
     if fmt in ("parquet", "dataset"):
@@ -258,7 +268,7 @@ def _open_batches(path: Path, fmt: str, batch_size: int) -> tuple[list[str], Any
 
         files = parquet_parts(path) if fmt == "dataset" else [path]
         names = list(pq.ParquetFile(files[0]).schema_arrow.names)
-        yt, probs, yp = select_columns(names, source)
+        yt, probs, yp = select_columns(names, source, **columns)
         cols = [yt, *probs] + ([yp] if yp else [])
 
         def parquet_batches() -> Iterator[Any]:
@@ -272,28 +282,32 @@ def _open_batches(path: Path, fmt: str, batch_size: int) -> tuple[list[str], Any
     # the names from the first 64 KiB (more for a longer header); the types
     # come with the real read
     names = _csv_names(path)
-    yt, probs, yp = select_columns(names, source)
+    yt, probs, yp = select_columns(names, source, **columns)
     cols = [yt, *probs] + ([yp] if yp else [])
     return names, lambda: _csv_batches(path, cols, probs)
 
 
 def iter_chunks(
-    path: str | Path, *, batch_size: int = DEFAULT_BATCH_SIZE
+    path: str | Path, *, batch_size: int = DEFAULT_BATCH_SIZE, y_true_col: str = "y_true",
+    y_prob_col: str | None = None, prob_prefix: str = "p_", y_pred_col: str | None = None,
 ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
     """Yield ``(first_row, columns)`` for consecutive batches of a file.
 
     ``columns`` maps each column that :mod:`bece.io` uses (``y_true``, the
-    probability columns, ``y_pred``) to a NumPy array of at most
+    probability columns, ``y_pred``; named by the column options of
+    :func:`bece.io.read_predictions`) to a NumPy array of at most
     ``batch_size`` rows. Missing values raise ``ValueError`` naming the
     column and the row.
     """
+    names_of = {"y_true_col": y_true_col, "y_prob_col": y_prob_col, "prob_prefix": prob_prefix,
+                "y_pred_col": y_pred_col}
     path = Path(path)
     source = str(path)
     if not isinstance(batch_size, (int, np.integer)) or isinstance(batch_size, bool) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     fmt = _format(path)
     try:
-        names, batches = _open_batches(path, fmt, int(batch_size))
+        names, batches = _open_batches(path, fmt, int(batch_size), names_of)
         start = 0
         for batch in batches():
             for lo in range(0, batch.num_rows, batch_size):
@@ -347,10 +361,10 @@ def _numpy(col: Any) -> np.ndarray:
 
 
 def _arrays(
-    cols: dict[str, np.ndarray], probs: list[str], yp: str | None
+    cols: dict[str, np.ndarray], yt: str, probs: list[str], yp: str | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     y_prob = cols[probs[0]] if len(probs) == 1 else np.column_stack([cols[c] for c in probs])
-    return cols["y_true"], y_prob, (cols[yp] if yp else None)
+    return cols[yt], y_prob, (cols[yp] if yp else None)
 
 
 class _Progress:
@@ -379,6 +393,14 @@ def file_statistics(
     binning: BinningSpec | Binning = "uniform",
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: bool = False,
+    labels: Any = None,
+    pos_label: Any = None,
+    from_logits: bool = False,
+    row_sum_tol: float | None = None,
+    y_true_col: str = "y_true",
+    y_prob_col: str | None = None,
+    prob_prefix: str = "p_",
+    y_pred_col: str | None = None,
 ) -> FileStatistics:
     """Statistics of the predictions in a CSV or Parquet file, read in chunks.
 
@@ -398,6 +420,13 @@ def file_statistics(
     progress : bool, default False
         Show a tqdm progress bar on stderr (the ``bece`` command turns it on
         when stderr is a terminal).
+    labels, pos_label, from_logits, row_sum_tol
+        As :meth:`bece.CalibrationStats.from_arrays`, for every chunk. Text
+        labels of class probabilities without ``labels`` are mapped to the
+        columns by the first chunk's values (:func:`bece.stats.labels.fixed_labels`),
+        which every later chunk must then use.
+    y_true_col, y_prob_col, prob_prefix, y_pred_col
+        The column names (:func:`bece.io.read_predictions`).
 
     Returns
     -------
@@ -424,33 +453,43 @@ def file_statistics(
     path = Path(path)
     source = str(path)
     fmt = _format(path)
+    columns: dict[str, Any] = {"y_true_col": y_true_col, "y_prob_col": y_prob_col, "prob_prefix": prob_prefix,
+               "y_pred_col": y_pred_col}
+    options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
+               "row_sum_tol": row_sum_tol}
+    check_options(from_logits, row_sum_tol)
     try:
         total, compiled = _rows_hint(path, fmt)
-        names, _ = _open_batches(path, fmt, 1)
+        names, _ = _open_batches(path, fmt, 1, columns)
     except Exception as exc:
         raise _reading_error(exc, source) from None
-    _, probs, yp = select_columns(names, source)
+    yt, probs, yp = select_columns(names, source, **columns)
     engine = "auto"
     if compiled and _fused.available_engine() == "numba":
         engine = "numba"
 
     quantile = isinstance(binning, str) and binning in ("quantile", "equal-mass")
     if quantile:
-        bins = _quantile_binning(path, n_bins, batch_size, probs, yp, total, progress)
+        bins = _quantile_binning(path, n_bins, batch_size, (yt, probs, yp), total, progress,
+                                 columns, options)
     else:
         bins = make_binning(None, n_bins, binning)
 
+    kind = _kind(probs, yp)
     stats = CalibrationStats(
-        bins, np.zeros((2, bins.n_bins), np.int64), np.zeros(bins.n_bins), np.zeros(bins.n_bins)
+        bins, np.zeros((2, bins.n_bins), np.int64), np.zeros(bins.n_bins), np.zeros(bins.n_bins),
+        kind=kind,
     )
     bar = _Progress(progress, total, Path(source).name)
     seen = 0
     try:
-        for start, cols in iter_chunks(path, batch_size=batch_size):
-            y_true, y_prob, y_pred = _arrays(cols, probs, yp)
+        for start, cols in iter_chunks(path, batch_size=batch_size, **columns):
+            y_true, y_prob, y_pred = _arrays(cols, yt, probs, yp)
             try:
+                if start == 0:  # text classes fixed by the first chunk
+                    options["labels"] = fixed_labels(y_true, y_prob, y_pred, labels)
                 part = CalibrationStats(*_fused.binned_sums(y_true, y_prob, y_pred, None, bins,
-                                                            engine=engine))
+                                                            engine=engine, **options))
             except ValueError as exc:
                 raise located(exc, source, start) from None
             stats = stats + part
@@ -460,21 +499,26 @@ def file_statistics(
         bar.close()
     if seen == 0:
         raise ValueError(f"{source}: no predictions (0 rows)")
-    return FileStatistics(stats, _kind(probs, yp), source)
+    return FileStatistics(stats, kind, source, len(probs) if len(probs) > 1 else None,
+                          options["labels"] if len(probs) > 1 else None)
 
 
 def _quantile_binning(
     path: Path,
     n_bins: int | None,
     batch_size: int,
-    probs: list[str],
-    yp: str | None,
+    chosen: tuple[str, list[str], str | None],
     total: int | None,
     progress: bool,
+    columns: dict[str, Any],
+    options: dict[str, Any],
 ) -> Binning:
     """First pass for quantile bins: all confidences, then make_binning's edges."""
     from ..stats.binning import check_n_bins
     from ..stats.inputs import as_outcomes
+
+    yt, probs, yp = chosen
+    options = dict(options)
 
     source = str(path)
     m = 15 if n_bins is None else check_n_bins(n_bins)
@@ -483,10 +527,12 @@ def _quantile_binning(
     seen = 0
     bar = _Progress(progress, total, f"{path.name} (quantiles)")
     try:
-        for start, cols in iter_chunks(path, batch_size=batch_size):
-            y_true, y_prob, y_pred = _arrays(cols, probs, yp)
+        for start, cols in iter_chunks(path, batch_size=batch_size, **columns):
+            y_true, y_prob, y_pred = _arrays(cols, yt, probs, yp)
             try:
-                _, c = as_outcomes(y_true, y_prob, y_pred)
+                if start == 0:
+                    options["labels"] = fixed_labels(y_true, y_prob, y_pred, options["labels"])
+                _, c = as_outcomes(y_true, y_prob, y_pred, **options)
             except ValueError as exc:
                 raise located(exc, source, start) from None
             if conf is not None:

@@ -153,7 +153,8 @@ def test_npz_value_errors_name_the_file_and_row(tmp_path):
 
     path = tmp_path / "bad.npz"
     np.savez(path, y_true=np.array(["a", "b"]), y_prob=np.array([0.1, 0.2]))
-    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: y_true must hold integer class"):
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: y_true holds the values "
+                       r"\['a', 'b'\]; pass pos_label="):
         read_statistics(path)
     np.savez(path, y_true=np.array([0, 1, 1]), y_prob=np.array([0.1, 0.2, 1.5]))
     message = f"{path}: y_prob must lie in [0, 1]; 1 value(s) (row 2: 1.5)"
