@@ -159,3 +159,23 @@ def test_discrete_pit_warns():
         warnings.simplefilter("error")
         calibration_test(pit(y, quantiles=q, levels=[0.16, 0.5, 0.84], randomize=True, seed=0),
                          num_resamples=9, num_samples=50)
+
+
+@pytest.mark.slow
+def test_false_alarm_rate_of_the_full_test():
+    """calibration_test on 1000 calibrated Gaussian forecasts of n = 1000 (the
+    study's design): rejection rate at 0.05 at most 0.05 + 3 binomial sd."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    name = "bece_benchmarks_regression_study"
+    if name not in sys.modules:
+        path = Path(__file__).resolve().parents[2] / "benchmarks" / "regression_study.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    study = sys.modules[name]
+    row = study.rejection_row(study.FORECASTERS[0], "gaussian", 1000, 1000, seed=77)
+    assert row.ad <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 1000)
