@@ -371,8 +371,9 @@ def softmax_rows(
         block = logits[start:start + rows]
         _check_finite(block, f"{name} (logits)", start, k)
         j = block.argmax(axis=1)
-        m = np.take_along_axis(block, j[:, None], axis=1).astype(np.float64)
-        e = np.exp(block.astype(np.float64) - m)
+        e = block.astype(np.float64)  # this block only
+        e -= np.take_along_axis(e, j[:, None], axis=1)
+        np.exp(e, out=e)
         s = e.sum(axis=1)
         pred[start:start + rows] = j
         conf[start:start + rows] = 1.0 / s
