@@ -470,7 +470,7 @@ def as_outcomes(
             "pos_label applies to P(y = 1) of shape (n,) without y_pred; "
             + ("with y_pred, y_true and y_pred are compared" if y_pred is not None else
                f"y_prob of shape {y_prob.shape} is read top-label (confidence = row maximum): "
-               "for scikit-learn's P(y = 1) reading pass y_prob[:, 1] with pos_label")
+               "for scikit-learn's P(y = 1) reading pass y_prob[:, 1] with pos_label=")
         )
     if y_pred is None and y_prob.ndim == 2:
         yp, conf, k = check_top_label(y_prob, row_sum_tol=row_sum_tol, from_logits=from_logits)
