@@ -167,7 +167,7 @@ def coverage_row(f: Forecaster, form: str, n: int, reps: int, seed: int, num_sam
     rows = []
     t0 = time.perf_counter()
     for r in range(reps):
-        rng = np.random.default_rng([seed, r])
+        rng = np.random.default_rng([seed, n, r])
         data = simulate(f, form, n, rng)
         res = bayesian_calibration_error(data, num_samples=num_samples, seed=rng)
         lo, hi = res.interval(LEVEL)
@@ -194,7 +194,7 @@ class RejectionRow:
 def rejection_row(f: Forecaster, form: str, n: int, reps: int, seed: int) -> RejectionRow:
     out = []
     for r in range(reps):
-        rng = np.random.default_rng([seed, r, 1])
+        rng = np.random.default_rng([seed, n, r, 1])
         u = _chunk_pit(f, form, n, rng)
         t = calibration_test(u, num_samples=500, seed=rng)
         cvm = stats.cramervonmises(u, "uniform").pvalue
@@ -209,30 +209,32 @@ def goal(reps: int, target: float = 0.85) -> float:
     return target - 2 * np.sqrt(target * (1 - target) / reps)
 
 
-def print_coverage(rows: list[CoverageRow]) -> None:
-    print("| forecaster | form | n | true cal | coverage | includes 0 | mean width | bias post. mean "
-          "| bias plug-in | mean P(calibrated) | coverage dirichlet | goal |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    for r in rows:
-        if r.truth == 0.0:  # calibrated: the goal is on the includes-0 rate
-            ok = "met" if r.includes0 >= goal(r.reps) else "**not met**"
-        else:
-            ok = "met" if r.cover >= goal(r.reps) else "**not met**"
-        n = f"10^{int(np.log10(r.n))}" if r.n >= 10_000 else str(r.n)
-        print(f"| {r.forecaster} | {r.form} | {n} | {r.truth:.4f} | {r.cover:.3f} | {r.includes0:.3f} | "
-              f"{r.width:.4f} | {r.bias_mean:+.4f} | {r.bias_plugin:+.4f} | {r.prob_calibrated:.3f} | "
-              f"{r.cover_dirichlet:.3f} | {ok} |")
-    sys.stdout.flush()
+COVERAGE_HEADER = (
+    "| forecaster | form | n | true cal | coverage | includes 0 | mean width | bias post. mean "
+    "| bias plug-in | mean P(calibrated) | coverage dirichlet | goal |\n"
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+)
+TEST_HEADER = (
+    "| forecaster | form | n | reps | AD (grid, default) | Cramer-von Mises | Kolmogorov-Smirnov "
+    "| P(calibrated) < 0.5 |\n"
+    "|---|---|---:|---:|---:|---:|---:|---:|"
+)
 
 
-def print_tests(rows: list[RejectionRow]) -> None:
-    print("| forecaster | form | n | reps | AD (grid, default) | Cramer-von Mises | Kolmogorov-Smirnov "
-          "| P(calibrated) < 0.5 |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    for r in rows:
-        print(f"| {r.forecaster} | {r.form} | {r.n} | {r.reps} | {r.ad:.3f} | {r.cvm:.3f} | {r.ks:.3f} | "
-              f"{r.bayes:.3f} |")
-    sys.stdout.flush()
+def coverage_line(r: CoverageRow) -> str:
+    if r.truth == 0.0:  # calibrated: the goal is on the includes-0 rate
+        ok = "met" if r.includes0 >= goal(r.reps) else "**not met**"
+    else:
+        ok = "met" if r.cover >= goal(r.reps) else "**not met**"
+    n = f"10^{int(np.log10(r.n))}" if r.n >= 10_000 else str(r.n)
+    return (f"| {r.forecaster} | {r.form} | {n} | {r.truth:.4f} | {r.cover:.3f} | {r.includes0:.3f} | "
+            f"{r.width:.4f} | {r.bias_mean:+.4f} | {r.bias_plugin:+.4f} | {r.prob_calibrated:.3f} | "
+            f"{r.cover_dirichlet:.3f} | {ok} |")
+
+
+def test_line(r: RejectionRow) -> str:
+    return (f"| {r.forecaster} | {r.form} | {r.n} | {r.reps} | {r.ad:.3f} | {r.cvm:.3f} | {r.ks:.3f} | "
+            f"{r.bayes:.3f} |")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -250,26 +252,25 @@ def main(argv: list[str] | None = None) -> None:
     if args.quick:
         args.reps, args.null_reps, args.power_reps, args.n = 30, 100, 30, [100, 1000]
     warnings.simplefilter("error")  # a warning in the study is a failure of the study
+    # each row is printed when it is done (a long run can be read as it goes)
     if not args.skip_coverage:
-        rows = []
+        print(f"\nCoverage of 90% intervals of the cal score (99 levels), {args.reps} replications per row\n")
+        print(COVERAGE_HEADER, flush=True)
         for i, f in enumerate(FORECASTERS):
             for j, form in enumerate(FORMS):
                 for n in args.n:
-                    seed = args.seed + 100 * i + 10 * j
-                    rows.append(coverage_row(f, form, n, args.reps, seed, args.num_samples))
-                    print(f"# {f.name} {form} n={n}: {rows[-1].seconds:.0f} s", file=sys.stderr)
-        print(f"\nCoverage of 90% intervals of the cal score (99 levels), {args.reps} replications per row\n")
-        print_coverage(rows)
+                    row = coverage_row(f, form, n, args.reps, args.seed + 100 * i + 10 * j, args.num_samples)
+                    print(coverage_line(row), flush=True)
+                    print(f"# {f.name} {form} n={n}: {row.seconds:.0f} s", file=sys.stderr, flush=True)
     if not args.skip_tests:
-        rows_t = []
+        print(f"\nRejection rates at level {TEST_LEVEL} (calibrated: false alarms)\n")
+        print(TEST_HEADER, flush=True)
         for i, f in enumerate(FORECASTERS):
             reps = args.null_reps if f.scale == 1.0 and f.shift == 0.0 else args.power_reps
             for j, form in enumerate(FORMS):
                 for n in [m for m in args.n if m <= 1000]:
-                    rows_t.append(rejection_row(f, form, n, reps, args.seed + 1000 + 100 * i + 10 * j))
-                    print(f"# test {f.name} {form} n={n}", file=sys.stderr)
-        print(f"\nRejection rates at level {TEST_LEVEL} (calibrated: false alarms)\n")
-        print_tests(rows_t)
+                    row_t = rejection_row(f, form, n, reps, args.seed + 1000 + 100 * i + 10 * j)
+                    print(test_line(row_t), flush=True)
 
 
 if __name__ == "__main__":
