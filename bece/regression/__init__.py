@@ -14,8 +14,19 @@ the probability integral transform :math:`u_t = F_t(y_t)`:
 * :class:`Recalibrator`: the paper's isotonic recalibration, with
   recalibrated quantiles and central intervals;
 * :func:`bayesian_calibration_error`: a posterior over the calibration curve
-  and the cal score (Dirichlet over the PIT histogram).
+  and the cal score, by default from a smooth model of the PIT distribution
+  with a posterior probability of exact calibration (its draws are 0 with
+  that probability), ``model="dirichlet"`` for a Dirichlet over the PIT
+  histogram;
+* :func:`calibration_test`: is the PIT uniform? An Anderson--Darling p-value
+  and the smooth model's Bayes factor;
+* :class:`PITHistogram`: the PIT counted on a grid of 1000 cells, int64
+  counts that add across chunks; both functions above take it in place of
+  PIT values;
+* warnings when the PIT looks discrete (:class:`DiscretePITWarning`) or the
+  draws of a sample forecast autocorrelated (:class:`CorrelatedSamplesWarning`).
 
+The smooth model is written out in NumPyro in :mod:`bece.models.regression`.
 Only numpy and scipy are imported here; scikit-learn (for
 :class:`Recalibrator`) and ArviZ load when used.
 """
