@@ -22,15 +22,16 @@ T^{*(B)}` are exchangeable, so :math:`P(\text{p-value} \le \alpha) \le
 predicted distribution and scoring ``argmax == label`` is the same as
 :math:`z^* \sim \mathrm{Bernoulli}(\max_k p_k)`. Above 2,000 predictions
 the resampling uses the fine grid of :mod:`bece.smooth` (128 sub-cells per
-bin): a sub-cell's correct count is drawn as
-:math:`\mathrm{Binomial}(t_g, \bar p_g)` instead of a sum of Bernoullis
+bin, cut further in logit next to 0 and 1): a sub-cell's correct count is
+drawn as :math:`\mathrm{Binomial}(t_g, \bar p_g)` instead of a sum of Bernoullis
 with the individual :math:`p_i`; both have mean :math:`t_g\bar p_g`, and the
 binomial's variance exceeds the exact one by
 :math:`\sum_{i\in g}(p_i - \bar p_g)^2 \le t_g h_g^2/4` (sub-cell width
 :math:`h_g`), a relative excess of at most :math:`h^2/(4\bar p_m(1-\bar p_m))` of bin
 m's variance: below :math:`10^{-4}` for 15 uniform bins
 (:math:`h = 1/1920`) unless the bin's mean confidence is within
-:math:`7\times10^{-4}` of 0 or 1.
+:math:`7\times10^{-4}` of 0 or 1, where the sub-cells are narrower still
+(at most 1/32 wide in logit p).
 
 **Bayes factor** of the identity curve :math:`H_0: P(z=1\mid p) = p` against
 the smooth model :math:`H_1` of :mod:`bece.smooth` (spline in logit(p) with
