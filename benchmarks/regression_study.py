@@ -40,8 +40,10 @@ of 20,000 forecasts, added.
 Test table (``calibration_test`` and its alternatives): the fraction of
 replications rejected at level 0.05 by the Anderson--Darling test on the grid
 (the default, 1000 resamples), scipy's Cramer--von Mises and
-Kolmogorov--Smirnov tests, and the fraction with posterior probability of
-calibration below 0.5, at n = 100 and 1000. For the calibrated forecaster
+Kolmogorov--Smirnov tests, the fraction whose Bayes factor favours
+miscalibration (B01 < 1) and the fraction with posterior probability of
+calibration below 0.5 (default prior odds 0.1, i.e. B01 < 10), at n = 100
+and 1000. For the calibrated forecaster
 this is the false-alarm rate (>= 1000 replications; goal <= 0.05 + 2 MC se).
 """
 
@@ -188,6 +190,7 @@ class RejectionRow:
     ad: float
     cvm: float
     ks: float
+    bf: float
     bayes: float
 
 
@@ -199,7 +202,8 @@ def rejection_row(f: Forecaster, form: str, n: int, reps: int, seed: int) -> Rej
         t = calibration_test(u, num_samples=500, seed=rng)
         cvm = stats.cramervonmises(u, "uniform").pvalue
         ks = stats.kstest(u, "uniform").pvalue
-        out.append((t.p_value <= TEST_LEVEL, cvm <= TEST_LEVEL, ks <= TEST_LEVEL, t.prob_calibrated < 0.5))
+        out.append((t.p_value <= TEST_LEVEL, cvm <= TEST_LEVEL, ks <= TEST_LEVEL, t.bayes_factor < 1.0,
+                    t.prob_calibrated < 0.5))
     a = np.array(out, dtype=np.float64).mean(axis=0)
     return RejectionRow(f.name, form, n, reps, *a)
 
@@ -216,8 +220,8 @@ COVERAGE_HEADER = (
 )
 TEST_HEADER = (
     "| forecaster | form | n | reps | AD (grid, default) | Cramer-von Mises | Kolmogorov-Smirnov "
-    "| P(calibrated) < 0.5 |\n"
-    "|---|---|---:|---:|---:|---:|---:|---:|"
+    "| Bayes factor < 1 | P(calibrated) < 0.5 |\n"
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|"
 )
 
 
@@ -234,7 +238,7 @@ def coverage_line(r: CoverageRow) -> str:
 
 def test_line(r: RejectionRow) -> str:
     return (f"| {r.forecaster} | {r.form} | {r.n} | {r.reps} | {r.ad:.3f} | {r.cvm:.3f} | {r.ks:.3f} | "
-            f"{r.bayes:.3f} |")
+            f"{r.bf:.3f} | {r.bayes:.3f} |")
 
 
 def main(argv: list[str] | None = None) -> None:
