@@ -223,7 +223,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--maps", nargs="*", default=list(MAPS))
     ap.add_argument("--networks", nargs="*", default=None)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=None,
+                    help="append every replication to this CSV as rows finish")
+    ap.add_argument("--summarise", type=Path, nargs="*", default=None, metavar="CSV",
+                    help="print the tables from CSV files written by --out, and stop")
     args = ap.parse_args(argv)
+    if args.summarise:
+        import csv
+
+        rows = []
+        for path in args.summarise:
+            with path.open() as fh:
+                for rec in csv.DictReader(fh):
+                    rows.append({k: (v if k in ("network", "map", "average") else float(v))
+                                 for k, v in rec.items()})
+        for r in rows:
+            r["K"], r["n"] = int(r["K"]), int(r["n"])
+        summarise(rows)
+        return 0
     if args.timing is not None:
         for scale in args.timing or [3.0, 8.0]:
             timing(scale)
@@ -239,7 +256,17 @@ def main(argv: list[str] | None = None) -> int:
     for name in nets:
         for kind in args.maps:
             for n in args.n:
-                rows += run_row(name, kind, n, reps, args.seed)
+                new = run_row(name, kind, n, reps, args.seed)
+                rows += new
+                if args.out is not None:
+                    import csv
+
+                    fresh = not args.out.exists()
+                    with args.out.open("a", newline="") as fh:
+                        w = csv.DictWriter(fh, fieldnames=list(new[0]))
+                        if fresh:
+                            w.writeheader()
+                        w.writerows(new)
                 print(f"# {name} {kind} n={n}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     summarise(rows)
     return 0

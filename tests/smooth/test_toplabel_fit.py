@@ -7,7 +7,8 @@ scipy's multivariate normal density, the single-curve fit
 for the atoms. The sampling check compares the block sampler's covariance
 with the dense inverse Hessian with a tolerance of Z = 5 Monte Carlo
 standard errors per entry (two-sided false-alarm rate 5.7e-7 each; about
-200 entries, < 1.2e-4 in all).
+200 entries, < 1.2e-4 in all); the kappa -> 0 curve draws likewise (5
+comparisons).
 """
 
 from __future__ import annotations
@@ -171,6 +172,14 @@ def test_kappa_to_zero_is_the_single_curve_model_on_pooled_data():
             np.testing.assert_allclose(post.modes[sel] * scale, np.broadcast_to(
                 mode * single.column_scale(lv, 0.0)[0], scale.shape), atol=2e-5)
     assert post.log_marginal == pytest.approx(single.log_marginal, abs=1e-5)
+    # and the draws of the curve agree: each label's curve (deviations ~1e-9) against the
+    # single curve at 5 confidences, means within Z Monte Carlo standard errors
+    probe = special.logit(np.quantile(p, [0.1, 0.3, 0.5, 0.7, 0.9]))
+    beta, label_beta, *_ = post.sample(4000, np.random.default_rng(5))
+    mine = special.expit(post.logits(probe, np.full(5, 3), None, beta, label_beta))
+    theirs = special.expit(single.basis.logits(probe, None, single.sample(4000, np.random.default_rng(6))[0]))
+    se = np.sqrt(mine.var(axis=0) / 4000 + theirs.var(axis=0) / 4000)
+    assert np.all(np.abs(mine.mean(axis=0) - theirs.mean(axis=0)) < Z * se)
 
 
 def test_exponential_grid_masses_are_the_prior_between_geometric_midpoints():
