@@ -43,9 +43,16 @@ def _binned_options_unused(where: str = "bece.smooth.smooth_ece and bece.smooth.
     given = [k for k, v in options.items() if v is not None]
     if given:
         raise ValueError(
-            f"{', '.join(given)} belong(s) to the binned model; model='smooth' takes its "
-            f"options through {where}"
+            f"{', '.join(given)} belong(s) to the binned model: pass model='binned' to use it "
+            f"(the default, model='smooth', takes its options through {where})"
         )
+
+
+def _smooth_options_unused(model: str, **options: Any) -> None:
+    given = [k for k, v in options.items() if v is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)} belong(s) to model='smooth'; model={model!r} "
+                         "has no posterior probability of calibration")
 
 
 _TOP_LABEL_SMOOTH = ("bece.smooth.toplabel.smooth_top_label_ece and "
@@ -87,7 +94,9 @@ def posterior_ece(
         (:func:`bece.smooth.smooth_posterior_ece`), from statistics in fine
         bins that refine the ECE bins (``binning=bece.smooth.fine_binning(
         n_bins)``); ``alpha``, ``sigma``, ``tau`` and ``preset`` do not
-        apply to it.
+        apply to it. The default stays ``"binned"`` here, unlike
+        :func:`bayesian_ece`: statistics come in the bins they were
+        collected in, and only fine ones suit the smooth model.
     n_bins, binning : optional
         ``model="smooth"`` only: the ECE bins (default 15 uniform) that the
         bins of ``stats`` refine. The binned model uses the bins of
@@ -134,11 +143,12 @@ def bayesian_ece(
     preset: str | None = None,
     num_samples: int = 10_000,
     seed: Seed = 0,
-    model: str = "binned",
+    model: str = "smooth",
     labels: ArrayLike | None = None,
     pos_label: Any = None,
     from_logits: bool = False,
     row_sum_tol: float | None = None,
+    prior_odds: float | None = None,
 ) -> BayesianECE:
     """Posterior over a classifier's expected calibration error (BECE).
 
@@ -172,20 +182,24 @@ def bayesian_ece(
     num_samples : int, default 10_000
         Posterior draws.
     seed : int or numpy.random.Generator, default 0
-    model : {"binned", "conjugate", "literal", "smooth"}, default "binned"
+    model : {"smooth", "binned", "conjugate", "literal"}, default "smooth"
+        ``"smooth"`` (the default): a smooth calibration curve (natural
+        cubic spline in logit(p) with a learned smoothness scale) and a
+        Bayesian bootstrap over the confidences, by Laplace
+        (:func:`bece.smooth.smooth_ece`, which takes its options), averaged
+        with exact calibration by its posterior probability
+        (:mod:`bece.smooth.average`), so the interval can reach 0. It pools
+        information across bins, so its intervals stay honest at small n
+        where the binned posterior's do not (README, "Which model is the
+        default"); ``alpha``, ``sigma``, ``tau`` and ``preset`` do not apply
+        to it. Its result is a :class:`bece.smooth.SmoothBayesianECE`, with
+        ``method="laplace"``, the posterior curve (``.curve`` on
+        ``.curve_grid``) and ``prob_calibrated``.
         ``"binned"``: the reference binned BECE model, its conjugate form
-        (closed form above). ``"conjugate"``: the same, by name.
+        (closed form below). ``"conjugate"``: the same, by name.
         ``"literal"``: the literal BECE model (each confidence a truncated
         Normal within its bin), by exact one-dimensional sampling of each
         bin's mean (:mod:`bece.binned.literal`); ``preset`` does not apply.
-        ``"smooth"``: a smooth calibration curve (natural cubic spline in
-        logit(p) with a learned smoothness scale) and a Bayesian bootstrap
-        over the confidences, by Laplace (:func:`bece.smooth.smooth_ece`,
-        which takes its options). It pools information across bins, so its
-        intervals stay honest at small n where the binned posterior's do
-        not; ``alpha``, ``sigma``, ``tau`` and ``preset`` do not apply to it.
-        Same result type, with ``method="laplace"`` and the posterior curve
-        (``.curve`` on ``.curve_grid``; in ``to_inference_data()``).
     labels : array_like, optional
         The class of each column of ``y_prob`` in order (``clf.classes_``)
         when the labels are not ``0 .. K-1``; for a 1-D ``y_prob`` its two
@@ -203,6 +217,11 @@ def bayesian_ece(
         strict default (:func:`bece.stats.inputs.row_sum_tolerance`), e.g.
         ``1e-3`` for probabilities written with four decimals; accepted rows
         are used as given, never renormalised.
+    prior_odds : float, optional
+        ``model="smooth"`` only: prior odds of exact calibration against the
+        smooth model (default
+        :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS` = 0.02, chosen by the
+        validation study; 0 gives the smooth model alone).
 
     Returns
     -------
@@ -212,7 +231,7 @@ def bayesian_ece(
 
     Notes
     -----
-    The posterior is the closed form of :func:`conjugate_posterior`; each
+    The binned posterior is the closed form of :func:`conjugate_posterior`; each
     draw's ECE is :math:`\\sum_m |q_{1,m} - (q_{0,m}+q_{1,m})\\mu_m|`.
 
     Examples
@@ -222,14 +241,18 @@ def bayesian_ece(
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=2000)
     >>> y = rng.uniform(size=2000) < p          # calibrated by construction
-    >>> r = bayesian_ece(y, p, n_bins=10, seed=1)
-    >>> bool(r.interval(0.9)[0] < r.plugin < r.interval(0.9)[1])
+    >>> r = bayesian_ece(y, p, n_bins=10, seed=1)     # the smooth model, averaged
+    >>> bool(r.interval(0.9)[0] == 0.0), bool(r.prob_calibrated > 0.5)
+    (True, True)
+    >>> b = bayesian_ece(y, p, n_bins=10, seed=1, model="binned")   # the reference
+    >>> bool(b.interval(0.9)[0] > 0.0)                 # its interval cannot reach 0
     True
     """
     options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
                "row_sum_tol": row_sum_tol}
     if model == "smooth":
         _binned_options_unused(alpha=alpha, sigma=sigma, tau=tau, preset=preset)
+        from .smooth.average import DEFAULT_PRIOR_ODDS
         from .smooth.posterior import smooth_ece
         from .stats.inputs import as_outcomes, input_kind
 
@@ -237,9 +260,11 @@ def bayesian_ece(
         # with the options, and record how they were read on its statistics
         z, p = as_outcomes(y_true, y_prob, y_pred, **options)
         result = smooth_ece(z, p, n_bins=n_bins, binning=binning, num_samples=num_samples,
-                            seed=seed)
+                            seed=seed,
+                            prior_odds=DEFAULT_PRIOR_ODDS if prior_odds is None else prior_odds)
         return replace(result, stats=result.stats.with_kind(input_kind(y_prob, y_pred)))
     _check_model(model)
+    _smooth_options_unused(model, prior_odds=prior_odds)
     stats = CalibrationStats.from_arrays(y_true, y_prob, y_pred=y_pred, n_bins=n_bins,
                                          binning=binning, **options)
     return posterior_ece(
@@ -334,10 +359,11 @@ def bayesian_top_label_ece(
     num_samples: int | None = None,
     seed: Seed = 0,
     keep_bins: bool | str = "auto",
-    model: str = "binned",
+    model: str = "smooth",
     labels: ArrayLike | None = None,
     from_logits: bool = False,
     row_sum_tol: float | None = None,
+    prior_odds: float | None = None,
 ) -> BayesianTopLabelECE:
     """Posterior over a multiclass classifier's top-label ECE.
 
@@ -365,16 +391,20 @@ def bayesian_top_label_ece(
     seed : int or numpy.random.Generator, default 0
     keep_bins : {"auto", True, False}, default "auto"
         Keep the per-(label, bin) draws (when ``S * L * M <= 10**7``).
-    model : {"binned", "conjugate", "literal", "smooth"}, default "binned"
+    model : {"smooth", "binned", "conjugate", "literal"}, default "smooth"
+        ``"smooth"`` (the default): the hierarchical smooth model
+        (:mod:`bece.smooth.toplabel`): each label's curve is a shared smooth
+        calibration curve plus a shift and tilt of learned scale, so labels
+        with few predictions borrow from the others, averaged with exact
+        calibration of every label by its posterior probability
+        (``prob_calibrated``); ``alpha``, ``sigma``, ``tau`` do not apply to
+        it (``bece.smooth.toplabel.smooth_top_label_ece`` takes its options).
+        Same result type, ``model="smooth-top-label"``, ``method="laplace"``.
         ``"binned"`` (the reference form), ``"conjugate"``, ``"literal"``:
         the binned model in every (label, bin) cell, each estimated on its
-        own (:func:`bece.binned.bayesian_top_label_ece`). ``"smooth"``: the
-        hierarchical smooth model (:mod:`bece.smooth.toplabel`): each label's
-        curve is a shared smooth calibration curve plus a shift and tilt of
-        learned scale, so labels with few predictions borrow from the others;
-        ``alpha``, ``sigma``, ``tau`` do not apply to it
-        (``bece.smooth.toplabel.smooth_top_label_ece`` takes its options).
-        Same result type, ``model="smooth-top-label"``, ``method="laplace"``.
+        own (:func:`bece.binned.bayesian_top_label_ece`); with many labels
+        its cells hold a handful of predictions each and its intervals lie
+        above the truth (README, "Which model is the default").
     labels : array_like, optional
         The class of each column of ``y_prob`` in order (``clf.classes_``);
         the result's ``labels`` are then these classes.
@@ -384,6 +414,10 @@ def bayesian_top_label_ece(
         float64 copy).
     row_sum_tol : float, optional
         Row-sum tolerance instead of the strict default; rows used as given.
+    prior_odds : float, optional
+        ``model="smooth"`` only: prior odds of exact calibration (default
+        :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS`; 0: the hierarchical
+        model alone).
 
     Returns
     -------
@@ -402,12 +436,12 @@ def bayesian_top_label_ece(
     >>> rng = np.random.default_rng(0)
     >>> prob = rng.dirichlet(np.ones(3), size=3000)
     >>> y = np.array([rng.choice(3, p=row) for row in prob])  # calibrated
-    >>> r = bayesian_top_label_ece(y, prob, n_bins=10, seed=1)
-    >>> r.label_draws.shape, bool(abs(r.plugin - top_label_ece(y, prob, n_bins=10)) < 1e-12)
-    ((10000, 3), True)
-    >>> s = bayesian_top_label_ece(y, prob, n_bins=10, seed=1, model="smooth", num_samples=2000)
-    >>> s.model, bool(s.plugin == r.plugin)
-    ('smooth-top-label', True)
+    >>> r = bayesian_top_label_ece(y, prob, n_bins=10, seed=1, num_samples=2000)
+    >>> r.model, r.label_draws.shape, bool(abs(r.plugin - top_label_ece(y, prob, n_bins=10)) < 1e-12)
+    ('smooth-top-label', (2000, 3), True)
+    >>> b = bayesian_top_label_ece(y, prob, n_bins=10, seed=1, model="binned")
+    >>> b.model, bool(b.plugin == r.plugin)
+    ('binned-top-label', True)
     """
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
@@ -415,6 +449,7 @@ def bayesian_top_label_ece(
     if model == "smooth":
         _binned_options_unused(_TOP_LABEL_SMOOTH, alpha=alpha, sigma=sigma, tau=tau)
         from .metrics.multiclass import top_label_data
+        from .smooth.average import DEFAULT_PRIOR_ODDS
         from .smooth.toplabel import smooth_top_label_ece
         from .stats.inputs import input_kind
 
@@ -422,12 +457,14 @@ def bayesian_top_label_ece(
         # predicted and true class indices and the confidences), then name
         # the labels and record how the predictions were read
         d = top_label_data(y_true, y_prob, y_pred, **options)
-        result = smooth_top_label_ece(d.y, d.conf, y_pred=d.pred, n_bins=n_bins, binning=binning,
-                                      average=average, num_samples=num_samples, seed=seed,
-                                      keep_bins=keep_bins)
+        result = smooth_top_label_ece(
+            d.y, d.conf, y_pred=d.pred, n_bins=n_bins, binning=binning, average=average,
+            num_samples=num_samples, seed=seed, keep_bins=keep_bins,
+            prior_odds=DEFAULT_PRIOR_ODDS if prior_odds is None else prior_odds)
         named = result.labels if d.classes is None else d.classes[result.labels]
         return replace(result, labels=named,
                        stats=result.stats.with_kind(input_kind(y_prob, y_pred)))
+    _smooth_options_unused(model, prior_odds=prior_odds)
     return binned_top_label_ece(
         y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning, average=average, alpha=alpha,
         sigma=sigma, tau=tau, num_samples=num_samples, seed=seed, keep_bins=keep_bins, model=model,

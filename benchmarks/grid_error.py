@@ -53,7 +53,7 @@ import numpy as np
 from scipy import special
 
 import bece
-from bece.base.arviz import psislw
+from bece.base.psis import psislw
 from bece.smooth.atoms import atoms_from_stats, make_atoms
 from bece.smooth.basis import SmoothBasis, logit_confidence, phi_basis
 from bece.smooth.draws import draw_loglik, ece_draws

@@ -10,14 +10,16 @@ alternately ``repeat`` times and the best time of each is kept. The rows:
 * statistics (``CalibrationStats.from_arrays``: checks, bin index, counts and
   sums) at n = 10^7 and 10^8 against one ``np.sum`` over the same float64
   confidences (target: within 5x);
-* ``bayesian_ece`` with 10^4 posterior draws against the plug-in ECE a user
+* ``bayesian_ece(model="binned")`` with 10^4 posterior draws (the binned
+  model's closed form; the default smooth model has its own table,
+  ``benchmarks/default_speed.py``) against the plug-in ECE a user
   would write with numpy (bin index and three ``np.bincount``), at
   n = 10^5, 10^6, 10^7 (target at 10^7: within 1.2x);
 * ``posterior_ece(model="literal")`` (the literal BECE model's exact fast
   path) against the conjugate closed form from the same statistics, n = 10^6;
-* ``bayesian_ece`` against a 1,000-resample bootstrap of that plug-in ECE at
+* ``bayesian_ece(model="binned")`` against a 1,000-resample bootstrap of that plug-in ECE at
   n = 10^6 (what one would otherwise run for an interval);
-* a cold ``bece report`` (fresh process: imports, reading, statistics,
+* a cold ``bece report --model binned`` (fresh process: imports, reading, statistics,
   posterior) on a 10^6-row CSV and Parquet file (target: under 2 s), against
   ``python -c "import numpy"``;
 * ``bece.top_label_ece`` at K = 1,000 classes, n = 10^6 (float32 softmax,
@@ -136,13 +138,13 @@ def bench_statistics(table: Table, sizes: list[int], rng: np.random.Generator) -
 def bench_posterior(table: Table, sizes: list[int], rng: np.random.Generator) -> None:
     for n in sizes:
         y, p = simulate(n, rng)
-        bece.bayesian_ece(y, p, num_samples=10_000)
+        bece.bayesian_ece(y, p, num_samples=10_000, model="binned")
         repeat = 7 if n <= 10**6 else 5
-        b, o = alternate(lambda: numpy_plugin_ece(y, p), lambda: bece.bayesian_ece(y, p, num_samples=10_000),
-                         repeat)
+        b, o = alternate(lambda: numpy_plugin_ece(y, p),
+                         lambda: bece.bayesian_ece(y, p, num_samples=10_000, model="binned"), repeat)
         target, met = ("<= 1.2", o / b <= 1.2) if n == 10**7 else ("", None)
-        table.add(f"bayesian_ece, 10^4 draws, n = 10^{round(np.log10(n))}", "numpy bincount plug-in ECE",
-                  b, o, target, met)
+        table.add(f"bayesian_ece(model='binned'), 10^4 draws, n = 10^{round(np.log10(n))}",
+                  "numpy bincount plug-in ECE", b, o, target, met)
 
 
 def bootstrap_ece(y: np.ndarray, p: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -165,10 +167,10 @@ def bench_bootstrap(table: Table, resamples: int, rng: np.random.Generator) -> N
     t0 = time.perf_counter()
     bootstrap_ece(y, p, resamples, np.random.default_rng(1))
     base = (time.perf_counter() - t0) * (1000 / resamples)
-    _, ours = alternate(lambda: None, lambda: bece.bayesian_ece(y, p, num_samples=10_000), 5)
+    _, ours = alternate(lambda: None, lambda: bece.bayesian_ece(y, p, num_samples=10_000, model="binned"), 5)
     note = "" if resamples == 1000 else f" (timed {resamples}, scaled to 1,000)"
-    table.add("bayesian_ece vs bootstrap, n = 10^6", f"1,000-resample bootstrap of the plug-in ECE{note}",
-              base, ours)
+    table.add("bayesian_ece(model='binned') vs bootstrap, n = 10^6",
+              f"1,000-resample bootstrap of the plug-in ECE{note}", base, ours)
 
 
 def write_files(n: int, rng: np.random.Generator, folder: Path) -> list[Path]:
@@ -187,12 +189,12 @@ def bench_cold_report(table: Table, rng: np.random.Generator) -> None:
         files = write_files(10**6, rng, Path(tmp))
         numpy_only = [sys.executable, "-c", "import numpy"]
         for path in files:
-            cmd = [sys.executable, "-m", "bece.cli", "report", str(path), "--json"]
+            cmd = [sys.executable, "-m", "bece.cli", "report", str(path), "--json", "--model", "binned"]
             subprocess.run(cmd, check=True, capture_output=True)  # numba/pyc caches warm, as for a user
             b, o = alternate(lambda: subprocess.run(numpy_only, check=True),
                              lambda: subprocess.run(cmd, check=True, capture_output=True), 3)
-            table.add(f"cold `bece report` {path.suffix[1:]}, n = 10^6", "`python -c 'import numpy'`",
-                      b, o, "< 2 s", o < 2.0)
+            table.add(f"cold `bece report --model binned` {path.suffix[1:]}, n = 10^6",
+                      "`python -c 'import numpy'`", b, o, "< 2 s", o < 2.0)
 
 
 def bench_literal(table: Table, n: int, rng: np.random.Generator) -> None:

@@ -47,6 +47,7 @@ import numpy as np
 from scipy import special
 
 import bece
+from bece.smooth.average import DEFAULT_PRIOR_ODDS, prob_calibrated
 from bece.smooth.fit import single_threaded_blas
 from bece.smooth.toplabel import label_posterior_draws, prepare_label_atoms
 from bece.smooth.toplabel_fit import fit_top_label_smooth
@@ -114,9 +115,18 @@ def smooth_both(y, conf, pred, seed):
     return {a: e[a] for a in ("label", "sample")}, post
 
 
+def averaged(draws: dict, post, seed) -> dict:
+    """The draws averaged with exact calibration at the default prior odds (the
+    default model): a fraction pi_0 of them set to 0, as
+    bece.smooth.average.average_top_label_with_calibrated does."""
+    pi0 = prob_calibrated(post.log_bayes_factor, DEFAULT_PRIOR_ODDS)
+    pick = np.random.default_rng([seed, 7]).random(next(iter(draws.values())).size) < pi0
+    return {a: np.where(pick, 0.0, d) for a, d in draws.items()}, pi0
+
+
 def binned_both(y, conf, pred, seed):
     return {a: bece.bayesian_top_label_ece(y, conf, y_pred=pred, n_bins=N_BINS, average=a,
-                                           num_samples=1000, seed=seed).draws
+                                           num_samples=1000, seed=seed, model="binned").draws
             for a in ("label", "sample")}
 
 
@@ -135,15 +145,16 @@ def run_row(name: str, kind: str, n: int, reps: int, seed: int) -> list[dict]:
         tr = truth(gaps, counts, np.unique(lab))
         with single_threaded_blas():
             sm, post = smooth_both(y, p, lab, r)
+        av, pi0 = averaged(sm, post, r)
         bn = binned_both(y, p, lab, r)
         for avg in ("label", "sample"):
             plug = bece.top_label_ece(y, p, y_pred=lab, n_bins=N_BINS, average=avg)
             row = {"network": name, "K": k, "map": kind, "n": n, "rep": r, "average": avg,
-                   "truth": tr[avg], "plugin": plug, "pareto_k": post.pareto_k}
-            for meth, d in (("smooth", sm[avg]), ("binned", bn[avg])):
+                   "truth": tr[avg], "plugin": plug, "pareto_k": post.pareto_k, "pi0": pi0}
+            for meth, d in (("smooth", sm[avg]), ("binned", bn[avg]), ("default", av[avg])):
                 lo, hi = np.quantile(d, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
                 row.update({f"{meth}_cover": float(lo <= tr[avg] <= hi), f"{meth}_width": hi - lo,
-                            f"{meth}_mean": float(d.mean())})
+                            f"{meth}_mean": float(d.mean()), f"{meth}_zero": float(lo == 0.0)})
             rows.append(row)
     return rows
 
@@ -154,8 +165,9 @@ def summarise(rows: list[dict]) -> None:
     print("90% intervals of the top-label ECE, 15 bins; coverage +- its Monte Carlo s.e.; "
           "bias = mean estimate - truth (+- s.e.)")
     head = (f"{'network':34s} {'map':9s} {'avg':6s} {'n':>6s} {'R':>4s} {'truth':>7s} | "
-            f"{'cov smooth':>12s} {'cov binned':>12s} | {'width s':>7s} {'width b':>7s} | "
-            f"{'bias smooth':>15s} {'bias binned':>15s} {'bias plug-in':>15s}")
+            f"{'cov default':>12s} {'from 0':>6s} {'P(cal)':>6s} {'cov smooth':>12s} {'cov binned':>12s} | "
+            f"{'width d':>7s} {'width s':>7s} {'width b':>7s} | "
+            f"{'bias default':>15s} {'bias smooth':>15s} {'bias binned':>15s} {'bias plug-in':>15s}")
     print(head)
     print("-" * len(head))
     for key in keys:
@@ -171,10 +183,14 @@ def summarise(rows: list[dict]) -> None:
             d = np.array([r[col] for r in sel]) - tr
             return f"{d.mean():+.4f}+-{d.std(ddof=1) / np.sqrt(big_r):.4f}"
 
+        def avg(col):
+            return np.mean([r.get(col, np.nan) for r in sel])
+
         print(f"{key[1]:34s} {key[2]:9s} {key[4]:6s} {key[3]:6d} {big_r:4d} {tr.mean():7.4f} | "
-              f"{cov('smooth'):>12s} {cov('binned'):>12s} | "
-              f"{np.mean([r['smooth_width'] for r in sel]):7.4f} "
-              f"{np.mean([r['binned_width'] for r in sel]):7.4f} | "
+              f"{cov('default') if 'default_cover' in sel[0] else '-':>12s} "
+              f"{avg('default_zero'):6.2f} {avg('pi0'):6.2f} {cov('smooth'):>12s} {cov('binned'):>12s} | "
+              f"{avg('default_width'):7.4f} {avg('smooth_width'):7.4f} {avg('binned_width'):7.4f} | "
+              f"{bias('default_mean') if 'default_mean' in sel[0] else '-':>15s} "
               f"{bias('smooth_mean'):>15s} {bias('binned_mean'):>15s} {bias('plugin'):>15s}")
 
 

@@ -16,7 +16,7 @@ from .conftest import _data, simulate_binary
 
 def test_posterior_ece_equals_bayesian_ece(rng):
     y, p = simulate_binary(500, rng)
-    a = bece.bayesian_ece(y, p, n_bins=8, seed=4, num_samples=500)
+    a = bece.bayesian_ece(y, p, n_bins=8, seed=4, num_samples=500, model="binned")
     b = posterior_ece(CalibrationStats.from_arrays(y, p, n_bins=8), seed=4, num_samples=500)
     assert np.array_equal(a.draws, b.draws)
 
@@ -30,7 +30,7 @@ def test_bayesian_ece_model_smooth_is_smooth_ece(rng):
     np.testing.assert_array_equal(r.draws, s.draws)
     assert r.accuracy.shape == r.confidence.shape == r.weight.shape == (800, 15)
     assert r.plugin == pytest.approx(bece.expected_calibration_error(z, p))
-    binned = bece.bayesian_ece(z, p, num_samples=800)
+    binned = bece.bayesian_ece(z, p, num_samples=800, model="binned")
     np.testing.assert_array_equal(r.stats.counts, binned.stats.counts)
 
 

@@ -28,7 +28,8 @@ def test_report_on_shipped_example(capsys):
 
 
 def test_json_matches_library(capsys):
-    code, out, _ = run(capsys, "report", "--json", "--n-bins", "10", "--samples", "2000", "--seed", "3")
+    code, out, _ = run(capsys, "report", "--json", "--n-bins", "10", "--samples", "2000", "--seed", "3",
+                       "--model", "binned")
     assert code == 0
     d = json.loads(out)
     assert set(d) == {"model", "input_kind", "seed", "bece_version", "n", "n_bins", "plugin_ece",
@@ -38,7 +39,7 @@ def test_json_matches_library(capsys):
     assert set(d["ece"]) == {"mean", "std", "prob", "interval"}
     assert set(d["bins"][0]) == {"lo", "hi", "count", "accuracy", "confidence"}
     pred = read_predictions(example_path())
-    r = bece.bayesian_ece(pred.y_true, pred.y_prob, n_bins=10, num_samples=2000, seed=3)
+    r = bece.bayesian_ece(pred.y_true, pred.y_prob, n_bins=10, num_samples=2000, seed=3, model="binned")
     assert d["n"] == 899 and d["n_bins"] == 10 and len(d["bins"]) == 10
     assert d["ece"]["mean"] == r.mean and d["ece"]["interval"] == list(r.interval(0.9))
     assert d["plugin_ece"] == r.plugin and d["ece"]["prob"] == 0.9
@@ -318,7 +319,7 @@ def test_report_model_smooth_is_the_library_on_fine_statistics(tmp_path, capsys,
     assert len([ln for ln in text.splitlines() if ln.startswith("   ") and "[0." in ln]) == 10
 
 
-def test_report_model_smooth_small_file_is_exact_and_binned_is_unchanged(capsys):
+def test_report_default_is_the_smooth_model_exact_on_a_small_file_with_the_binned_reference(capsys):
     pred = read_predictions(example_path())
     ref = bece.bayesian_ece(pred.y_true, pred.y_prob, model="smooth", num_samples=800, seed=2)
     code, out, _ = run(capsys, "report", "--model", "smooth", "--samples", "800", "--seed", "2",
@@ -326,11 +327,18 @@ def test_report_model_smooth_small_file_is_exact_and_binned_is_unchanged(capsys)
     d = json.loads(out)
     assert code == 0 and d["grid"] is None and d["grid_error"] == 0.0
     assert d["ece"]["mean"] == ref.mean and d["ece"]["interval"] == list(ref.interval(0.9))
-    # the default stays the binned model, with the schema of DESIGN.md
-    _, binned, _ = run(capsys, "report", "--samples", "800", "--seed", "2", "--json")
+    # the default is the smooth model, averaged with exact calibration, with the
+    # binned model beside it as the reference (the same closed form as posterior_ece)
+    assert d["prob_calibrated"] == ref.prob_calibrated and d["prior_odds"] == ref.prior_odds
+    _, default, _ = run(capsys, "report", "--samples", "800", "--seed", "2", "--json")
+    assert default == out
+    binned = bece.posterior_ece(ref.stats, num_samples=800, seed=2, model="binned")
+    assert d["reference"] == {"model": "binned", "ece": {
+        "mean": binned.mean, "std": binned.std, "prob": 0.9, "interval": list(binned.interval(0.9))}}
+    # --model binned: the schema of DESIGN.md, no reference
     _, explicit, _ = run(capsys, "report", "--model", "binned", "--samples", "800", "--seed", "2",
                          "--json")
-    assert binned == explicit and set(json.loads(binned)) == {
+    assert set(json.loads(explicit)) == {
         "model", "input_kind", "seed", "bece_version", "n", "n_bins", "plugin_ece", "ece", "bins"}
 
 

@@ -197,13 +197,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="CSV, Parquet or NPZ file, or a directory of Parquet files")
     rep.add_argument(
         "--model",
-        default="binned",
-        choices=["binned", "conjugate", "literal", "smooth"],
-        help="binned: the binned BECE model, per bin (its conjugate form, closed form; "
-        "'conjugate' names it too); literal: the binned model's literal form (each confidence a "
-        "truncated Normal in its bin, exact sampling); smooth: a smooth calibration "
-        "curve pooling the bins (Laplace, from statistics on a fine grid), honest at small "
-        "n (default binned)",
+        default="smooth",
+        choices=["smooth", "binned", "conjugate", "literal"],
+        help="smooth (default): a smooth calibration curve pooling the bins (Laplace, from "
+        "statistics on a fine grid) averaged with exact calibration, honest at small n; the "
+        "binned model is printed beside it as the reference. binned: the binned BECE model, "
+        "per bin (its conjugate form, closed form; 'conjugate' names it too); literal: the "
+        "binned model's literal form (each confidence a truncated Normal in its bin, exact "
+        "sampling)",
     )
     _add_options(rep, "posterior draws", "the reliability diagram, or the calibration curve of "
                  "regression forecasts")

@@ -32,10 +32,14 @@ __all__ = [
 ]
 
 
-def report_dict(result: Any, prob: float = PROB, seed: int | None = None) -> dict[str, Any]:
+def report_dict(result: Any, prob: float = PROB, seed: int | None = None,
+                reference: Any = None) -> dict[str, Any]:
     """The JSON object of DESIGN.md §4 for a :class:`~bece.BayesianECE`, with
     ``model`` (``result.model``), ``input_kind`` (``"binary"``,
-    ``"top-label"`` or ``"triples"``), ``seed`` and ``bece_version``."""
+    ``"top-label"`` or ``"triples"``), ``seed`` and ``bece_version``; with
+    the smooth model its ``prob_calibrated`` and ``prior_odds``, and
+    ``reference``: the binned model's posterior on the same bins
+    (``{"model", "ece": {...}}``) when given."""
     stats = result.stats
     lo, hi = result.interval(prob)
     edges, counts = stats.edges, stats.bin_counts
@@ -63,10 +67,21 @@ def report_dict(result: Any, prob: float = PROB, seed: int | None = None) -> dic
         d["model"] = "smooth"
         d["grid"] = result.params.grid
         d["grid_error"] = result.params.grid_error
+        if result.prob_calibrated is not None:
+            d["prob_calibrated"] = result.prob_calibrated
+            d["prior_odds"] = result.prior_odds
         mean, (blo, bhi) = _bin_summary(result.accuracy, prob)
         for m, b in enumerate(d["bins"]):
             b["model_accuracy"] = {"mean": mean[m], "interval": [blo[m], bhi[m]]}
+    if reference is not None:
+        rlo, rhi = reference.interval(prob)
+        d["reference"] = {"model": reference.model, "ece": {
+            "mean": reference.mean, "std": reference.std, "prob": prob, "interval": [rlo, rhi]}}
     return d
+
+
+def _prob_text(p: float) -> str:
+    return "< 0.001" if p < 1e-3 else ("> 0.999" if p > 0.999 else f"{p:.3f}")
 
 
 def _bin_summary(draws: np.ndarray, prob: float) -> tuple[list[float], tuple[list, list]]:
@@ -76,15 +91,16 @@ def _bin_summary(draws: np.ndarray, prob: float) -> tuple[list[float], tuple[lis
 
 
 def format_report(result: Any, source: str, kind: str, binning: str, prob: float = PROB,
-                  n_classes: int | None = None) -> str:
+                  n_classes: int | None = None, reference: Any = None) -> str:
     """Human-readable report: headline numbers, then the per-bin table.
 
     ``kind`` is ``"binary"``, ``"top-label"`` or ``"triples"``
     (:attr:`bece.io.Predictions.kind`); ``n_classes`` the number of
     probability columns (K = 2 read top-label gets a note on how to read
-    them as P(y = 1) instead).
+    them as P(y = 1) instead); ``reference`` the binned model's posterior,
+    printed under the default's.
     """
-    d = report_dict(result, prob)
+    d = report_dict(result, prob, reference=reference)
     stats = result.stats
     outcome = "P(y=1)" if kind == "binary" else "accuracy"
     overall = stats.counts[1].sum() / stats.n
@@ -110,7 +126,14 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
         f"  Bayesian ECE  {d['ece']['mean']:.4f}   posterior mean (sd {d['ece']['std']:.4f}, "
         f"{result.num_samples:,} draws)",
         f"  {pct} interval  [{lo:.4f}, {hi:.4f}]   equal-tailed credible interval",
+        *([f"  P(calibrated) {_prob_text(d['prob_calibrated'])}   posterior probability of exact "
+           f"calibration (prior odds {d['prior_odds']:g}; that share of the draws is 0)"]
+          if "prob_calibrated" in d else []),
         f"  plug-in ECE   {d['plugin_ece']:.4f}",
+        *([f"  binned model  {d['reference']['ece']['mean']:.4f} "
+           f"[{d['reference']['ece']['interval'][0]:.4f}, {d['reference']['ece']['interval'][1]:.4f}]"
+           "   reference: the binned BECE model (--model binned), biased up at small n"]
+          if "reference" in d else []),
         "",
         f"  {'bin':>3}  {'range':<{2 * len(edge_texts(stats.edges)[0]) + 5}} {'count':>8}  "
         f"{'accuracy':>8}  {'confidence':>10}  {'gap':>7}"
@@ -189,14 +212,18 @@ def run_report(args: argparse.Namespace) -> int:
             return run_regression(args, path, conventions)
         _refuse(args, REGRESSION_OPTIONS, f"to regression forecasts; {path} holds a classifier's "
                 "predictions")
-    args.model = "binned" if args.model is None else args.model
+    args.model = "smooth" if args.model is None else args.model
     args.n_bins = 15 if args.n_bins is None else args.n_bins
     args.binning = "uniform" if args.binning is None else args.binning
     # CSV and Parquet are read in chunks (bece.io.stream); a progress bar only
     # for a person watching a terminal, never in --json output
     progress = not args.json and sys.stderr.isatty()
+    reference = None
     if args.model == "smooth":
         result, pred = _smooth_report(path, args, progress, columns, options)
+        # the binned model beside it, on the same ECE bins (closed form: cheap)
+        reference = posterior_ece(result.stats, num_samples=args.samples, seed=args.seed,
+                                  model="binned")
     else:
         pred = read_statistics(path, n_bins=args.n_bins, binning=args.binning, progress=progress,
                                **options, **columns)
@@ -204,13 +231,14 @@ def run_report(args: argparse.Namespace) -> int:
                                model=args.model)
     classes = getattr(pred, "labels", None)
     if args.json:
-        d = report_dict(result, seed=args.seed)
+        d = report_dict(result, seed=args.seed, reference=reference)
         if classes is not None:
             d["classes"] = [c.item() if hasattr(c, "item") else c for c in classes]
         print(to_json(d))
     else:
         source = str(path) if args.file is not None else f"{Path(path).name} (example shipped with bece)"
-        text = format_report(result, source, pred.kind, args.binning, n_classes=pred.n_classes)
+        text = format_report(result, source, pred.kind, args.binning, n_classes=pred.n_classes,
+                             reference=reference)
         if classes is not None:  # which column is which class, under the predictions line
             lines = text.split("\n")
             lines.insert(2, "  classes       " + classes_line(classes, columns["prob_prefix"],

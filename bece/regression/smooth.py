@@ -33,7 +33,7 @@ negative definite), giving the Laplace approximation
 values log-spaced over :math:`[10^{-2}, 10]` times its prior mean, each
 standing for the prior mass between its geometric neighbours, as in
 :mod:`bece.smooth`. Draws of the mixture are corrected by Pareto-smoothed
-importance resampling (ArviZ's ``psislw``), whose weights' mean also
+importance resampling (:func:`bece.base.psis.psislw`), whose weights' mean also
 estimates the marginal likelihood :math:`p(\text{counts} \mid H_1)`.
 
 Calibration. The uniform distribution :math:`H_0` has the exact marginal
@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 from scipy import linalg, special
 
-from ..base.arviz import psislw
+from ..base.psis import psislw
 from .histogram import PITHistogram
 
 __all__ = [
@@ -494,7 +494,7 @@ def pit_model_draws(
     logw = ll + log_ratio
     log_marg = float(special.logsumexp(logw) - np.log(num_samples))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # ArviZ warns about a large k-hat itself; we report it
+        warnings.simplefilter("ignore")  # degenerate tails: k-hat reports them
         smoothed, k_hat = psislw(logw - logw.max())
     w = np.exp(smoothed - special.logsumexp(smoothed))
     idx = rng.choice(num_samples, size=num_samples, p=w / w.sum())

@@ -53,6 +53,13 @@ class BayesianECE(DrawSummaries):
     preset : str or None
     params : object
         The posterior's parameters (e.g. :class:`~bece.binned.conjugate.ConjugatePosterior`).
+    prob_calibrated : float or None
+        Posterior probability of exact calibration :math:`\\pi_0` when the
+        draws average the smooth model with it (:mod:`bece.smooth.average`;
+        a fraction :math:`\\pi_0` of the draws are then exactly 0); None
+        otherwise (the binned models, the smooth model alone).
+    prior_odds : float or None
+        The prior odds of calibration used for ``prob_calibrated``.
     """
 
     draws: np.ndarray
@@ -65,6 +72,8 @@ class BayesianECE(DrawSummaries):
     method: str = "conjugate"
     preset: str | None = None
     params: Any = field(default=None)
+    prob_calibrated: float | None = None
+    prior_odds: float | None = None
 
     _summary_vars = ["ece"]
 
@@ -130,6 +139,9 @@ class BayesianECE(DrawSummaries):
             "n": self.stats.n,
             "input_kind": str(self.kind),
         }
+        if self.prob_calibrated is not None:
+            attrs["prob_calibrated"] = self.prob_calibrated
+            attrs["prior_odds"] = self.prior_odds
         return {
             "groups": {"posterior": posterior, "constant_data": constant},
             "coords": coords,
@@ -143,6 +155,8 @@ class BayesianECE(DrawSummaries):
             f"mean={self.mean:.4f}, interval90=[{lo:.4f}, {hi:.4f}], plugin={self.plugin:.4f}, "
             f"n={self.stats.n}, n_bins={self.stats.n_bins}, num_samples={self.num_samples}, "
             f"model={self.model!r}, method={self.method!r}, kind={self.kind!r}"
+            + ("" if self.prob_calibrated is None else
+               f", prob_calibrated={self.prob_calibrated:.4f}, prior_odds={self.prior_odds:g}")
         )
 
     def __repr__(self) -> str:
@@ -164,7 +178,10 @@ class BayesianECE(DrawSummaries):
             f"{self.num_samples:,} draws)",
             f"  90% interval   [{lo:.4f}, {hi:.4f}]   equal-tailed credible interval",
             f"  plug-in ECE    {self.plugin:.4f}",
-        ]
+        ] + ([] if self.prob_calibrated is None else [
+            f"  P(calibrated)  {format_prob(self.prob_calibrated)}   posterior "
+            f"probability of exact calibration (prior odds {self.prior_odds:g}; "
+            "that share of the draws is 0)"])
 
     def __str__(self) -> str:
         """A few lines a person reads: model, input, n, the ECE's posterior
@@ -274,13 +291,9 @@ class SmoothBayesianECE(BayesianECE):
         :math:`(a, b, \\lambda u, \\tau v)` of each draw.
     smoothness, bin_sd : ndarray of shape (S,)
         :math:`\\lambda` and :math:`\\tau` of each draw.
-    prob_calibrated : float or None
-        Posterior probability of exact calibration :math:`\\pi_0` when the
-        draws average the smooth model with it (:mod:`bece.smooth.average`;
-        a fraction :math:`\\pi_0` of the draws are then exactly 0); None for
-        the smooth model alone.
-    prior_odds : float or None
-        The prior odds of calibration used for ``prob_calibrated``.
+
+    ``prob_calibrated`` and ``prior_odds`` (:class:`BayesianECE`) are set
+    when the draws average the smooth model with exact calibration.
     """
 
     curve_grid: np.ndarray
@@ -288,8 +301,6 @@ class SmoothBayesianECE(BayesianECE):
     coefficients: np.ndarray
     smoothness: np.ndarray
     bin_sd: np.ndarray
-    prob_calibrated: float | None = None
-    prior_odds: float | None = None
 
     def to_inference_data(self) -> Any:  # arviz.InferenceData (0.2x) or xarray.DataTree (1.x)
         """As :meth:`BayesianECE.to_inference_data`, plus in ``posterior``:
@@ -313,22 +324,4 @@ class SmoothBayesianECE(BayesianECE):
         if hasattr(self.params, "log_bayes_factor") and hasattr(self.params, "grid_error"):
             spec["attrs"]["posterior"]["log_bayes_factor_calibrated"] = self.params.log_bayes_factor
             spec["attrs"]["posterior"]["grid_error"] = self.params.grid_error
-        if self.prob_calibrated is not None:
-            spec["attrs"]["posterior"]["prob_calibrated"] = self.prob_calibrated
-            spec["attrs"]["posterior"]["prior_odds"] = self.prior_odds
         return spec
-
-    def _repr_fields(self) -> str:
-        fields = super()._repr_fields()
-        if self.prob_calibrated is not None:
-            fields += (f", prob_calibrated={self.prob_calibrated:.4f}, "
-                       f"prior_odds={self.prior_odds:g}")
-        return fields
-
-    def _str_lines(self) -> list[str]:
-        lines = super()._str_lines()
-        if self.prob_calibrated is not None:
-            lines.append(f"  P(calibrated)  {format_prob(self.prob_calibrated)}   posterior "
-                         f"probability of exact calibration (prior odds {self.prior_odds:g}; "
-                         "that share of the draws is 0)")
-        return lines

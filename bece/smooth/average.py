@@ -39,10 +39,11 @@ from dataclasses import replace
 import numpy as np
 from scipy import special
 
-from ..results.ece import SmoothBayesianECE
+from ..results.ece import BayesianTopLabelECE, SmoothBayesianECE
 
 __all__ = [
     "DEFAULT_PRIOR_ODDS",
+    "average_top_label_with_calibrated",
     "average_with_calibrated",
     "prob_calibrated",
 ]
@@ -91,6 +92,52 @@ def average_with_calibrated(result: SmoothBayesianECE, prior_odds: float,
         coefficients=np.where(col, 0.0, result.coefficients),
         smoothness=np.where(pick, 0.0, result.smoothness),
         bin_sd=np.where(pick, 0.0, result.bin_sd),
+        prob_calibrated=pi0,
+        prior_odds=float(prior_odds),
+    )
+
+
+def average_top_label_with_calibrated(result: BayesianTopLabelECE, prior_odds: float,
+                                      rng: np.random.Generator) -> BayesianTopLabelECE:
+    """The model average of the hierarchical smooth top-label posterior with
+    exact calibration of every label.
+
+    :math:`H_0` is every label's curve the identity (the hierarchical model
+    with all coefficients 0); :math:`B_{01}` compares its exact likelihood with
+    the hierarchical model's marginal likelihood
+    (:attr:`~bece.smooth.toplabel_fit.TopLabelSmoothPosterior.log_bayes_factor`).
+    A draw of :math:`H_0` has top-label ECE 0 under either average, every
+    label's ECE 0, and every bin's accuracy equal to its (bootstrap) mean
+    confidence, pooled and per label.
+
+    Parameters
+    ----------
+    result : BayesianTopLabelECE
+        Draws of the hierarchical smooth model (``model="smooth-top-label"``).
+    prior_odds : float
+        :math:`O \\ge 0`; 0 returns ``result`` with ``prob_calibrated=0``
+        (no randomness used).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    BayesianTopLabelECE
+        Same shapes, with ``prob_calibrated`` and ``prior_odds`` set.
+    """
+    pi0 = prob_calibrated(result.params.log_bayes_factor, prior_odds)
+    if prior_odds == 0:
+        return replace(result, prob_calibrated=0.0, prior_odds=0.0)
+    pick = rng.random(result.draws.size) < pi0
+    col = pick[:, None]
+    label_accuracy = result.label_accuracy
+    if label_accuracy is not None and result.label_confidence is not None:
+        label_accuracy = np.where(pick[:, None, None], result.label_confidence, label_accuracy)
+    return replace(
+        result,
+        draws=np.where(pick, 0.0, result.draws),
+        label_draws=np.where(col, 0.0, result.label_draws),
+        accuracy=np.where(col, result.confidence, result.accuracy),
+        label_accuracy=label_accuracy,
         prob_calibrated=pi0,
         prior_odds=float(prior_odds),
     )

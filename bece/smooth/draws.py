@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 from scipy import special
 
-from ..base.arviz import psislw
+from ..base.psis import psislw
 from ..stats.binning import Binning
 from .atoms import Atoms
 from .basis import SmoothBasis, logit_confidence
@@ -50,7 +50,7 @@ def importance_draws(
     ``num_samples`` proposals :math:`(k, \\theta)` from the mixture get log
     weights :math:`\\ell(\\theta, \\eta_k) + \\log[p(\\theta\\mid\\eta_k)\\,
     \\text{mass}_k] - \\log[\\pi_k \\mathcal N(\\theta; \\hat\\theta_k, H_k^{-1})]`,
-    smoothed by PSIS (ArviZ's ``psislw``: :func:`bece.base.arviz.psislw`),
+    smoothed by PSIS (:func:`bece.base.psis.psislw`, ArviZ 0.2x's algorithm),
     and ``num_samples`` draws are resampled with those weights. The target is the exact posterior on the
     hyper-parameter grid, so what remains of the Laplace approximation's
     error (skewness of the conditional posteriors, which NUTS shows at the
@@ -69,7 +69,7 @@ def importance_draws(
     logw = draw_loglik(atoms, post.basis, beta) + log_ratio
     log_marg = float(special.logsumexp(logw) - np.log(num_samples))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # arviz warns about large k itself; we report it
+        warnings.simplefilter("ignore")  # degenerate tails: k-hat reports them
         smoothed, k_hat = psislw(logw - logw.max())
     w = np.exp(smoothed - special.logsumexp(smoothed))
     ess = float(1.0 / np.sum(w**2))

@@ -92,8 +92,10 @@ from ..metrics.multiclass import top_label_inputs
 from ..results.ece import BayesianTopLabelECE
 from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
+from .average import DEFAULT_PRIOR_ODDS, average_top_label_with_calibrated
 from .basis import DEFAULT_N_KNOTS, logit_confidence
 from .fit import single_threaded_blas
+from .posterior import check_prior_odds
 from .toplabel_atoms import (
     LabelAtoms,
     check_label_grid,
@@ -295,7 +297,7 @@ def label_posterior_draws(
 
 def _posterior(atoms: LabelAtoms, label_stats: tuple[CalibrationStats, ...], labels: np.ndarray,
                average: str, num_samples: int | None, seed: Seed, keep_bins: bool | str,
-               **model: Any) -> BayesianTopLabelECE:
+               prior_odds: float, **model: Any) -> BayesianTopLabelECE:
     rng = as_generator(seed)
     n_labels, m = atoms.n_labels, atoms.binning.n_bins
     num_samples = (default_num_samples(n_labels, m) if num_samples is None
@@ -304,7 +306,8 @@ def _posterior(atoms: LabelAtoms, label_stats: tuple[CalibrationStats, ...], lab
     with single_threaded_blas():
         post = fit_top_label_smooth(atoms, **model)
         e, post = label_posterior_draws(atoms, post, num_samples, rng, keep)
-    return top_label_result(atoms, label_stats, labels, post, e, average, "laplace")
+    result = top_label_result(atoms, label_stats, labels, post, e, average, "laplace")
+    return average_top_label_with_calibrated(result, prior_odds, rng)
 
 
 def prepare_label_atoms(
@@ -349,6 +352,7 @@ def smooth_top_label_ece(
     num_samples: int | None = None,
     seed: Seed = 0,
     keep_bins: bool | str = "auto",
+    prior_odds: float = DEFAULT_PRIOR_ODDS,
 ) -> BayesianTopLabelECE:
     """Posterior over the top-label ECE under the hierarchical smooth model (Laplace).
 
@@ -377,6 +381,12 @@ def smooth_top_label_ece(
     keep_bins : {"auto", True, False}, default "auto"
         Keep the (S, L, M) per-(label, bin) draws ("auto": when
         ``S * L * M <= 10**7``).
+    prior_odds : float, default :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS`
+        Prior odds of exact calibration of every label against the
+        hierarchical model: the draws average the two
+        (:func:`bece.smooth.average.average_top_label_with_calibrated`), so
+        the interval reaches 0 when the data favour calibration; 0 gives the
+        hierarchical model alone.
 
     Returns
     -------
@@ -396,8 +406,9 @@ def smooth_top_label_ece(
     ('smooth-top-label', (2000,), (2000, 4))
     """
     average = _check_average(average)
+    prior_odds = check_prior_odds(prior_odds)
     atoms, label_stats, labels = prepare_label_atoms(y_true, y_prob, y_pred, n_bins, binning, grid)
-    return _posterior(atoms, label_stats, labels, average, num_samples, seed, keep_bins,
+    return _posterior(atoms, label_stats, labels, average, num_samples, seed, keep_bins, prior_odds,
                       n_knots=n_knots, intercept_scale=intercept_scale, slope_scale=slope_scale,
                       smoothness_scale=smoothness_scale, bin_scale=bin_scale,
                       label_scale=label_scale)
@@ -420,6 +431,7 @@ def smooth_posterior_top_label_ece(
     num_samples: int | None = None,
     seed: Seed = 0,
     keep_bins: bool | str = "auto",
+    prior_odds: float = DEFAULT_PRIOR_ODDS,
 ) -> BayesianTopLabelECE:
     """The hierarchical smooth top-label posterior from per-label fine statistics.
 
@@ -445,7 +457,7 @@ def smooth_posterior_top_label_ece(
     grid : "auto" or int, default "auto"
         Sub-cells per ECE bin.
     average, n_knots, intercept_scale, slope_scale, smoothness_scale, bin_scale, label_scale,
-    num_samples, seed, keep_bins
+    num_samples, seed, keep_bins, prior_odds
         As :func:`smooth_top_label_ece`.
 
     Returns
@@ -453,6 +465,7 @@ def smooth_posterior_top_label_ece(
     BayesianTopLabelECE
     """
     average = _check_average(average)
+    prior_odds = check_prior_odds(prior_odds)
     if grid is None:
         raise ValueError("grid=None (one atom per prediction) needs the predictions: use "
                          "smooth_top_label_ece; statistics take 'auto' or a positive integer")
@@ -466,7 +479,7 @@ def smooth_posterior_top_label_ece(
     assert r is not None
     atoms = label_atoms_from_cells(counts, sp, fine, cell_bin, coarse, r)
     label_stats = coarse_label_stats(counts, sp, sp2, cell_bin, coarse)
-    return _posterior(atoms, label_stats, names, average, num_samples, seed, keep_bins,
+    return _posterior(atoms, label_stats, names, average, num_samples, seed, keep_bins, prior_odds,
                       n_knots=n_knots, intercept_scale=intercept_scale, slope_scale=slope_scale,
                       smoothness_scale=smoothness_scale, bin_scale=bin_scale,
                       label_scale=label_scale)

@@ -111,7 +111,7 @@ def test_each_marginal_is_the_bayesian_ece_posterior():
     s = 4000
     c = compare(y, pa, pb, n_bins=8, num_samples=s, seed=3)
     for mine, p in ((c.a, pa), (c.b, pb)):
-        ref = bayesian_ece(y, p, n_bins=8, num_samples=s, seed=4)
+        ref = bayesian_ece(y, p, n_bins=8, num_samples=s, seed=4, model="binned")
         assert stats.ks_2samp(mine.draws, ref.draws).pvalue > KS_ALPHA
         assert mine.plugin == ref.plugin
     # mean bin mass: E[pi_m] = (2 alpha + n_m) / (1 + n), exact for the Dirichlet
@@ -247,7 +247,8 @@ def test_identical_models_give_a_symmetric_narrow_difference():
     assert abs(c.prob_a_better - 0.5) < 3.29 * np.sqrt(0.25 / s)
     lo, hi = c.interval(0.9)
     assert lo < 0 < hi
-    ind = bayesian_ece(y, p, num_samples=s, seed=2).draws - bayesian_ece(y, p, num_samples=s, seed=3).draws
+    ind = (bayesian_ece(y, p, num_samples=s, seed=2, model="binned").draws
+           - bayesian_ece(y, p, num_samples=s, seed=3, model="binned").draws)
     ind_lo, ind_hi = np.quantile(ind, [0.05, 0.95])
     assert (hi - lo) < 0.25 * (ind_hi - ind_lo)
 
@@ -358,8 +359,8 @@ def _study(make, truth, n, reps, m, s, seed):
         c = compare(y, pa, pb, n_bins=m, num_samples=s, seed=rng)
         lo, hi = c.interval(0.9)
         covered += lo <= truth <= hi
-        ind = (bayesian_ece(y, pa, n_bins=m, num_samples=s, seed=rng).draws
-               - bayesian_ece(y, pb, n_bins=m, num_samples=s, seed=rng).draws)
+        ind = (bayesian_ece(y, pa, n_bins=m, num_samples=s, seed=rng, model="binned").draws
+               - bayesian_ece(y, pb, n_bins=m, num_samples=s, seed=rng, model="binned").draws)
         ind_lo, ind_hi = np.quantile(ind, [0.05, 0.95])
         ratios.append((hi - lo) / (ind_hi - ind_lo))
     return covered / reps, np.array(ratios)

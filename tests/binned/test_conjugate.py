@@ -117,7 +117,7 @@ def test_truncated_normal_matches_scipy(rng, loc, scale, lower, upper):
 def test_zero_width_bin_is_a_point_mass():
     p = np.array([0.1, 0.2, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.9, 1.0])
     y = np.array([0, 1, 1, 1, 0, 1, 1, 1, 1, 1])
-    r = bece.bayesian_ece(y, p, n_bins=5, binning="quantile", num_samples=500)
+    r = bece.bayesian_ece(y, p, n_bins=5, binning="quantile", num_samples=500, model="binned")
     width = np.diff(r.stats.edges)
     assert (width == 0).any()
     assert np.all(r.confidence[:, width == 0] == r.stats.edges[:-1][width == 0])
@@ -134,9 +134,9 @@ def test_sigma_tau_whose_update_is_not_finite_are_refused(prior):
     p = rng.beta(5, 1, size=200)  # empty low bins: tau = 1e200 has no data to meet there
     y = (rng.uniform(size=200) < p).astype(int)
     with pytest.raises(ValueError, match=r"sigma and tau must keep the conjugate update .* finite"):
-        bece.bayesian_ece(y, p, num_samples=100, **prior)
+        bece.bayesian_ece(y, p, num_samples=100, **prior, model="binned")
     with pytest.raises(ValueError, match="sigma and tau must keep"):
-        bece.bayesian_top_label_ece(y, np.c_[1 - p, p], num_samples=100, **prior)
+        bece.bayesian_top_label_ece(y, np.c_[1 - p, p], num_samples=100, **prior, model="binned")
     with pytest.raises(ValueError, match="sigma and tau must keep"):
         bece.compare(y, p, p**2, num_samples=100, **prior)
 
@@ -147,7 +147,7 @@ def test_extreme_but_finite_updates_give_finite_draws(prior):
     rng = np.random.default_rng(0)
     p = rng.beta(5, 1, size=200)
     y = (rng.uniform(size=200) < p).astype(int)
-    r = bece.bayesian_ece(y, p, num_samples=200, **prior)
+    r = bece.bayesian_ece(y, p, num_samples=200, **prior, model="binned")
     assert np.isfinite(r.draws).all()
 
 
@@ -156,6 +156,6 @@ def test_extreme_but_finite_updates_give_finite_draws(prior):
 def test_prior_parameters_refuse_bools_and_strings(name, value):
     """Robustness #14: alpha=True was taken as 1.0 (n_bins, num_samples, seed refuse bools)."""
     with pytest.raises(ValueError, match=f"{name} must be a positive number or array of numbers"):
-        bece.bayesian_ece([0, 1, 1], [0.2, 0.6, 0.9], **{name: value})
+        bece.bayesian_ece([0, 1, 1], [0.2, 0.6, 0.9], **{name: value}, model="binned")
     with pytest.raises(ValueError, match=f"{name} must be a positive number or array of numbers"):
-        bece.bayesian_top_label_ece([0, 1], [[0.8, 0.2], [0.3, 0.7]], **{name: value})
+        bece.bayesian_top_label_ece([0, 1], [[0.8, 0.2], [0.3, 0.7]], **{name: value}, model="binned")

@@ -76,7 +76,7 @@ def test_posterior_concentrates_on_plugin_at_large_n(rng):
     sds = {}
     for n in (10_000, 1_000_000):
         y, p = simulate_binary(n, rng, power=1.5)
-        r = bece.bayesian_ece(y, p, seed=3)
+        r = bece.bayesian_ece(y, p, seed=3, model="binned")
         assert abs(r.mean - r.plugin) <= 3 * r.std
         sds[n] = r.std
     # sd ~ 1/sqrt(n): ratio 10 for a 100-fold n; MC error of each sd is ~0.7%
@@ -85,31 +85,33 @@ def test_posterior_concentrates_on_plugin_at_large_n(rng):
 
 def test_confidence_draws_centre_on_bin_means_at_large_n(rng):
     y, p = simulate_binary(200_000, rng)
-    r = bece.bayesian_ece(y, p, n_bins=10, num_samples=2000)
+    r = bece.bayesian_ece(y, p, n_bins=10, num_samples=2000, model="binned")
     np.testing.assert_allclose(r.confidence.mean(axis=0), r.stats.confidence, atol=1e-3)
     np.testing.assert_allclose(np.nanmean(r.accuracy, axis=0), r.stats.accuracy, atol=5e-3)
 
 
 def test_same_seed_same_draws_different_seed_differs(rng):
     y, p = simulate_binary(300, rng)
-    a = bece.bayesian_ece(y, p, seed=7, num_samples=1000)
-    b = bece.bayesian_ece(y, p, seed=7, num_samples=1000)
-    c = bece.bayesian_ece(y, p, seed=8, num_samples=1000)
+    a = bece.bayesian_ece(y, p, seed=7, num_samples=1000, model="binned")
+    b = bece.bayesian_ece(y, p, seed=7, num_samples=1000, model="binned")
+    c = bece.bayesian_ece(y, p, seed=8, num_samples=1000, model="binned")
     assert np.array_equal(a.draws, b.draws)
     assert not np.array_equal(a.draws, c.draws)
-    g = bece.bayesian_ece(y, p, seed=np.random.default_rng(7), num_samples=1000)
+    g = bece.bayesian_ece(y, p, seed=np.random.default_rng(7), num_samples=1000, model="binned")
     assert g.draws.shape == (1000,)
 
 
 def test_single_observation_and_explicit_edges():
-    r = bece.bayesian_ece([1], [0.8], binning=make_binning(None, None, [0.5, 0.75, 1.0]), num_samples=200)
+    r = bece.bayesian_ece([1], [0.8], binning=make_binning(None, None, [0.5, 0.75, 1.0]), num_samples=200,
+                          model="binned")
     assert r.draws.shape == (200,) and np.all((r.draws >= 0) & (r.draws <= 1))
     assert np.all((r.confidence[:, 1] >= 0.75) & (r.confidence[:, 1] <= 1.0))
 
 
 def test_per_bin_sigma_and_alpha_arrays(rng):
     y, p = simulate_binary(200, rng)
-    r = bece.bayesian_ece(y, p, n_bins=3, sigma=[0.05, 0.1, 0.2], alpha=np.ones((2, 3)), num_samples=100)
+    r = bece.bayesian_ece(y, p, n_bins=3, sigma=[0.05, 0.1, 0.2], alpha=np.ones((2, 3)), num_samples=100,
+                          model="binned")
     np.testing.assert_allclose(r.params.sigma, [0.05, 0.1, 0.2])
     np.testing.assert_allclose(r.params.concentration, 1 + r.stats.counts)
 
@@ -134,7 +136,7 @@ def test_draws_beyond_the_memory_limit_are_refused_before_allocating(monkeypatch
     y, p = [0, 1, 1], [0.2, 0.6, 0.9]
     with pytest.raises(ValueError, match=r"^num_samples=1000000000 with n_bins=15: the posterior "
                                          r"draws .* would take 1006 GiB, more than .* 1 GiB"):
-        bece.bayesian_ece(y, p, num_samples=10**9)
+        bece.bayesian_ece(y, p, num_samples=10**9, model="binned")
     with pytest.raises(ValueError, match=r"num_samples=10000 with n_bins=1000000: .* 671 GiB"):
-        bece.bayesian_ece(y, p, n_bins=10**6)
-    assert bece.bayesian_ece(y, p, num_samples=1000).draws.shape == (1000,)
+        bece.bayesian_ece(y, p, n_bins=10**6, model="binned")
+    assert bece.bayesian_ece(y, p, num_samples=1000, model="binned").draws.shape == (1000,)

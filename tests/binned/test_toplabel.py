@@ -53,7 +53,7 @@ def test_statistics_equal_a_naive_loop(rng):
 @pytest.mark.parametrize("average", ["label", "sample"])
 def test_plugin_is_top_label_ece_and_mapie(rng, average):
     y, prob = simulate_multiclass(2000, 5, rng, temperature=2.0)
-    r = bayesian_top_label_ece(y, prob, n_bins=10, average=average, num_samples=200)
+    r = bayesian_top_label_ece(y, prob, n_bins=10, average=average, num_samples=200, model="binned")
     assert r.plugin == pytest.approx(top_label_ece(y, prob, n_bins=10, average=average), abs=1e-13)
     if average == "label":
         ref = mapie_calibration.top_label_ece(y, prob, num_bins=11, split_strategy="uniform")
@@ -67,8 +67,8 @@ def test_one_label_is_the_binary_posterior():
     p1 = rng.uniform(0.55, 1.0, size=500)
     prob = np.column_stack([p1, 1 - p1])
     y = (rng.uniform(size=500) > p1).astype(int)  # label 0 right with prob p1
-    r = bayesian_top_label_ece(y, prob, n_bins=8, seed=11)
-    ref = bayesian_ece((y == 0).astype(int), p1, n_bins=8, seed=11)
+    r = bayesian_top_label_ece(y, prob, n_bins=8, seed=11, model="binned")
+    ref = bayesian_ece((y == 0).astype(int), p1, n_bins=8, seed=11, model="binned")
     assert r.labels.tolist() == [0]
     np.testing.assert_allclose(r.draws, ref.draws, rtol=1e-12)
     np.testing.assert_allclose(r.label_draws[:, 0], ref.draws, rtol=1e-12)
@@ -79,7 +79,7 @@ def test_one_label_is_the_binary_posterior():
 def test_closed_form_moments(rng):
     """Cell masses are Dirichlet(alpha + c) and bin means truncated Normals."""
     y, prob = simulate_multiclass(400, 3, rng)
-    r = bayesian_top_label_ece(y, prob, n_bins=5, num_samples=20_000, seed=2)
+    r = bayesian_top_label_ece(y, prob, n_bins=5, num_samples=20_000, seed=2, model="binned")
     L, M = r.n_labels, 5
     counts = np.stack([s.counts for s in r.label_stats])  # (L, 2, M)
     conc = counts + 1.0 / (2 * L * M)
@@ -98,8 +98,8 @@ def test_averages_are_the_stated_functions_of_the_cells(rng):
     y, prob = simulate_multiclass(1500, 4, rng, temperature=0.5)
     prob[:, 3] *= 0.2  # label 3 rarely predicted: averages differ
     prob /= prob.sum(axis=1, keepdims=True)
-    lab = bayesian_top_label_ece(y, prob, num_samples=500, seed=4)
-    smp = bayesian_top_label_ece(y, prob, num_samples=500, seed=4, average="sample")
+    lab = bayesian_top_label_ece(y, prob, num_samples=500, seed=4, model="binned")
+    smp = bayesian_top_label_ece(y, prob, num_samples=500, seed=4, average="sample", model="binned")
     np.testing.assert_allclose(lab.draws, lab.label_draws.mean(axis=1), rtol=1e-12)
     pi = smp.label_weight
     gaps = np.abs(pi * smp.label_accuracy - pi * smp.label_confidence).sum(axis=2)
@@ -117,7 +117,7 @@ def test_concentrates_on_the_plugin_at_large_n(rng):
     posterior centred on the plug-in that fails with probability < 1e-4 per
     label. Fixed seed: the run is deterministic."""
     y, prob = simulate_multiclass(300_000, 3, rng, temperature=2.0)  # over-confident
-    r = bayesian_top_label_ece(y, prob, num_samples=2000)
+    r = bayesian_top_label_ece(y, prob, num_samples=2000, model="binned")
     assert r.std < 0.003
     assert abs(r.mean - r.plugin) < 0.003
     lo, hi = r.label_interval(0.99)
@@ -128,7 +128,7 @@ def test_inference_data_has_a_label_coordinate(rng):
     y, prob = simulate_multiclass(600, 4, rng)
     prob[:, 2] = 0.0  # label 2 never predicted
     prob /= prob.sum(axis=1, keepdims=True)
-    r = bayesian_top_label_ece(y, prob, n_bins=6, num_samples=300)
+    r = bayesian_top_label_ece(y, prob, n_bins=6, num_samples=300, model="binned")
     assert 2 not in r.labels.tolist()
     idata = r.to_inference_data()
     assert idata.posterior["label"].values.tolist() == r.labels.tolist()
@@ -144,8 +144,8 @@ def test_inference_data_has_a_label_coordinate(rng):
 
 def test_per_bin_draws_dropped_when_large_and_results_unchanged(rng):
     y, prob = simulate_multiclass(800, 5, rng)
-    kept = bayesian_top_label_ece(y, prob, num_samples=400, keep_bins=True, seed=9)
-    auto = bayesian_top_label_ece(y, prob, num_samples=400, keep_bins=False, seed=9)
+    kept = bayesian_top_label_ece(y, prob, num_samples=400, keep_bins=True, seed=9, model="binned")
+    auto = bayesian_top_label_ece(y, prob, num_samples=400, keep_bins=False, seed=9, model="binned")
     assert auto.label_accuracy is None and kept.label_accuracy.shape == (400, 5, 15)
     np.testing.assert_array_equal(kept.draws, auto.draws)
     assert "label_accuracy" not in auto.to_inference_data().posterior
@@ -154,8 +154,8 @@ def test_per_bin_draws_dropped_when_large_and_results_unchanged(rng):
 def test_recalibrated_confidences_with_y_pred(rng):
     y, prob = simulate_multiclass(1000, 4, rng)
     pred, conf = prob.argmax(axis=1), prob.max(axis=1)
-    a = bayesian_top_label_ece(y, prob, num_samples=300, seed=1)
-    b = bayesian_top_label_ece(y, conf, y_pred=pred, num_samples=300, seed=1)
+    a = bayesian_top_label_ece(y, prob, num_samples=300, seed=1, model="binned")
+    b = bayesian_top_label_ece(y, conf, y_pred=pred, num_samples=300, seed=1, model="binned")
     np.testing.assert_array_equal(a.draws, b.draws)
     assert top_label_ece(y, conf, y_pred=pred) == pytest.approx(top_label_ece(y, prob), abs=1e-15)
 
@@ -188,7 +188,7 @@ def test_statistics_merge_over_chunks(rng):
 def test_bad_options(kwargs, message):
     prob = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])
     with pytest.raises(ValueError, match=message):
-        bayesian_top_label_ece([0, 1, 1], prob, **kwargs)
+        bayesian_top_label_ece([0, 1, 1], prob, **kwargs, model="binned")
 
 
 @pytest.mark.parametrize(
@@ -204,7 +204,7 @@ def test_bad_options(kwargs, message):
 )
 def test_bad_input(y, prob, kwargs, message):
     with pytest.raises(ValueError, match=message):
-        bayesian_top_label_ece(y, prob, **kwargs)
+        bayesian_top_label_ece(y, prob, **kwargs, model="binned")
 
 
 def test_default_number_of_draws_shrinks_with_many_labels():
@@ -217,7 +217,7 @@ def test_default_number_of_draws_shrinks_with_many_labels():
     k = 1400  # L * M > 2e6 / ... : fewer than 10,000 draws by default
     prob = rng.dirichlet(np.full(k, 0.05), size=6000)
     y = rng.integers(0, k, size=6000)
-    r = bayesian_top_label_ece(y, prob)
+    r = bayesian_top_label_ece(y, prob, model="binned")
     assert r.num_samples == default_num_samples(r.n_labels, 15) < 10_000
 
 
@@ -228,7 +228,7 @@ def test_a_huge_label_does_not_allocate_by_the_label_range():
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     conf = [0.9, 0.8, 0.7]
-    r = bayesian_top_label_ece([0, 1, 2], conf, y_pred=[0, 1, 10**9], num_samples=200)
+    r = bayesian_top_label_ece([0, 1, 2], conf, y_pred=[0, 1, 10**9], num_samples=200, model="binned")
     assert r.labels.tolist() == [0, 1, 10**9]
     assert top_label_ece([0, 1, 2], conf, y_pred=[0, 1, 10**8]) == pytest.approx(
         top_label_ece([0, 1, 2], conf, y_pred=[0, 1, 7]))
@@ -251,14 +251,14 @@ def test_top_label_draws_beyond_the_memory_limit_are_refused(monkeypatch):
     prob = [[0.8, 0.2], [0.3, 0.7], [0.4, 0.6]]
     with pytest.raises(ValueError, match=r"num_samples=100000000 with 2 labels and n_bins=15: "
                                          r"the top-label posterior draws"):
-        bayesian_top_label_ece([0, 1, 1], prob, num_samples=10**8, keep_bins=False)
-    assert bayesian_top_label_ece([0, 1, 1], prob, num_samples=100).draws.shape == (100,)
+        bayesian_top_label_ece([0, 1, 1], prob, num_samples=10**8, keep_bins=False, model="binned")
+    assert bayesian_top_label_ece([0, 1, 1], prob, num_samples=100, model="binned").draws.shape == (100,)
 
 
 def test_zero_width_bins_take_the_point_prior():
     """Equal explicit edges (as quantile edges of tied confidences give) make a
     zero-width bin whose default sigma = tau = 0 is a point, not an error."""
     r = bayesian_top_label_ece([0, 1, 1, 1], [0.5, 1.0, 1.0, 0.7], y_pred=[0, 1, 1, 1],
-                               binning=[0.0, 0.5, 1.0, 1.0], num_samples=200)
+                               binning=[0.0, 0.5, 1.0, 1.0], num_samples=200, model="binned")
     assert np.isfinite(r.draws).all()
     assert np.all(r.label_confidence[:, :, 2] == 1.0)

@@ -100,7 +100,7 @@ def test_result_plugin_shapes_and_both_averages():
     np.testing.assert_allclose(lab.draws, lab.label_draws.mean(axis=1), rtol=1e-12)
     assert not np.allclose(lab.draws, smp.draws)
     # the binned model is unchanged through the new entry point
-    b1 = bece.bayesian_top_label_ece(y, prob, num_samples=300, seed=4)
+    b1 = bece.bayesian_top_label_ece(y, prob, num_samples=300, seed=4, model="binned")
     b2 = bece.binned.bayesian_top_label_ece(y, prob, num_samples=300, seed=4)
     np.testing.assert_array_equal(b1.draws, b2.draws)
 
@@ -174,7 +174,7 @@ def test_a_label_with_few_predictions_borrows_the_shared_curve():
     correct = rng.uniform(size=n) < conf  # calibrated for every label
     y = np.where(correct, pred, (pred + 1) % 3)
     s = bece.bayesian_top_label_ece(y, conf, y_pred=pred, model="smooth", num_samples=2000, seed=0)
-    b = bece.bayesian_top_label_ece(y, conf, y_pred=pred, num_samples=2000, seed=0)
+    b = bece.bayesian_top_label_ece(y, conf, y_pred=pred, num_samples=2000, seed=0, model="binned")
     small = s.label_draws[:, 2].mean()
     assert small < 0.5 * b.label_draws[:, 2].mean()
     assert s.params.kappas @ s.params.weights < 0.5  # little spread between labels

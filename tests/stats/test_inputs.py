@@ -119,7 +119,7 @@ def test_rows_off_by_1e3_are_rejected_not_renormalised():
 )
 def test_bad_options_raise(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        bece.bayesian_ece([0, 1, 1], [0.2, 0.6, 0.9], **kwargs)
+        bece.bayesian_ece([0, 1, 1], [0.2, 0.6, 0.9], **{"model": "binned", **kwargs})
 
 
 def test_confidence_outside_explicit_edges_raises():
@@ -131,7 +131,7 @@ def test_inputs_are_not_modified():
     p = np.array([0.2, 0.6, 1.0])
     y = np.array([0, 1, 1])
     before = p.copy(), y.copy()
-    bece.bayesian_ece(y, p, num_samples=10)
+    bece.bayesian_ece(y, p, num_samples=10, model="binned")
     assert np.array_equal(p, before[0]) and np.array_equal(y, before[1])
 
 

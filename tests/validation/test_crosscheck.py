@@ -167,7 +167,7 @@ def test_cross_check_catches_a_wrong_top_label_closed_form(nuts_top_label):
     cell instead of 1/(2LM)): the comparison must reject it."""
     y, prob, cc = nuts_top_label
     wrong = bayesian_top_label_ece(y, prob, n_bins=4, alpha=1.0, num_samples=20_000,
-                                   seed=3, keep_bins=True)
+                                   seed=3, keep_bins=True, model="binned")
     chains = {
         "ece": cc.nuts.draws.reshape(4, 1000),
         "label_ece": cc.nuts.label_draws.reshape(4, 1000, -1),
