@@ -32,6 +32,12 @@ models' ECEs (:func:`bece.compare`) from two prediction files of the same
 test set (same ``y_true``, row for row); ``--plot`` writes both reliability
 diagrams and the posterior of the difference.
 
+``bece test [FILE] [--level 0.05] [--resamples 1000] [--prior-odds 1]
+[--json]`` runs the calibration test alone (:mod:`bece.cli.calibration`):
+its p-value, Bayes factor and P(calibrated), read by one rule into a
+verdict (:func:`bece.results.verdict.verdict`), with which ``bece report``
+on a classifier's predictions also opens.
+
 ``bece --version`` prints ``bece <version>``.
 
 Exit codes: 0 on success; 2 on bad usage or bad input (one line on stderr,
@@ -54,6 +60,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from .calibration import run_test
 from .common import cli_words, to_json
 from .compare import compare_dict, format_compare, run_compare
 from .parser import UsageError, build_parser, version
@@ -80,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if args.command == "compare":
             return run_compare(args)
+        if args.command == "test":
+            return run_test(args)
         return run_report(args)
     except UsageError as exc:
         print(str(exc), file=sys.stderr)

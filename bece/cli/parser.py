@@ -240,4 +240,49 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("file_b", metavar="B", help="predictions of model B, same test set")
     _add_options(cmp_, "joint posterior draws", "the comparison figure")
     _add_input_options(cmp_)
+    _add_test_parser(sub)
     return parser
+
+
+def _level(text: str) -> float:
+    try:
+        level = float(text)
+    except ValueError:
+        level = float("nan")
+    if not 0.0 < level < 1.0:
+        raise argparse.ArgumentTypeError(f"invalid level {text!r}: give a number in (0, 1), e.g. 0.05")
+    return level
+
+
+def _add_test_parser(sub: Any) -> None:
+    """``bece test [FILE]``: the calibration test alone, with the verdict."""
+    from .calibration import MEANING
+
+    test = sub.add_parser(
+        "test",
+        help="is it calibrated? the calibration test of a classifier's predictions, with a verdict",
+        description="Is the classifier calibrated? Tests the predictions in FILE (columns as for "
+        "'bece report'; without FILE, the example shipped with bece) two ways and reads both by "
+        "one rule: 'consistent with calibration' when p >= LEVEL and P(calibrated) >= 0.5, "
+        "'miscalibrated' when p < LEVEL and P(calibrated) < 0.5, 'inconclusive' otherwise. "
+        + MEANING + " Class probabilities p_0 ... p_{K-1} are tested in the top-label reading: "
+        "P(correct | confidence) = confidence, pooled over the predicted labels. "
+        "'bece report' opens with the same verdict. Exit code 0 whatever the verdict; 2 on bad "
+        "input.",
+    )
+    test.add_argument("file", nargs="?", metavar="FILE",
+                      help="CSV, Parquet or NPZ file, or a directory of Parquet files")
+    test.add_argument("--n-bins", type=int, default=15,
+                      help="bins of the test statistic, the plug-in ECE (default 15)")
+    test.add_argument("--binning", default="uniform", choices=["uniform", "quantile"],
+                      help="equal-width or equal-mass bins (default uniform)")
+    test.add_argument("--level", type=_level, default=0.05,
+                      help="the p-value's threshold, the test's false-alarm rate (default 0.05)")
+    test.add_argument("--resamples", type=int, default=1000,
+                      help="consistency resamples; the smallest p-value is 1/(resamples + 1) "
+                      "(default 1000)")
+    test.add_argument("--prior-odds", type=float, default=1.0,
+                      help="P(calibrated)/P(not) before the data, for P(calibrated) (default 1)")
+    test.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    test.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_input_options(test)
