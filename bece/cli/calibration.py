@@ -51,8 +51,8 @@ MEANING = (
 )
 
 #: What the test covers for class probabilities.
-TOP_LABEL_SCOPE = ("top-label: tests P(correct | confidence) = confidence, pooled over the "
-                   "predicted labels; no per-label test")
+TOP_LABEL_SCOPE = ("top-label: tests P(correct | confidence) = confidence, labels pooled; "
+                   "no per-label test")
 
 
 def file_test(path: Any, args: argparse.Namespace, *, n: int | None = None, edges: Any = None,
@@ -121,7 +121,10 @@ def test_dict(test: Any, level: float = 0.05) -> dict[str, Any]:
 
 def verdict_lines(test: Any, kind: str, level: float = 0.05) -> list[str]:
     """The report's opening line(s): the verdict, and for top-label input what it covers."""
-    lines = [f"  verdict       {test.verdict(level).text}"]
+    v = test.verdict(level)
+    lines = [f"  verdict       {v.headline}"]
+    if v.calibrated is None:  # inconclusive: how the two answers disagree
+        lines.append(f"                ({v.reason})")
     if kind == "top-label":
         lines.append(f"                ({TOP_LABEL_SCOPE})")
     return lines
@@ -131,7 +134,6 @@ def format_test(test: Any, source: str, kind: str, level: float = 0.05) -> str:
     """Human-readable ``bece test``: the verdict, then each number and what it means."""
     from ..results.text import format_prob
 
-    v = test.verdict(level)
     b = test.resampled.size
     floor = test.p_value <= 1.0 / (b + 1) * (1 + 1e-12)
     p = f"<= {test.p_value:.2g}" if floor else f"{test.p_value:.3g}"
@@ -140,16 +142,15 @@ def format_test(test: Any, source: str, kind: str, level: float = 0.05) -> str:
     pc = format_prob(test.prob_calibrated)
     lines = [
         f"bece test: {source}",
-        f"  verdict        {v.text}",
-        *([f"                 ({TOP_LABEL_SCOPE})"] if kind == "top-label" else []),
-        f"  predictions    {test.n:,} ({KINDS.get(kind, kind)}), {test.n_bins} bins",
+        *verdict_lines(test, kind, level),
+        f"  predictions   {test.n:,} ({KINDS.get(kind, kind)}), {test.n_bins} bins",
         "",
-        f"  p-value        {p:<9} consistency resampling of the plug-in ECE ({b:,} resamples)",
-        f"  Bayes factor   {bf_text:<9} for calibration against the smooth model "
+        f"  p-value       {p:<9} consistency resampling of the plug-in ECE ({b:,} resamples)",
+        f"  Bayes factor  {bf_text:<9} for calibration against the smooth model "
         f"(log B = {test.log_bayes_factor:.3g})",
-        f"  P(calibrated)  {pc:<9} posterior probability of exact calibration, prior odds "
+        f"  P(calibrated) {pc:<9} posterior probability of exact calibration, prior odds "
         f"{test.prior_odds:g}",
-        f"  plug-in ECE    {test.statistic:<9.4f} the test statistic",
+        f"  plug-in ECE   {test.statistic:<9.4f} the test statistic",
         "",
         f"  rule: consistent with calibration when p >= {level:g} and P(calibrated) >= 0.5;",
         f"        miscalibrated when p < {level:g} and P(calibrated) < 0.5; else inconclusive",

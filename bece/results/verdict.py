@@ -120,26 +120,26 @@ class Verdict:
 
     @property
     def reason(self) -> str:
-        """Which way each answer points, against its threshold."""
-        lv = f"{self.level:g}"
-        test = ("the test finds evidence against exact calibration"
-                if self.p_value < self.level else "the test finds no evidence against calibration")
-        test += f" (p {'<' if self.p_value < self.level else '>='} {lv})"
-        bayes = ("the Bayes factor favours calibration" if self.prob_calibrated >= PROB_THRESHOLD
+        """Which way each answer points, against its threshold (why the
+        answers agree, or how they disagree)."""
+        rejects, favours = self.p_value < self.level, self.prob_calibrated >= PROB_THRESHOLD
+        test = (f"the test rejects calibration at {self.level:g}" if rejects
+                else f"the test does not reject calibration at {self.level:g}")
+        bayes = ("the Bayes factor favours calibration" if favours
                  else "the Bayes factor favours miscalibration")
+        return f"{test}{' but ' if rejects == favours else ' and '}{bayes}"
+
+    @property
+    def headline(self) -> str:
+        """The answer and both numbers: ``miscalibrated (p <= 0.001,
+        P(calibrated) = 0.001, prior odds 1)``."""
         odds = "" if self.prior_odds is None else f", prior odds {self.prior_odds:g}"
-        bayes += (f" (P(calibrated) {'>=' if self.prob_calibrated >= PROB_THRESHOLD else '<'} "
-                  f"{PROB_THRESHOLD:g}{odds})")
-        return f"{test}; {bayes}"
+        return f"{self.label} ({self.numbers}{odds})"
 
     @property
     def text(self) -> str:
-        """One line: the answer, both numbers, and why when inconclusive."""
-        odds = "" if self.prior_odds is None else f", prior odds {self.prior_odds:g}"
-        line = f"{self.label} ({self.numbers}{odds})"
-        if self.label == "inconclusive":
-            line += f": {self.reason}"
-        return line
+        """:attr:`headline`, and for "inconclusive" how the answers disagree."""
+        return self.headline + (f": {self.reason}" if self.label == VERDICTS[1] else "")
 
     def __str__(self) -> str:
         return self.text
@@ -200,9 +200,8 @@ def verdict(p_value: float, prob_calibrated: float, level: float = 0.05, *,
     >>> v = verdict(0.019, 0.70, prior_odds=1)
     >>> v.label, v.calibrated
     ('inconclusive', None)
-    >>> print(v.reason)  # doctest: +NORMALIZE_WHITESPACE
-    the test finds evidence against exact calibration (p < 0.05);
-    the Bayes factor favours calibration (P(calibrated) >= 0.5, prior odds 1)
+    >>> v.reason
+    'the test rejects calibration at 0.05 but the Bayes factor favours calibration'
     """
     p = _check_unit(p_value, "p_value")
     prob = _check_unit(prob_calibrated, "prob_calibrated")
