@@ -166,7 +166,9 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``bece``, ``bece report`` and ``bece compare``."""
+    """The parser of ``bece``, ``bece report``, ``bece compare`` and ``bece test``."""
+    from .calibration import MEANING as VERDICT_MEANING
+
     parser = Parser(
         prog="bece",
         description="Bayesian assessment of calibration: a posterior over the "
@@ -191,7 +193,13 @@ def build_parser() -> argparse.ArgumentParser:
         "columns 'q_0.05', 'q_0.5', ... or sample columns 's_0' ... 's_{S-1}') gets the "
         "regression report instead (Kuleshov et al. 2018): a verdict, the calibration error "
         "(posterior and plug-in) and the calibration curve with its band; the kind of file "
-        "is detected from its columns.",
+        "is detected from its columns. "
+        "A classifier's report opens with a verdict from the calibration test ('bece test'): "
+        "'consistent with calibration' when p >= 0.05 and P(calibrated) >= 0.5, "
+        "'miscalibrated' when p < 0.05 and P(calibrated) < 0.5, 'inconclusive' otherwise. "
+        + VERDICT_MEANING + " For P(y=1) input the table gives each bin's observed frequency "
+        "of y = 1 and mean predicted P(y = 1) (a negative gap: the bin over-predicts y = 1); "
+        "for class probabilities, accuracy and confidence (a negative gap: over-confident).",
     )
     rep.add_argument("file", nargs="?", metavar="FILE",
                      help="CSV, Parquet or NPZ file, or a directory of Parquet files")
@@ -234,7 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
         "files of the same test set (same 'y_true' column, row for row; columns as for "
         "'bece report'). One Dirichlet over the joint (correct_A, bin_A, correct_B, bin_B) "
         "cells keeps the pairing of examples. Prints both ECEs, their difference "
-        "ECE_A - ECE_B with a credible interval and P(ECE_A < ECE_B).",
+        "ECE_A - ECE_B with a credible interval and P(ECE_A < ECE_B), opening with which model "
+        "is better calibrated (P >= 0.95) or 'no clear winner'.",
     )
     cmp_.add_argument("file_a", metavar="A", help="predictions of model A (CSV, Parquet or NPZ)")
     cmp_.add_argument("file_b", metavar="B", help="predictions of model B, same test set")

@@ -90,7 +90,8 @@ def test_reliability_diagram_artists(tmp_path):
     heights = [patch.get_height() for patch in cax.patches]
     np.testing.assert_array_equal(heights, np.histogram(p, bins=edges)[0])
     assert [t.get_text() for t in cax.texts] == [f"{c:,}" for c in np.histogram(p, bins=edges)[0]]
-    assert cax.get_xlabel() == "confidence" and ax.get_ylabel() == "accuracy"
+    # binary input: the words of P(y = 1), not accuracy and confidence
+    assert cax.get_xlabel() == "predicted P(y = 1)" and ax.get_ylabel() == "observed frequency of y = 1"
 
     # legend and title
     texts = [t.get_text() for t in ax.get_legend().get_texts()]
@@ -151,7 +152,7 @@ def test_options_and_own_axes():
     out = reliability_diagram(r, ax=a1, show_plugin=False, show_counts=False)
     assert out is a1 and not _counts_axes(fig)
     assert "plug-in (observed)" not in [ln.get_label() for ln in a1.get_lines()]
-    assert a1.get_xlabel() == "confidence"
+    assert a1.get_xlabel() == "predicted P(y = 1)"
     reliability_diagram(r, ax=a2, band_prior=1.0)
     assert len(_counts_axes(fig)) == 1
     assert "Beta(1, 1) prior" in " ".join(t.get_text() for t in a2.get_legend().get_texts())
