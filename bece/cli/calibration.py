@@ -28,10 +28,10 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from ..results.verdict import MEANING
 from .common import KINDS, input_options, to_json
 
 __all__ = [
-    "MEANING",
     "TOP_LABEL_SCOPE",
     "file_test",
     "format_test",
@@ -39,18 +39,6 @@ __all__ = [
     "test_dict",
     "verdict_lines",
 ]
-
-#: What the two numbers of the verdict mean (``--help``, the report's foot, README).
-MEANING = (
-    "p-value: evidence against exact calibration at this n (consistency resampling of the "
-    "plug-in ECE; on a calibrated model p < 0.05 one time in 20). P(calibrated): the posterior "
-    "probability that the calibration curve is the identity, P(y = 1 | p) = p, against the "
-    "smooth calibration-curve model, at the stated prior odds (default 1). They can disagree: "
-    "with large n the test detects a miscalibration too small to matter in practice, while the "
-    "Bayes factor may still prefer 'calibrated' to the smooth model's spread of curves; with "
-    "small n neither has much to go on (the ECE interval says how far from calibrated the model "
-    "may be)."
-)
 
 #: What the test covers for class probabilities.
 TOP_LABEL_SCOPE = ("top-label: tests P(correct | confidence) = confidence, labels pooled; "

@@ -167,7 +167,7 @@ class _Version(argparse.Action):
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``bece``, ``bece report``, ``bece compare`` and ``bece test``."""
-    from .calibration import MEANING as VERDICT_MEANING
+    from ..results.verdict import MEANING as VERDICT_MEANING
 
     parser = Parser(
         prog="bece",
@@ -265,7 +265,7 @@ def _level(text: str) -> float:
 
 def _add_test_parser(sub: Any) -> None:
     """``bece test [FILE]``: the calibration test alone, with the verdict."""
-    from .calibration import MEANING
+    from ..results.verdict import MEANING
 
     test = sub.add_parser(
         "test",

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "MEANING",
     "PROB_THRESHOLD",
     "VERDICTS",
     "Verdict",
@@ -46,6 +47,18 @@ __all__ = [
 #: The posterior probability of calibration at or above which the Bayes
 #: factor's answer is "calibrated" (even odds after the data).
 PROB_THRESHOLD = 0.5
+
+#: What the two numbers mean, in words (``bece test`` and ``bece report --help``).
+MEANING = (
+    "p-value: evidence against exact calibration at this n (consistency resampling of the "
+    "plug-in ECE; on a calibrated model p < 0.05 one time in 20). P(calibrated): the posterior "
+    "probability that the calibration curve is the identity, P(y = 1 | p) = p, against the "
+    "smooth calibration-curve model, at the stated prior odds (default 1). They can disagree: "
+    "with large n the test detects a miscalibration too small to matter in practice, while the "
+    "Bayes factor may still prefer 'calibrated' to the smooth model's spread of curves; with "
+    "small n neither has much to go on (the ECE interval says how far from calibrated the model "
+    "may be)."
+)
 
 #: The three answers of :func:`verdict`.
 VERDICTS = ("consistent with calibration", "inconclusive", "miscalibrated")
@@ -59,11 +72,12 @@ def _p_text(p: float, num_resamples: int | None) -> str:
 
 
 def _prob_text(prob: float) -> str:
+    """`` = 0.700``, or `` > 0.999`` / `` < 0.001`` near the ends (to follow a name)."""
     if prob > 0.999:
-        return "> 0.999"
+        return " > 0.999"
     if prob < 0.001:
-        return "< 0.001"
-    return f"{prob:.3f}"
+        return " < 0.001"
+    return f" = {prob:.3f}"
 
 
 def _check_unit(value: Any, name: str, *, open_: bool = False) -> float:
@@ -116,7 +130,7 @@ class Verdict:
     def numbers(self) -> str:
         """``p = 0.42, P(calibrated) = 0.930``: both numbers, as shown."""
         return (f"{_p_text(self.p_value, self.num_resamples)}, "
-                f"P(calibrated) = {_prob_text(self.prob_calibrated)}")
+                f"P(calibrated){_prob_text(self.prob_calibrated)}")
 
     @property
     def reason(self) -> str:
@@ -252,5 +266,5 @@ def comparison_verdict(prob_a_better: float, interval: tuple[float, float], *,
     a, b = names
     lead, other, p_lead = (a, b, pa) if pa >= 0.5 else (b, a, 1.0 - pa)
     head = f"{lead} is better calibrated" if p_lead >= sure else "no clear winner"
-    return (f"{head}: P(ECE_{lead} < ECE_{other}) = {_prob_text(p_lead)}, "
+    return (f"{head}: P(ECE_{lead} < ECE_{other}){_prob_text(p_lead)}, "
             f"ECE_{a} - ECE_{b} in [{lo:+.4f}, {hi:+.4f}] ({prob:.0%})")

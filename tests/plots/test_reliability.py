@@ -224,3 +224,22 @@ def test_per_label_with_a_hand_built_result_without_kept_bins():
     np.testing.assert_allclose(med.get_xdata(), s1.confidence[s1.bin_counts > 0])
     with pytest.raises(ValueError, match="keep_bins=True"):
         reliability_diagram(fake, per_label=True, band_prior=None)
+
+
+def test_axis_words_follow_the_input_kind(rng):
+    """P(y = 1) input: observed frequency of y = 1 against predicted P(y = 1);
+    class probabilities (top-label) and triples: accuracy against confidence."""
+    y, prob = simulate_multiclass(300, 3, rng)
+    top = bece.bayesian_ece(y, prob, n_bins=5, num_samples=200)
+    triples = bece.bayesian_ece(y, prob.max(axis=1), y_pred=prob.argmax(axis=1), n_bins=5,
+                                num_samples=200)
+    binary = bece.bayesian_ece(y == 0, prob[:, 0], n_bins=5, num_samples=200)
+    for r, words in ((top, ("confidence", "accuracy")), (triples, ("confidence", "accuracy")),
+                     (binary, ("predicted P(y = 1)", "observed frequency of y = 1"))):
+        fig = plt.figure()
+        ax = reliability_diagram(r, ax=fig.add_subplot())
+        (cax,) = _counts_axes(fig)
+        assert (cax.get_xlabel(), ax.get_ylabel()) == words
+        ax = reliability_diagram(r, ax=fig.add_subplot(2, 1, 2), show_counts=False)
+        assert (ax.get_xlabel(), ax.get_ylabel()) == words
+        plt.close(fig)
