@@ -148,3 +148,13 @@ def test_compare_opens_with_which_model_is_better_calibrated(tmp_path, rng, caps
     assert out.splitlines()[1] == ("  verdict       "
                                    + comparison_verdict(d["prob_a_better"], d["diff"]["interval"]))
     assert out.splitlines()[1].startswith("  verdict       A is better calibrated: P(ECE_A < ECE_B)")
+
+
+def test_no_verdict_skips_the_test(capsys, tmp_path):
+    code, out, _ = run(capsys, "report", "--samples", 200, "--no-verdict")
+    assert code == 0 and out.splitlines()[1].startswith("  Bayesian ECE") and "verdict" not in out
+    code, out, _ = run(capsys, "report", "--samples", 200, "--no-verdict", "--json")
+    assert code == 0 and not {"verdict", "calibration_test"} & set(json.loads(out))
+    (tmp_path / "reg.csv").write_text("y,mean,std\n" + "\n".join(f"{i % 3},1.0,1.0" for i in range(20)))
+    code, out, err = run(capsys, "report", tmp_path / "reg.csv", "--no-verdict")
+    assert code == 2 and out == "" and "--no-verdict applies only to a classifier's predictions" in err

@@ -215,6 +215,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_options(rep, "posterior draws", "the reliability diagram, or the calibration curve of "
                  "regression forecasts")
+    rep.add_argument("--no-verdict", action="store_const", const=True,
+                     help="skip the calibration test and its verdict (classifier predictions; "
+                     "saves the smooth model's fit, ArviZ's import and, above 2,000 rows, a "
+                     "pass over the file)")
     # classifier-only options default to None so that giving one for a
     # regression file (and the reverse) can be refused, not ignored
     rep.set_defaults(model=None, n_bins=None, binning=None)

@@ -210,7 +210,7 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
 #: The options of each kind of file, as (option, argparse dest); a given
 #: option of the other kind is refused, never ignored.
 CLASSIFIER_OPTIONS = (("--model", "model"), ("--n-bins", "n_bins"), ("--binning", "binning"),
-                      *INPUT_OPTIONS)
+                      ("--no-verdict", "no_verdict"), *INPUT_OPTIONS)
 REGRESSION_OPTIONS = (("--y-col", "y_col"), ("--mean-col", "mean_col"), ("--std-col", "std_col"),
                       ("--quantile-prefix", "quantile_prefix"), ("--sample-prefix", "sample_prefix"),
                       ("--levels", "levels"))
@@ -269,8 +269,9 @@ def run_report(args: argparse.Namespace) -> int:
     classes = getattr(pred, "labels", None)
     # the verdict: the calibration test of the same predictions and bins
     # (bece.cli.calibration; the smooth report's fine statistics are reused)
-    test = file_test(path, args, n=result.stats.n, edges=result.stats.edges,
-                     fine_stats=pred.stats if args.model == "smooth" else None, progress=progress)
+    test = None if args.no_verdict else file_test(
+        path, args, n=result.stats.n, edges=result.stats.edges,
+        fine_stats=pred.stats if args.model == "smooth" else None, progress=progress)
     if args.json:
         d = report_dict(result, seed=args.seed, test=test)
         if classes is not None:
