@@ -122,6 +122,7 @@ def test_bece_test_text_json_and_the_chunked_path(tmp_path, rng, capsys):
         ("y_true,y_prob\n1,0.5\n", ["test", "{f}", "--resamples", "0"], "num_resamples"),
         ("y_true,y_prob\n1,0.5\n", ["test", "{f}", "--prior-odds", "-1"], "prior_odds"),
         ("y_true,y_prob\n1,0.5\n", ["test", "{f}", "--samples", "10"], "unrecognized arguments"),
+        ("y,mean,std\n1,0.5,1\n", ["test", "{f}"], "holds regression forecasts; 'bece test' is for"),
     ],
 )
 def test_bece_test_bad_input_exits_2_with_one_line(tmp_path, capsys, content, argv, message):

@@ -156,6 +156,17 @@ def run_test(args: argparse.Namespace) -> int:
     from .parser import version
 
     path = example_path() if args.file is None else args.file
+    if args.file is not None:
+        from ..io.files import column_names
+        from ..io.forecast_columns import detect_kind
+
+        columns, _ = input_options(args)
+        if detect_kind(column_names(path), str(path), y_col="y", mean_col="mean", std_col="std",
+                       quantile_prefix="q_", sample_prefix="s_", y_true_col=columns["y_true_col"],
+                       y_prob_col=columns["y_prob_col"],
+                       prob_prefix=columns["prob_prefix"]) == "regression":
+            raise ValueError(f"{path} holds regression forecasts; 'bece test' is for a classifier's "
+                             f"predictions: 'bece report {path}' gives the forecasts' verdict")
     progress = not args.json and sys.stderr.isatty()
     test = file_test(path, args, progress=progress)
     kind = test.kind or "binary"
