@@ -1,8 +1,9 @@
 """The ``bece`` command.
 
 ``bece report [FILE] [--model binned] [--n-bins 15] [--binning uniform]
-[--samples 10000] [--seed 0] [--json]`` prints the Bayesian ECE of the
-predictions in FILE (CSV, Parquet or NPZ, or a directory of Parquet files;
+[--samples 10000] [--seed 0] [--json] [--no-verdict]`` prints a verdict on
+calibration (:mod:`bece.cli.calibration`; not with ``--no-verdict``), then
+the Bayesian ECE of the predictions in FILE (CSV, Parquet or NPZ, or a directory of Parquet files;
 columns as in :mod:`bece.io`), or
 of the example shipped with bece when FILE is omitted; ``--plot PATH`` also
 writes its reliability diagram (:func:`bece.plots.reliability_diagram`).
@@ -50,7 +51,7 @@ number that is not finite (the sd of a single draw) is ``null``.
 
 The package: :mod:`~bece.cli.parser` (arguments), :mod:`~bece.cli.common`
 (JSON, figures), :mod:`~bece.cli.report`, :mod:`~bece.cli.regression` and
-:mod:`~bece.cli.compare` (one module per report); :func:`main` dispatches
+:mod:`~bece.cli.compare`, :mod:`~bece.cli.calibration` (one module per report); :func:`main` dispatches
 and turns errors into exit codes.
 """
 
