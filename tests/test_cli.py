@@ -33,11 +33,13 @@ def test_json_matches_library(capsys):
     assert code == 0
     d = json.loads(out)
     assert set(d) == {"model", "input_kind", "seed", "bece_version", "n", "n_bins", "plugin_ece",
-                      "ece", "bins"}
+                      "ece", "bins", "verdict", "calibration_test"}
     assert (d["model"], d["input_kind"], d["seed"]) == ("binned", "top-label", 3)
     assert d["bece_version"] == bece.cli.version()
     assert set(d["ece"]) == {"mean", "std", "prob", "interval"}
-    assert set(d["bins"][0]) == {"lo", "hi", "count", "accuracy", "confidence"}
+    # neutral names, and the old ones as aliases for one release
+    assert set(d["bins"][0]) == {"lo", "hi", "count", "observed", "predicted", "accuracy",
+                                 "confidence"}
     pred = read_predictions(example_path())
     r = bece.bayesian_ece(pred.y_true, pred.y_prob, n_bins=10, num_samples=2000, seed=3, model="binned")
     assert d["n"] == 899 and d["n_bins"] == 10 and len(d["bins"]) == 10
@@ -252,7 +254,11 @@ def test_report_streams_parquet_and_csv_like_the_library(tmp_path, capsys, rng):
 
     with unittest.mock.patch.object(bece.io.stream, "file_statistics", spy):
         run(capsys, "report", str(tmp_path / "pred.parquet"), "--samples", "100", "--json")
-    assert len(calls) == 1 and calls[0]["progress"] is False
+    # twice: the report's bins, then the verdict's fine grid (bece.smooth.fine_binning)
+    assert len(calls) == 2 and all(c["progress"] is False for c in calls)
+    from bece.smooth import fine_binning
+
+    assert calls[0]["n_bins"] == 15 and calls[1]["binning"] == fine_binning(15)
 
 
 def test_report_progress_bar_only_on_a_terminal(tmp_path, capsys, rng, monkeypatch):
@@ -315,7 +321,8 @@ def test_report_model_smooth_is_the_library_on_fine_statistics(tmp_path, capsys,
                         "--samples", "1000", "--seed", "4")
     assert code == 0
     assert "smooth calibration curve (Laplace), 128 sub-cells per bin, grid error <=" in text
-    assert f"Bayesian ECE  {ref.mean:.4f}" in text and "model accuracy [90%]" in text
+    # binary input: the words of P(y = 1)
+    assert f"Bayesian ECE  {ref.mean:.4f}" in text and "model freq y=1 [90%]" in text
     assert len([ln for ln in text.splitlines() if ln.startswith("   ") and "[0." in ln]) == 10
 
 
@@ -339,7 +346,8 @@ def test_report_default_is_the_smooth_model_exact_on_a_small_file_with_the_binne
     _, explicit, _ = run(capsys, "report", "--model", "binned", "--samples", "800", "--seed", "2",
                          "--json")
     assert set(json.loads(explicit)) == {
-        "model", "input_kind", "seed", "bece_version", "n", "n_bins", "plugin_ece", "ece", "bins"}
+        "model", "input_kind", "seed", "bece_version", "n", "n_bins", "plugin_ece", "ece", "bins",
+        "verdict", "calibration_test"}
 
 
 def test_report_model_smooth_quantile_bins_take_a_first_pass(tmp_path, capsys, rng):

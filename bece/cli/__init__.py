@@ -1,8 +1,9 @@
 """The ``bece`` command.
 
 ``bece report [FILE] [--model binned] [--n-bins 15] [--binning uniform]
-[--samples 10000] [--seed 0] [--json]`` prints the Bayesian ECE of the
-predictions in FILE (CSV, Parquet or NPZ, or a directory of Parquet files;
+[--samples 10000] [--seed 0] [--json] [--no-verdict]`` prints a verdict on
+calibration (:mod:`bece.cli.calibration`; not with ``--no-verdict``), then
+the Bayesian ECE of the predictions in FILE (CSV, Parquet or NPZ, or a directory of Parquet files;
 columns as in :mod:`bece.io`), or
 of the example shipped with bece when FILE is omitted; ``--plot PATH`` also
 writes its reliability diagram (:func:`bece.plots.reliability_diagram`).
@@ -32,6 +33,12 @@ models' ECEs (:func:`bece.compare`) from two prediction files of the same
 test set (same ``y_true``, row for row); ``--plot`` writes both reliability
 diagrams and the posterior of the difference.
 
+``bece test [FILE] [--level 0.05] [--resamples 1000] [--prior-odds 1]
+[--json]`` runs the calibration test alone (:mod:`bece.cli.calibration`):
+its p-value, Bayes factor and P(calibrated), read by one rule into a
+verdict (:func:`bece.results.verdict.verdict`), with which ``bece report``
+on a classifier's predictions also opens.
+
 ``bece --version`` prints ``bece <version>``.
 
 Exit codes: 0 on success; 2 on bad usage or bad input (one line on stderr,
@@ -44,7 +51,7 @@ number that is not finite (the sd of a single draw) is ``null``.
 
 The package: :mod:`~bece.cli.parser` (arguments), :mod:`~bece.cli.common`
 (JSON, figures), :mod:`~bece.cli.report`, :mod:`~bece.cli.regression` and
-:mod:`~bece.cli.compare` (one module per report); :func:`main` dispatches
+:mod:`~bece.cli.compare`, :mod:`~bece.cli.calibration` (one module per report); :func:`main` dispatches
 and turns errors into exit codes.
 """
 
@@ -54,6 +61,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from .calibration import run_test
 from .common import cli_words, to_json
 from .compare import compare_dict, format_compare, run_compare
 from .parser import UsageError, build_parser, version
@@ -80,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if args.command == "compare":
             return run_compare(args)
+        if args.command == "test":
+            return run_test(args)
         return run_report(args)
     except UsageError as exc:
         print(str(exc), file=sys.stderr)

@@ -66,8 +66,11 @@ def format_compare(
     d = compare_dict(comparison, sources, prob)
     pct = f"{prob:.0%}"
     head = f"{pct} interval"
+    from ..results.verdict import comparison_verdict
+
     lines = [
         "bece compare: paired posterior of two models' ECE on the same test set",
+        f"  verdict       {comparison_verdict(d['prob_a_better'], d['diff']['interval'], prob=prob)}",
         f"  A             {sources[0]}",
         f"  B             {sources[1]}",
         f"  predictions   {d['n']:,} ({KINDS.get(kind, kind)})",

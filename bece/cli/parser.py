@@ -166,7 +166,9 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``bece``, ``bece report`` and ``bece compare``."""
+    """The parser of ``bece``, ``bece report``, ``bece compare`` and ``bece test``."""
+    from ..results.verdict import MEANING as VERDICT_MEANING
+
     parser = Parser(
         prog="bece",
         description="Bayesian assessment of calibration: a posterior over the "
@@ -191,7 +193,13 @@ def build_parser() -> argparse.ArgumentParser:
         "columns 'q_0.05', 'q_0.5', ... or sample columns 's_0' ... 's_{S-1}') gets the "
         "regression report instead (Kuleshov et al. 2018): a verdict, the calibration error "
         "(posterior and plug-in) and the calibration curve with its band; the kind of file "
-        "is detected from its columns.",
+        "is detected from its columns. "
+        "A classifier's report opens with a verdict from the calibration test ('bece test'): "
+        "'consistent with calibration' when p >= 0.05 and P(calibrated) >= 0.5, "
+        "'miscalibrated' when p < 0.05 and P(calibrated) < 0.5, 'inconclusive' otherwise. "
+        + VERDICT_MEANING + " For P(y=1) input the table gives each bin's observed frequency "
+        "of y = 1 and mean predicted P(y = 1) (a negative gap: the bin over-predicts y = 1); "
+        "for class probabilities, accuracy and confidence (a negative gap: over-confident).",
     )
     rep.add_argument("file", nargs="?", metavar="FILE",
                      help="CSV, Parquet or NPZ file, or a directory of Parquet files")
@@ -208,6 +216,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_options(rep, "posterior draws", "the reliability diagram, or the calibration curve of "
                  "regression forecasts")
+    rep.add_argument("--no-verdict", action="store_const", const=True,
+                     help="skip the calibration test and its verdict (classifier predictions; "
+                     "saves the smooth model's fit, ArviZ's import and, above 2,000 rows, a "
+                     "pass over the file)")
     # classifier-only options default to None so that giving one for a
     # regression file (and the reverse) can be refused, not ignored
     rep.set_defaults(model=None, n_bins=None, binning=None)
@@ -235,10 +247,56 @@ def build_parser() -> argparse.ArgumentParser:
         "files of the same test set (same 'y_true' column, row for row; columns as for "
         "'bece report'). One Dirichlet over the joint (correct_A, bin_A, correct_B, bin_B) "
         "cells keeps the pairing of examples. Prints both ECEs, their difference "
-        "ECE_A - ECE_B with a credible interval and P(ECE_A < ECE_B).",
+        "ECE_A - ECE_B with a credible interval and P(ECE_A < ECE_B), opening with which model "
+        "is better calibrated (P >= 0.95) or 'no clear winner'.",
     )
     cmp_.add_argument("file_a", metavar="A", help="predictions of model A (CSV, Parquet or NPZ)")
     cmp_.add_argument("file_b", metavar="B", help="predictions of model B, same test set")
     _add_options(cmp_, "joint posterior draws", "the comparison figure")
     _add_input_options(cmp_)
+    _add_test_parser(sub)
     return parser
+
+
+def _level(text: str) -> float:
+    try:
+        level = float(text)
+    except ValueError:
+        level = float("nan")
+    if not 0.0 < level < 1.0:
+        raise argparse.ArgumentTypeError(f"invalid level {text!r}: give a number in (0, 1), e.g. 0.05")
+    return level
+
+
+def _add_test_parser(sub: Any) -> None:
+    """``bece test [FILE]``: the calibration test alone, with the verdict."""
+    from ..results.verdict import MEANING
+
+    test = sub.add_parser(
+        "test",
+        help="is it calibrated? the calibration test of a classifier's predictions, with a verdict",
+        description="Is the classifier calibrated? Tests the predictions in FILE (columns as for "
+        "'bece report'; without FILE, the example shipped with bece) two ways and reads both by "
+        "one rule: 'consistent with calibration' when p >= LEVEL and P(calibrated) >= 0.5, "
+        "'miscalibrated' when p < LEVEL and P(calibrated) < 0.5, 'inconclusive' otherwise. "
+        + MEANING + " Class probabilities p_0 ... p_{K-1} are tested in the top-label reading: "
+        "P(correct | confidence) = confidence, pooled over the predicted labels. "
+        "'bece report' opens with the same verdict. Exit code 0 whatever the verdict; 2 on bad "
+        "input.",
+    )
+    test.add_argument("file", nargs="?", metavar="FILE",
+                      help="CSV, Parquet or NPZ file, or a directory of Parquet files")
+    test.add_argument("--n-bins", type=int, default=15,
+                      help="bins of the test statistic, the plug-in ECE (default 15)")
+    test.add_argument("--binning", default="uniform", choices=["uniform", "quantile"],
+                      help="equal-width or equal-mass bins (default uniform)")
+    test.add_argument("--level", type=_level, default=0.05,
+                      help="the p-value's threshold, the test's false-alarm rate (default 0.05)")
+    test.add_argument("--resamples", type=int, default=1000,
+                      help="consistency resamples; the smallest p-value is 1/(resamples + 1) "
+                      "(default 1000)")
+    test.add_argument("--prior-odds", type=float, default=1.0,
+                      help="P(calibrated)/P(not) before the data, for P(calibrated) (default 1)")
+    test.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    test.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_input_options(test)

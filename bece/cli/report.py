@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .calibration import file_test
 from .common import (
     BINARY_NOTE,
     KINDS,
@@ -26,20 +27,63 @@ from .common import (
 from .parser import INPUT_OPTIONS
 
 __all__ = [
+    "WORDS",
     "format_report",
     "report_dict",
     "run_report",
+    "table_words",
 ]
 
 
+#: The words of each input kind's per-bin table (DESIGN.md 3a): P(y = 1)
+#: input has an observed frequency of y = 1 and a mean predicted P(y = 1),
+#: and a bin over- or under-predicts; (correct, confidence) input has
+#: accuracy and confidence, and a bin is over- or under-confident.
+WORDS = {
+    "binary": {"observed": "freq y=1", "predicted": "mean P(y=1)", "overall": "freq y=1",
+               "overall_text": "overall (mean predicted P(y = 1) {:.4f})",
+               "model": "model freq y=1",
+               "legend": ["freq y=1 = observed frequency of y = 1 in the bin; mean P(y=1) = mean "
+                          "predicted P(y = 1)",
+                          "gap = freq y=1 - mean P(y=1) (negative: the bin over-predicts y = 1; "
+                          "positive: under-predicts)"],
+               "model_legend": "model freq y=1: the smooth curve's frequency of y = 1 over the bin "
+                               "(posterior mean [interval]);",
+               "observed_note": "freq y=1, mean P(y=1) and gap are the observed ones"},
+    "top-label": {"observed": "accuracy", "predicted": "confidence", "overall": "accuracy",
+                  "overall_text": "overall (mean confidence {:.4f})",
+                  "model": "model accuracy",
+                  "legend": ["gap = accuracy - confidence (negative: over-confident; positive: "
+                             "under-confident)"],
+                  "model_legend": "model accuracy: the smooth curve's accuracy over the bin "
+                                  "(posterior mean [interval]);",
+                  "observed_note": "accuracy, confidence and gap are the observed ones"},
+}
+
+
+def table_words(kind: str | None) -> dict[str, Any]:
+    """The table's words for ``kind`` (``"triples"`` and unknown kinds read as top-label)."""
+    return WORDS["binary"] if kind == "binary" else WORDS["top-label"]
+
+
 def report_dict(result: Any, prob: float = PROB, seed: int | None = None,
-                reference: Any = None) -> dict[str, Any]:
+                test: Any = None, reference: Any = None) -> dict[str, Any]:
     """The JSON object of DESIGN.md §4 for a :class:`~bece.BayesianECE`, with
     ``model`` (``result.model``), ``input_kind`` (``"binary"``,
-    ``"top-label"`` or ``"triples"``), ``seed`` and ``bece_version``; with
-    the smooth model its ``prob_calibrated`` and ``prior_odds``, and
-    ``reference``: the binned model's posterior on the same bins
-    (``{"model", "ece": {...}}``) when given."""
+    ``"top-label"`` or ``"triples"``), ``seed`` and ``bece_version``.
+
+    Each bin has ``observed`` (the observed frequency of y = 1 for binary
+    input, the accuracy for top-label and triples) and ``predicted`` (the
+    mean predicted P(y = 1), or the mean confidence), names true for both
+    kinds; ``accuracy`` and ``confidence`` repeat them under their old
+    names, kept as aliases for one release (likewise the smooth model's
+    ``model_observed`` and its alias ``model_accuracy``). With ``test`` (a
+    :class:`~bece.CalibrationTest`), ``verdict`` and ``calibration_test``
+    as :func:`bece.cli.calibration.test_dict` gives them. The smooth model
+    adds its ``prob_calibrated`` and ``prior_odds``; with ``reference`` (the
+    binned model's posterior on the same bins), ``reference``:
+    ``{"model", "ece": {...}}``.
+    """
     stats = result.stats
     lo, hi = result.interval(prob)
     edges, counts = stats.edges, stats.bin_counts
@@ -55,12 +99,18 @@ def report_dict(result: Any, prob: float = PROB, seed: int | None = None,
                 "lo": float(edges[m]),
                 "hi": float(edges[m + 1]),
                 "count": int(counts[m]),
-                "accuracy": num(acc[m]),
-                "confidence": num(conf[m]),
+                "observed": num(acc[m]),
+                "predicted": num(conf[m]),
+                "accuracy": num(acc[m]),  # alias of "observed", for one release
+                "confidence": num(conf[m]),  # alias of "predicted", for one release
             }
             for m in range(stats.n_bins)
         ],
     }
+    if test is not None:
+        from .calibration import test_dict
+
+        d.update(test_dict(test))
     if getattr(result, "model", "binned") == "smooth":
         # the smooth model's own per-bin accuracy (posterior mean and interval
         # of sum_j w_j sigma(f(x_j)) / sum_j w_j over the bin), and its grid
@@ -72,7 +122,8 @@ def report_dict(result: Any, prob: float = PROB, seed: int | None = None,
             d["prior_odds"] = result.prior_odds
         mean, (blo, bhi) = _bin_summary(result.accuracy, prob)
         for m, b in enumerate(d["bins"]):
-            b["model_accuracy"] = {"mean": mean[m], "interval": [blo[m], bhi[m]]}
+            b["model_observed"] = {"mean": mean[m], "interval": [blo[m], bhi[m]]}
+            b["model_accuracy"] = b["model_observed"]  # alias, for one release
     if reference is not None:
         rlo, rhi = reference.interval(prob)
         d["reference"] = {"model": reference.model, "ece": {
@@ -91,28 +142,47 @@ def _bin_summary(draws: np.ndarray, prob: float) -> tuple[list[float], tuple[lis
 
 
 def format_report(result: Any, source: str, kind: str, binning: str, prob: float = PROB,
-                  n_classes: int | None = None, reference: Any = None) -> str:
-    """Human-readable report: headline numbers, then the per-bin table.
+                  n_classes: int | None = None, test: Any = None, reference: Any = None) -> str:
+    """Human-readable report: the verdict, the ECE and its interval, then the per-bin table.
 
     ``kind`` is ``"binary"``, ``"top-label"`` or ``"triples"``
     (:attr:`bece.io.Predictions.kind`); ``n_classes`` the number of
     probability columns (K = 2 read top-label gets a note on how to read
-    them as P(y = 1) instead); ``reference`` the binned model's posterior,
-    printed under the default's.
+    them as P(y = 1) instead); ``test`` the :class:`~bece.CalibrationTest`
+    of the same predictions, whose verdict opens the report (none without);
+    ``reference`` the binned model's posterior, printed under the default's.
+    Binary input gets the words of P(y = 1) (observed frequency of y = 1,
+    mean predicted P(y = 1), over- and under-predicts), the others those
+    of accuracy and confidence.
     """
+    from .calibration import verdict_lines
+
     d = report_dict(result, prob, reference=reference)
     stats = result.stats
-    outcome = "P(y=1)" if kind == "binary" else "accuracy"
+    words = table_words(kind)
     overall = stats.counts[1].sum() / stats.n
+    mean_pred = float(stats.sum_p.sum()) / stats.n
     lo, hi = d["ece"]["interval"]
     pct = f"{prob:.0%}"
     smooth = d.get("model") == "smooth"
     lines = [
         f"bece report: {source}",
+        *(verdict_lines(test, kind) if test is not None else []),
+        f"  Bayesian ECE  {d['ece']['mean']:.4f}   posterior mean (sd {d['ece']['std']:.4f}, "
+        f"{result.num_samples:,} draws)",
+        f"  {pct} interval  [{lo:.4f}, {hi:.4f}]   equal-tailed credible interval",
+        *([f"  at ECE 0      {_prob_text(d['prob_calibrated'])}   of the draws: exact calibration's "
+           f"posterior weight (prior odds {d['prior_odds']:g})"] if "prob_calibrated" in d else []),
+        f"  plug-in ECE   {d['plugin_ece']:.4f}",
+        *([f"  binned model  {d['reference']['ece']['mean']:.4f} "
+           f"[{d['reference']['ece']['interval'][0]:.4f}, {d['reference']['ece']['interval'][1]:.4f}]"
+           "   reference: the binned BECE model (--model binned), biased up at small n"]
+          if "reference" in d else []),
+        "",
         f"  predictions   {stats.n:,} ({KINDS.get(kind, kind)})",
         *([f"  note          {BINARY_NOTE}"] if kind == "top-label" and n_classes == 2 else []),
         f"  bins          {stats.n_bins} {binning}, {int((stats.bin_counts == 0).sum())} empty",
-        f"  {outcome:<13} {overall:.4f} overall",
+        f"  {words['overall']:<13} {overall:.4f} {words['overall_text'].format(mean_pred)}",
     ]
     if d.get("model") == "binned-literal":
         lines.append("  model         binned BECE model, literal form (each confidence a truncated "
@@ -121,55 +191,47 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
         atoms = ("every prediction an atom (exact)" if d["grid"] is None else
                  f"{d['grid']} sub-cells per bin, grid error <= {d['grid_error']:.1e} per ECE draw")
         lines.append(f"  model         smooth calibration curve (Laplace), {atoms}")
-    lines += [
-        "",
-        f"  Bayesian ECE  {d['ece']['mean']:.4f}   posterior mean (sd {d['ece']['std']:.4f}, "
-        f"{result.num_samples:,} draws)",
-        f"  {pct} interval  [{lo:.4f}, {hi:.4f}]   equal-tailed credible interval",
-        *([f"  P(calibrated) {_prob_text(d['prob_calibrated'])}   posterior probability of exact "
-           f"calibration (prior odds {d['prior_odds']:g}; that share of the draws is 0)"]
-          if "prob_calibrated" in d else []),
-        f"  plug-in ECE   {d['plugin_ece']:.4f}",
-        *([f"  binned model  {d['reference']['ece']['mean']:.4f} "
-           f"[{d['reference']['ece']['interval'][0]:.4f}, {d['reference']['ece']['interval'][1]:.4f}]"
-           "   reference: the binned BECE model (--model binned), biased up at small n"]
-          if "reference" in d else []),
-        "",
-        f"  {'bin':>3}  {'range':<{2 * len(edge_texts(stats.edges)[0]) + 5}} {'count':>8}  "
-        f"{'accuracy':>8}  {'confidence':>10}  {'gap':>7}"
-        + (f"  model accuracy [{pct}]" if smooth else ""),
-    ]
-
-    def cell(x: float | None, width: int) -> str:
-        return f"{'-':>{width}}" if x is None else f"{x:>{width}.4f}"
-
+    obs, pred = words["observed"], words["predicted"]
     edge = edge_texts(stats.edges)
     width = 2 * len(edge[0]) + 5
+    lines += [
+        "",
+        f"  {'bin':>3}  {'range':<{width}} {'count':>8}  {obs:>8}  {pred:>11}  {'gap':>7}"
+        + (f"  {words['model']} [{pct}]" if smooth else ""),
+    ]
+
+    def cell(x: float | None, w: int) -> str:
+        return f"{'-':>{w}}" if x is None else f"{x:>{w}.4f}"
+
     for m, b in enumerate(d["bins"]):
         right = "]" if m == stats.n_bins - 1 else ")"
         span = f"[{edge[m]}, {edge[m + 1]}{right}"
-        gap = "-" if b["count"] == 0 else f"{b['accuracy'] - b['confidence']:+.4f}"
+        gap = "-" if b["count"] == 0 else f"{b['observed'] - b['predicted']:+.4f}"
         row = (
-            f"  {m + 1:>3}  {span:<{width}} {b['count']:>8,}  {cell(b['accuracy'], 8)}  "
-            f"{cell(b['confidence'], 10)}  {gap:>7}"
+            f"  {m + 1:>3}  {span:<{width}} {b['count']:>8,}  {cell(b['observed'], max(8, len(obs)))}  "
+            f"{cell(b['predicted'], 11)}  {gap:>7}"
         )
         if smooth:
-            ma = b["model_accuracy"]
+            ma = b["model_observed"]
             row += f"  {ma['mean']:.4f} [{ma['interval'][0]:.4f}, {ma['interval'][1]:.4f}]"
         lines.append(row)
     lines.append("")
-    lines.append("  gap = accuracy - confidence (negative: over-confident)")
+    lines += [f"  {text}" for text in words["legend"]]
     if smooth:
-        lines.append("  model accuracy: the smooth curve's accuracy over the bin (posterior mean "
-                     "[interval]);")
-        lines.append("  accuracy, confidence and gap are the observed ones")
+        lines.append(f"  {words['model_legend']}")
+        lines.append(f"  {words['observed_note']}")
+    if test is not None:
+        lines.append("  verdict: consistent with calibration when p >= 0.05 and P(calibrated) >= 0.5, "
+                     "miscalibrated when")
+        lines.append("  p < 0.05 and P(calibrated) < 0.5, else inconclusive ('bece test --help' "
+                     "says what each means)")
     return "\n".join(lines)
 
 
 #: The options of each kind of file, as (option, argparse dest); a given
 #: option of the other kind is refused, never ignored.
 CLASSIFIER_OPTIONS = (("--model", "model"), ("--n-bins", "n_bins"), ("--binning", "binning"),
-                      *INPUT_OPTIONS)
+                      ("--no-verdict", "no_verdict"), *INPUT_OPTIONS)
 REGRESSION_OPTIONS = (("--y-col", "y_col"), ("--mean-col", "mean_col"), ("--std-col", "std_col"),
                       ("--quantile-prefix", "quantile_prefix"), ("--sample-prefix", "sample_prefix"),
                       ("--levels", "levels"))
@@ -230,19 +292,25 @@ def run_report(args: argparse.Namespace) -> int:
         result = posterior_ece(pred.stats, num_samples=args.samples, seed=args.seed,
                                model=args.model)
     classes = getattr(pred, "labels", None)
+    # the verdict: the calibration test of the same predictions and bins
+    # (bece.cli.calibration; the smooth report's fine statistics are reused)
+    test = None if args.no_verdict else file_test(
+        path, args, n=result.stats.n, edges=result.stats.edges,
+        fine_stats=pred.stats if args.model == "smooth" else None, progress=progress)
     if args.json:
-        d = report_dict(result, seed=args.seed, reference=reference)
+        d = report_dict(result, seed=args.seed, test=test, reference=reference)
         if classes is not None:
             d["classes"] = [c.item() if hasattr(c, "item") else c for c in classes]
         print(to_json(d))
     else:
         source = str(path) if args.file is not None else f"{Path(path).name} (example shipped with bece)"
         text = format_report(result, source, pred.kind, args.binning, n_classes=pred.n_classes,
-                             reference=reference)
+                             test=test, reference=reference)
         if classes is not None:  # which column is which class, under the predictions line
             lines = text.split("\n")
-            lines.insert(2, "  classes       " + classes_line(classes, columns["prob_prefix"],
-                                                             args.labels is not None))
+            at = next(i for i, line in enumerate(lines) if line.startswith("  predictions "))
+            lines.insert(at + 1, "  classes       " + classes_line(classes, columns["prob_prefix"],
+                                                                  args.labels is not None))
             text = "\n".join(lines)
         print(text)
     if args.plot is not None:

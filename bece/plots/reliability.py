@@ -131,10 +131,14 @@ def _draw_reliability(
                 label="plug-in (observed)", zorder=5)
     ax.set_xlim(min(0.0, edges[0]), max(1.0, edges[-1]))
     ax.set_ylim(-0.02, 1.02)
-    ax.set_ylabel("accuracy")
+    # P(y = 1) input has a frequency of y = 1 against the predicted P(y = 1);
+    # (correct, confidence) input an accuracy against a confidence
+    binary = getattr(stats, "kind", None) == "binary"
+    xlabel = "predicted P(y = 1)" if binary else "confidence"
+    ax.set_ylabel("observed frequency of y = 1" if binary else "accuracy")
 
     if not show_counts:
-        ax.set_xlabel("confidence")
+        ax.set_xlabel(xlabel)
         if legend:
             _legend_below(ax, ax)
         return None
@@ -154,7 +158,7 @@ def _draw_reliability(
                  rotation=90 if counts.size > 20 else 0)
     cax.set_yticks([])
     cax.set_ylabel("count", fontsize="small")
-    cax.set_xlabel("confidence")
+    cax.set_xlabel(xlabel)
     ax.tick_params(labelbottom=False)
     if legend:
         _legend_below(ax, cax)
@@ -231,8 +235,8 @@ def reliability_diagram(
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=500); y = rng.uniform(size=500) < p
     >>> ax = reliability_diagram(bece.bayesian_ece(y, p, n_bins=10, num_samples=1000))
-    >>> ax.get_ylabel()
-    'accuracy'
+    >>> ax.get_ylabel(), ax.figure.axes[-1].get_xlabel()   # P(y = 1) input: its own words
+    ('observed frequency of y = 1', 'predicted P(y = 1)')
     >>> import matplotlib.pyplot as plt; plt.close("all")
     """
     prob = check_prob(prob)

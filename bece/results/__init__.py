@@ -8,6 +8,7 @@ ArviZ only when called.
 from .comparison import Comparison
 from .ece import BayesianECE, BayesianTopLabelECE, SmoothBayesianECE
 from .summaries import DrawSummaries
+from .verdict import Verdict, comparison_verdict, verdict
 
 __all__ = [
     "BayesianECE",
@@ -15,4 +16,7 @@ __all__ = [
     "Comparison",
     "DrawSummaries",
     "SmoothBayesianECE",
+    "Verdict",
+    "comparison_verdict",
+    "verdict",
 ]

@@ -36,9 +36,14 @@ class BayesianECE(DrawSummaries):
     draws : ndarray of shape (S,)
         ECE of each posterior draw.
     accuracy : ndarray of shape (S, M)
-        Posterior draws of each bin's accuracy :math:`q_{1,m}/\\pi_m`.
+        Posterior draws of each bin's :math:`q_{1,m}/\\pi_m`: its accuracy
+        for top-label and triples input, its frequency of y = 1 for
+        P(y = 1) input (:attr:`kind` ``"binary"``; the JSON of ``bece
+        report`` calls both ``observed``).
     confidence : ndarray of shape (S, M)
-        Posterior draws of each bin's mean confidence :math:`\\mu_m`.
+        Posterior draws of each bin's mean :math:`\\mu_m` of ``y_prob``: its
+        mean confidence, or its mean predicted P(y = 1) for P(y = 1) input
+        (``predicted`` in the JSON).
     weight : ndarray of shape (S, M)
         Posterior draws of each bin's probability mass :math:`\\pi_m`.
     plugin : float
@@ -100,6 +105,10 @@ class BayesianECE(DrawSummaries):
         ``confidence``, ``weight`` (chain, draw, bin); ``constant_data``
         holds ``count_incorrect``, ``count_correct``, ``sum_p``, ``sum_p2``
         (bin) and ``edges`` (edge). Independent draws are stored as one chain.
+        For P(y = 1) input (attribute ``input_kind`` ``"binary"``),
+        ``accuracy`` is the frequency of y = 1, ``confidence`` the mean
+        predicted P(y = 1), and ``count_correct`` / ``count_incorrect``
+        count y = 1 / y = 0.
         """
         return from_dict(**self._arviz_groups())
 

@@ -153,6 +153,17 @@ class CalibrationTest:
             raise ValueError(f"level must be in (0, 1), got {level!r}")
         return bool(self.p_value <= level)
 
+    def verdict(self, level: float = 0.05) -> Any:  # bece.results.verdict.Verdict
+        """Is it calibrated? Both answers read by one rule
+        (:func:`bece.results.verdict.verdict`): "consistent with
+        calibration" when ``p_value >= level`` and ``prob_calibrated >=
+        0.5``, "miscalibrated" when ``p_value < level`` and
+        ``prob_calibrated < 0.5``, "inconclusive" otherwise."""
+        from ..results.verdict import verdict
+
+        return verdict(self.p_value, self.prob_calibrated, level, prior_odds=self.prior_odds,
+                       num_resamples=int(self.resampled.size))
+
     def __repr__(self) -> str:
         return (
             f"CalibrationTest(statistic={self.statistic:.4f}, p_value={self.p_value:.4f}, "
@@ -170,6 +181,7 @@ class CalibrationTest:
         p = f"<= {self.p_value:.2g}" if floor else f"{self.p_value:.3g}"
         return "\n".join([
             f"CalibrationTest: {input_words(self.kind)}, n = {self.n:,}, {self.n_bins} bins",
+            f"  verdict        {self.verdict().text}",
             f"  p-value        {p:<8} consistency resampling of the plug-in ECE "
             f"({b:,} resamples)",
             f"  P(calibrated)  {format_prob(self.prob_calibrated):<8} Bayes factor against the "

@@ -90,7 +90,8 @@ def test_reliability_diagram_artists(tmp_path):
     heights = [patch.get_height() for patch in cax.patches]
     np.testing.assert_array_equal(heights, np.histogram(p, bins=edges)[0])
     assert [t.get_text() for t in cax.texts] == [f"{c:,}" for c in np.histogram(p, bins=edges)[0]]
-    assert cax.get_xlabel() == "confidence" and ax.get_ylabel() == "accuracy"
+    # binary input: the words of P(y = 1), not accuracy and confidence
+    assert cax.get_xlabel() == "predicted P(y = 1)" and ax.get_ylabel() == "observed frequency of y = 1"
 
     # legend and title
     texts = [t.get_text() for t in ax.get_legend().get_texts()]
@@ -151,7 +152,7 @@ def test_options_and_own_axes():
     out = reliability_diagram(r, ax=a1, show_plugin=False, show_counts=False)
     assert out is a1 and not _counts_axes(fig)
     assert "plug-in (observed)" not in [ln.get_label() for ln in a1.get_lines()]
-    assert a1.get_xlabel() == "confidence"
+    assert a1.get_xlabel() == "predicted P(y = 1)"
     reliability_diagram(r, ax=a2, band_prior=1.0)
     assert len(_counts_axes(fig)) == 1
     assert "Beta(1, 1) prior" in " ".join(t.get_text() for t in a2.get_legend().get_texts())
@@ -223,3 +224,22 @@ def test_per_label_with_a_hand_built_result_without_kept_bins():
     np.testing.assert_allclose(med.get_xdata(), s1.confidence[s1.bin_counts > 0])
     with pytest.raises(ValueError, match="keep_bins=True"):
         reliability_diagram(fake, per_label=True, band_prior=None)
+
+
+def test_axis_words_follow_the_input_kind(rng):
+    """P(y = 1) input: observed frequency of y = 1 against predicted P(y = 1);
+    class probabilities (top-label) and triples: accuracy against confidence."""
+    y, prob = simulate_multiclass(300, 3, rng)
+    top = bece.bayesian_ece(y, prob, n_bins=5, num_samples=200)
+    triples = bece.bayesian_ece(y, prob.max(axis=1), y_pred=prob.argmax(axis=1), n_bins=5,
+                                num_samples=200)
+    binary = bece.bayesian_ece(y == 0, prob[:, 0], n_bins=5, num_samples=200)
+    for r, words in ((top, ("confidence", "accuracy")), (triples, ("confidence", "accuracy")),
+                     (binary, ("predicted P(y = 1)", "observed frequency of y = 1"))):
+        fig = plt.figure()
+        ax = reliability_diagram(r, ax=fig.add_subplot())
+        (cax,) = _counts_axes(fig)
+        assert (cax.get_xlabel(), ax.get_ylabel()) == words
+        ax = reliability_diagram(r, ax=fig.add_subplot(2, 1, 2), show_counts=False)
+        assert (ax.get_xlabel(), ax.get_ylabel()) == words
+        plt.close(fig)

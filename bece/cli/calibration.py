@@ -1,0 +1,182 @@
+"""``bece test``: is the classifier calibrated? The calibration test alone, and the verdict.
+
+:func:`bece.calibration_test` on a file (the example shipped with bece
+without FILE): its p-value (consistency resampling of the plug-in ECE), its
+Bayes factor for the identity curve against the smooth calibration-curve
+model and the posterior probability of calibration P(calibrated), read by
+one rule (:func:`bece.results.verdict.verdict`): "consistent with
+calibration" when p >= 0.05 and P(calibrated) >= 0.5, "miscalibrated" when
+p < 0.05 and P(calibrated) < 0.5, "inconclusive" otherwise. ``bece report``
+opens with the same verdict (:func:`file_test`).
+
+A file of at most 2,000 predictions is read whole (one atom per
+prediction, as :func:`bece.calibration_test` gives); a larger one is read
+in chunks into statistics on the fine grid of
+:func:`bece.smooth.fine_binning` (:func:`bece.smooth.calibration_test_stats.calibration_test_from_stats`,
+the same atoms as ``calibration_test(..., grid=128)``).
+
+For class probabilities (n, K) the test is of the top-label reading the
+report uses: P(correct | confidence = c) = c with confidence = max_k p_k,
+pooled over the predicted labels (not label by label).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from ..results.verdict import MEANING
+from .common import KINDS, input_options, to_json
+
+__all__ = [
+    "TOP_LABEL_SCOPE",
+    "file_test",
+    "format_test",
+    "run_test",
+    "test_dict",
+    "verdict_lines",
+]
+
+#: What the test covers for class probabilities.
+TOP_LABEL_SCOPE = ("top-label: tests P(correct | confidence) = confidence, labels pooled; "
+                   "no per-label test")
+
+
+def file_test(path: Any, args: argparse.Namespace, *, n: int | None = None, edges: Any = None,
+              fine_stats: Any = None, progress: bool = False) -> Any:
+    """:func:`bece.calibration_test` of the predictions in ``path``.
+
+    ``args`` gives the bins (``n_bins``, ``binning``), ``seed``, the input
+    options and, when present, ``resamples`` and ``prior_odds``. ``n``
+    (the number of predictions, when known) skips a pass for small files;
+    ``edges`` are the ECE bins' edges (needed for quantile bins, which
+    would otherwise take a pass); ``fine_stats`` are statistics of the
+    file on :func:`bece.smooth.fine_binning` of those bins, when already
+    read (``bece report --model smooth``).
+    """
+    from ..io.files import read_predictions, read_statistics
+    from ..smooth.atoms import EXACT_MAX_N, fine_binning
+    from ..smooth.calibration_test import calibration_test
+    from ..smooth.calibration_test_stats import calibration_test_from_stats
+
+    columns, options = input_options(args)
+    resamples, odds = getattr(args, "resamples", None), getattr(args, "prior_odds", None)
+    test_options = {"num_resamples": 1000 if resamples is None else resamples,
+                    "prior_odds": 1.0 if odds is None else odds, "seed": args.seed}
+    if n is not None and n <= EXACT_MAX_N:
+        whole = read_predictions(path, **columns)
+        return calibration_test(whole.y_true, whole.y_prob, y_pred=whole.y_pred, n_bins=args.n_bins,
+                                binning=args.binning, **test_options, **options)
+    n_bins: int | None = args.n_bins
+    binning: Any = args.binning
+    if binning == "quantile":  # the test's bins need every confidence: a first pass
+        if edges is None:
+            edges = read_statistics(path, n_bins=n_bins, binning="quantile", progress=progress,
+                                    **options, **columns).stats.edges
+        binning, n_bins = edges, None
+    if fine_stats is None:
+        fine_stats = read_statistics(path, binning=fine_binning(n_bins, binning), progress=progress,
+                                     **options, **columns).stats
+    if fine_stats.n <= EXACT_MAX_N:
+        return file_test(path, args, n=fine_stats.n)
+    return calibration_test_from_stats(fine_stats, n_bins=n_bins, binning=binning, **test_options)
+
+
+def test_dict(test: Any, level: float = 0.05) -> dict[str, Any]:
+    """The ``verdict`` and ``calibration_test`` objects of the JSON.
+
+    ``verdict``: :meth:`bece.results.verdict.Verdict.to_dict` (``verdict``,
+    ``calibrated``, ``p_value``, ``prob_calibrated``, ``level``,
+    ``prob_threshold``, ``prior_odds``, ``text``); ``calibration_test``:
+    ``statistic`` (plug-in ECE), ``p_value``, ``num_resamples``,
+    ``bayes_factor`` (for calibration; null beyond float64's range),
+    ``log_bayes_factor``, ``prior_odds``, ``prob_calibrated``.
+    """
+    v = test.verdict(level)
+    bf = test.bayes_factor
+    return {
+        "verdict": v.to_dict(),
+        "calibration_test": {
+            "statistic": test.statistic, "p_value": test.p_value,
+            "num_resamples": int(test.resampled.size),
+            "bayes_factor": bf if 0.0 < bf < float("inf") else None,
+            "log_bayes_factor": test.log_bayes_factor, "prior_odds": test.prior_odds,
+            "prob_calibrated": test.prob_calibrated,
+        },
+    }
+
+
+def verdict_lines(test: Any, kind: str, level: float = 0.05) -> list[str]:
+    """The report's opening line(s): the verdict, and for top-label input what it covers."""
+    v = test.verdict(level)
+    lines = [f"  verdict       {v.headline}"]
+    if v.calibrated is None:  # inconclusive: how the two answers disagree
+        lines.append(f"                ({v.reason})")
+    if kind == "top-label":
+        lines.append(f"                ({TOP_LABEL_SCOPE})")
+    return lines
+
+
+def format_test(test: Any, source: str, kind: str, level: float = 0.05) -> str:
+    """Human-readable ``bece test``: the verdict, then each number and what it means."""
+    from ..results.text import format_prob
+
+    b = test.resampled.size
+    floor = test.p_value <= 1.0 / (b + 1) * (1 + 1e-12)
+    p = f"<= {test.p_value:.2g}" if floor else f"{test.p_value:.3g}"
+    bf = test.bayes_factor
+    bf_text = (f"{bf:.3g}" if 0.0 < bf < float("inf") else "0" if bf == 0.0 else "inf")
+    pc = format_prob(test.prob_calibrated)
+    lines = [
+        f"bece test: {source}",
+        *verdict_lines(test, kind, level),
+        f"  predictions   {test.n:,} ({KINDS.get(kind, kind)}), {test.n_bins} bins",
+        "",
+        f"  p-value       {p:<9} consistency resampling of the plug-in ECE ({b:,} resamples)",
+        f"  Bayes factor  {bf_text:<9} for calibration against the smooth model "
+        f"(log B = {test.log_bayes_factor:.3g})",
+        f"  P(calibrated) {pc:<9} posterior probability of exact calibration, prior odds "
+        f"{test.prior_odds:g}",
+        f"  plug-in ECE   {test.statistic:<9.4f} the test statistic",
+        "",
+        f"  rule: consistent with calibration when p >= {level:g} and P(calibrated) >= 0.5;",
+        f"        miscalibrated when p < {level:g} and P(calibrated) < 0.5; else inconclusive",
+        *textwrap.wrap(MEANING, 92, initial_indent="  ", subsequent_indent="  ",
+                      break_on_hyphens=False),
+    ]
+    return "\n".join(lines)
+
+
+def run_test(args: argparse.Namespace) -> int:
+    """``bece test [FILE]``; returns the exit code."""
+    from ..io.files import example_path
+    from .parser import version
+
+    path = example_path() if args.file is None else args.file
+    if args.file is not None:
+        from ..io.files import column_names
+        from ..io.forecast_columns import detect_kind
+
+        columns, _ = input_options(args)
+        if detect_kind(column_names(path), str(path), y_col="y", mean_col="mean", std_col="std",
+                       quantile_prefix="q_", sample_prefix="s_", y_true_col=columns["y_true_col"],
+                       y_prob_col=columns["y_prob_col"],
+                       prob_prefix=columns["prob_prefix"]) == "regression":
+            raise ValueError(f"{path} holds regression forecasts; 'bece test' is for a classifier's "
+                             f"predictions: 'bece report {path}' gives the forecasts' verdict")
+    progress = not args.json and sys.stderr.isatty()
+    test = file_test(path, args, progress=progress)
+    kind = test.kind or "binary"
+    source = str(path) if args.file is not None else f"{Path(path).name} (example shipped with bece)"
+    if args.json:
+        info = {"model": "calibration-test", "input_kind": test.kind, "seed": args.seed,
+                "bece_version": version()}
+        d = {**info, "source": str(path), "n": test.n, "n_bins": test.n_bins,
+             **test_dict(test, args.level)}
+        print(to_json(d))
+    else:
+        print(format_test(test, source, kind, args.level))
+    return 0

@@ -1,0 +1,71 @@
+"""How often each verdict comes out: calibrated and miscalibrated binary models, by n.
+
+For each case (P(y = 1 | p) = p ** power with p ~ U(0, 1): power 1 is
+calibrated) and each n, ``--reps`` simulated test sets get
+``bece.calibration_test`` (15 bins, 1,000 resamples, prior odds 1) and its
+verdict (:func:`bece.results.verdict.verdict`); the table gives the share of
+each verdict, of p < 0.05 and of P(calibrated) < 0.5, and the mean true ECE
+of the case (by quadrature on the 15 bins).
+
+    PYTHONPATH=. python benchmarks/verdict_study.py [--reps 20] [--seed 0]
+
+The share's Monte Carlo standard error is at most 0.5 / sqrt(reps).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from scipy import integrate
+
+import bece
+
+CASES = (("calibrated", 1.0), ("slight", 1.1), ("clear", 1.5))
+SIZES = (300, 3000, 30000)
+
+
+def true_ece(power: float, n_bins: int = 15) -> float:
+    """Population binned ECE of P(y = 1 | p) = p ** power with p ~ U(0, 1)."""
+    total = 0.0
+    for m in range(n_bins):
+        lo, hi = m / n_bins, (m + 1) / n_bins
+        freq = integrate.quad(lambda x: x**power, lo, hi)[0]
+        mean = integrate.quad(lambda x: x, lo, hi)[0]
+        total += abs(freq - mean)
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    print(f"{'case':<11} {'ECE':>6} {'n':>6}  {'consistent':>10} {'inconcl.':>8} {'miscal.':>7}  "
+          f"{'p<0.05':>6} {'P(cal)<0.5':>10}  {'s/test':>6}")
+    for name, power in CASES:
+        ece = true_ece(power)
+        for n in SIZES:
+            labels, rejects, against = [], 0, 0
+            start = time.perf_counter()
+            for _ in range(args.reps):
+                p = rng.uniform(size=n)
+                y = rng.uniform(size=n) < p**power
+                t = bece.calibration_test(y, p, seed=rng)
+                v = t.verdict()
+                labels.append(v.label)
+                rejects += t.p_value < 0.05
+                against += t.prob_calibrated < 0.5
+            took = (time.perf_counter() - start) / args.reps
+            share = {k: labels.count(k) / args.reps for k in
+                     ("consistent with calibration", "inconclusive", "miscalibrated")}
+            print(f"{name:<11} {ece:>6.4f} {n:>6}  {share['consistent with calibration']:>10.2f} "
+                  f"{share['inconclusive']:>8.2f} {share['miscalibrated']:>7.2f}  "
+                  f"{rejects / args.reps:>6.2f} {against / args.reps:>10.2f}  {took:>6.2f}",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
