@@ -252,13 +252,19 @@ def test_report_streams_parquet_and_csv_like_the_library(tmp_path, capsys, rng):
 
     import unittest.mock
 
-    with unittest.mock.patch.object(bece.io.stream, "file_statistics", spy):
-        run(capsys, "report", str(tmp_path / "pred.parquet"), "--samples", "100", "--json")
-    # twice: the report's bins, then the verdict's fine grid (bece.smooth.fine_binning)
-    assert len(calls) == 2 and all(c["progress"] is False for c in calls)
     from bece.smooth import fine_binning
 
+    with unittest.mock.patch.object(bece.io.stream, "file_statistics", spy):
+        run(capsys, "report", str(tmp_path / "pred.parquet"), "--samples", "100", "--json",
+            "--model", "binned")
+    # twice: the report's bins, then the verdict's fine grid (bece.smooth.fine_binning)
+    assert len(calls) == 2 and all(c["progress"] is False for c in calls)
     assert calls[0]["n_bins"] == 15 and calls[1]["binning"] == fine_binning(15)
+    # the default (smooth) model reads the fine grid once; the verdict reuses it
+    calls.clear()
+    with unittest.mock.patch.object(bece.io.stream, "file_statistics", spy):
+        run(capsys, "report", str(tmp_path / "pred.parquet"), "--samples", "100", "--json")
+    assert len(calls) == 1 and calls[0]["binning"] == fine_binning(15)
 
 
 def test_report_progress_bar_only_on_a_terminal(tmp_path, capsys, rng, monkeypatch):
