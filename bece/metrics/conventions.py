@@ -237,10 +237,10 @@ def peer_ece(
 
     Examples
     --------
-    >>> from bece.metrics import peer_ece
     0.2 on an inner edge of 5 bins: left-closed bins (bece, torchmetrics,
     netcal) put it with 0.3, right-closed ones (scikit-learn) do not.
 
+    >>> from bece.metrics import peer_ece
     >>> y, p = [1, 0, 0], [0.2, 0.2, 0.3]
     >>> [round(peer_ece(y, p, convention=c, n_bins=5), 12) for c in ("bece", "sklearn")]
     [0.1, 0.3]
