@@ -41,6 +41,7 @@ PUBLIC = {
     "bece.io": ["read_predictions", "read_statistics", "example_path", "file_statistics", "iter_chunks"],
     "bece.smooth": ["smooth_ece", "smooth_posterior_ece", "fine_binning", "SmoothBayesianECE"],
     "bece.validation": ["sbc", "literal_gap", "SBCResult"],
+    "bece.metrics": ["peer_ece"],
     "bece.plots": ["reliability_diagram", "plot_ece_posterior", "plot_comparison", "plot_calibration_curve"],
 }
 
