@@ -65,6 +65,16 @@ for name in names:
     res["kumar"] = float(cal.get_ece(p, y, num_bins=m["kumar"]))
     res["relplot"] = float(relplot.metrics.binnedECE(conf.astype(np.float64), corr, nbins=m["relplot"]))
     res["helm"] = float(cal.get_ece_em(list(conf.astype(np.float64)), list(corr), num_bins=m["helm"]))
+    if len(conf) > 100:  # the other metrics, on the large inputs
+        c64, ci = conf.astype(np.float64), np.asarray(corr, dtype=np.int64)
+        res["smece"] = float(relplot.smECE(c64, ci))
+        res["kumar_bins"] = [float(b) for b in cal.get_equal_bins(list(c64), num_bins=15)]
+        res["kumar_l2_debiased"] = float(cal.lower_bound_scaling_ce(
+            c64, ci, p=2, debias=True, num_bins=15, binning_scheme=cal.get_equal_bins))
+        res["kumar_l2"] = float(cal.lower_bound_scaling_ce(
+            c64, ci, p=2, debias=False, num_bins=15, binning_scheme=cal.get_equal_bins))
+        res["torchmetrics_l2"] = float(binary_calibration_error(
+            torch.from_numpy(c64), torch.from_numpy(ci), n_bins=15, norm="l2"))
     out[name] = res
 print(json.dumps(out))
 """
@@ -175,6 +185,39 @@ def main() -> None:
     print("largest |bece - peer| per convention:")
     for key, v in worst.items():
         print(f"  {key:24s} {v:.1e}")
+    print()
+    other_metrics(allc, peers)
+
+
+def other_metrics(allc, peers) -> None:
+    """smooth ECE vs relplot.smECE; debiased and plug-in l2 on Kumar's equal-mass
+    bins vs uncertainty-calibration; l2 on 15 uniform bins vs torchmetrics
+    (float64 (n,) input); all on the (confidence, correct) pairs."""
+    from bece.metrics import l2_calibration_error, smooth_calibration_error
+
+    print("other metrics against the peers (on top-label pairs of the large inputs):")
+    print(f"{'input':24s} {'metric':34s} {'bece':>14s} {'peer':>14s} {'bece-peer':>10s}")
+    for name, (y, p, _) in allc.items():
+        res = peers[name]
+        if "smece" not in res:
+            continue
+        if p.ndim == 2:
+            z = (p.argmax(axis=1) == y).astype(np.int64)
+            c = p.max(axis=1).astype(np.float64)
+        else:
+            z, c = y, p.astype(np.float64)
+        edges = np.r_[0.0, res["kumar_bins"]]
+        rows = [
+            ("smooth ECE / relplot.smECE", smooth_calibration_error(z, c), res["smece"]),
+            ("debiased l2 / Kumar (equal mass)",
+             l2_calibration_error(z, c, binning=edges, debiased=True), res["kumar_l2_debiased"]),
+            ("l2 / Kumar (equal mass)", l2_calibration_error(z, c, binning=edges),
+             res["kumar_l2"]),
+            ("l2 15 bins / torchmetrics float64", l2_calibration_error(z, c),
+             res["torchmetrics_l2"]),
+        ]
+        for metric, ours, ref in rows:
+            print(f"{name:24s} {metric:34s} {ours:14.11f} {ref:14.11f} {ours - ref:10.1e}")
 
 
 if __name__ == "__main__":
