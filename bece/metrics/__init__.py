@@ -20,6 +20,7 @@ from .clinical import (
 from .conventions import CONVENTIONS, peer_bins, peer_ece
 from .l2 import ece_sweep, l2_calibration_error
 from .multiclass import classwise_ece, per_label_ece, top_label_ece, top_label_inputs
+from .posterior_l2 import l2_ece_draws
 from .scores import (
     BrierDecomposition,
     CORPDecomposition,
@@ -47,6 +48,7 @@ __all__ = [
     "hosmer_lemeshow",
     "ks_calibration_error",
     "l2_calibration_error",
+    "l2_ece_draws",
     "log_loss",
     "maximum_calibration_error",
     "peer_bins",
