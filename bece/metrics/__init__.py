@@ -8,6 +8,7 @@ from .binned import (
     plugin_ece,
     plugin_mce,
 )
+from .bootstrap import BootstrapInterval, bootstrap_interval
 from .clinical import (
     CalibrationSlope,
     HosmerLemeshow,
@@ -32,6 +33,8 @@ from .scores import (
 from .smooth_ece import smooth_calibration_error, smooth_calibration_error_at
 
 __all__ = [
+    "BootstrapInterval",
+    "bootstrap_interval",
     "BrierDecomposition",
     "CONVENTIONS",
     "CORPDecomposition",
