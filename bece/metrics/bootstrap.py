@@ -82,15 +82,15 @@ def bootstrap_interval(
     yp = as_array(y_prob, "y_prob")
     n = yp.shape[0] if yp.ndim else 0
     extra: dict[str, np.ndarray] = {}
-    for name, value in (("y_pred", y_pred), ("sample_weight", sample_weight)):
-        if value is not None:
-            extra[name] = as_array(value, name)
+    for name, given in (("y_pred", y_pred), ("sample_weight", sample_weight)):
+        if given is not None:
+            extra[name] = as_array(given, name)
     for name, arr in (("y_true", yt), *extra.items()):
         if arr.ndim != 1 or arr.shape[0] != n:
             raise ValueError(f"{name} must have shape ({n},), one entry per row of y_prob, "
                              f"got shape {arr.shape}")
 
-    def value(idx: np.ndarray | None) -> float:
+    def evaluate(idx: np.ndarray | None) -> float:
         if idx is None:
             out = metric(yt, yp, **extra, **metric_kwargs)
         else:
@@ -102,8 +102,8 @@ def bootstrap_interval(
             raise ValueError(f"metric must return a number, got {type(out).__name__}; wrap it, "
                              "e.g. lambda *a, **k: f(*a, **k).statistic") from None
 
-    estimate = value(None)
-    draws = np.array([value(rng.integers(0, n, size=n)) for _ in range(n_boot)])
+    estimate = evaluate(None)
+    draws = np.array([evaluate(rng.integers(0, n, size=n)) for _ in range(n_boot)])
     lo, hi = np.quantile(draws, [(1 - prob) / 2, (1 + prob) / 2])
     draws.setflags(write=False)
     return BootstrapInterval(estimate, float(lo), float(hi), prob, draws)
