@@ -119,6 +119,7 @@ def cases(rng):
         "cifar-like float32": (y, p32),
         "binary float64": (yb, pb),
         "binary float32": (yb, pb.astype(np.float32)),
+        "F: p = 1.0 in float32": (np.array([1, 0, 0]), np.array([1.0, 0.5, 0.3], np.float32)),
     }
     edge = {  # each a three-point example of one difference (README, "Which ECE?")
         "A: p on an inner edge, 0.2 (M=5)": ([1, 0, 0], [0.2, 0.2, 0.3], 5),

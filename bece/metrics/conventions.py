@@ -21,7 +21,7 @@ convention      default M  bins (``p`` a confidence)
 ``"torchmetrics"`` 15      ``[e_m, e_{m+1})`` on ``torch.linspace`` edges;
                            ``p = 1`` alone in an extra bin M; float32
                            confidences and sums for (n, K) input
-``"netcal"``    10         ``p`` clipped to ``[eps, 1 - eps]`` (eps of float64),
+``"netcal"``    10         ``p`` clipped to ``[eps, 1 - eps]`` (the input's eps),
                            then ``[e_m, e_{m+1})`` on ``np.linspace`` edges
 ``"sklearn"``   5          ``calibration_curve``'s bins: ``(e_m, e_{m+1}]``,
                            the first ``[0, e_1]`` (``searchsorted`` left)
@@ -118,7 +118,8 @@ def _kumar_equal_mass_upper(p: np.ndarray, m: int) -> np.ndarray:
     return np.array(sorted(set(inner + [1.0])), dtype=np.float64)
 
 
-def peer_bins(p: np.ndarray, convention: str, n_bins: int) -> tuple[np.ndarray, int]:
+def peer_bins(p: np.ndarray, convention: str, n_bins: int,
+              dtype: Any = np.float64) -> tuple[np.ndarray, int]:
     """Bin index of each confidence under a convention, and the number of bins.
 
     Parameters
@@ -129,6 +130,9 @@ def peer_bins(p: np.ndarray, convention: str, n_bins: int) -> tuple[np.ndarray, 
         One of :data:`CONVENTIONS`.
     n_bins : int
         The library's bin-count argument M.
+    dtype : numpy dtype, default float64
+        The dtype the predictions came in: netcal clips to its machine
+        epsilon (1.2e-7 for float32).
 
     Returns
     -------
@@ -144,7 +148,7 @@ def peer_bins(p: np.ndarray, convention: str, n_bins: int) -> tuple[np.ndarray, 
         edges = _torch_linspace(m, np.float64)
         return np.searchsorted(edges, p, side="right").astype(np.int64) - 1, m + 1
     if convention == "netcal":
-        eps = np.finfo(np.float64).eps
+        eps = float(np.finfo(dtype).eps)
         q = np.clip(p, eps, 1.0 - eps)
         edges = np.linspace(0.0, 1.0, m + 1)
         return np.minimum(np.searchsorted(edges, q, side="right") - 1, m - 1).astype(np.int64), m
@@ -258,10 +262,14 @@ def peer_ece(
     z_raw, p = as_outcomes(y_true, y_prob, y_pred, labels=labels, pos_label=pos_label,
                            from_logits=from_logits)
     z = np.asarray(z_raw, dtype=np.float64)
-    if convention == "torchmetrics":
-        dtype = getattr(y_prob, "dtype", None)
-        if input_kind(y_prob, y_pred) != "binary" or dtype == np.float32:
-            return _torchmetrics_float32(z, p, m)
-    index, size = peer_bins(p, convention, m)
+    dtype = getattr(y_prob, "dtype", None)
+    float32 = dtype == np.float32
+    if convention == "torchmetrics" and (input_kind(y_prob, y_pred) != "binary" or float32):
+        return _torchmetrics_float32(z, p, m)
+    kind = np.float32 if float32 else np.float64
+    index, size = peer_bins(p, convention, m, kind)
+    if convention == "netcal":  # the clipped confidences enter the bin means too
+        eps = np.finfo(kind).eps
+        p = np.clip(p.astype(kind), eps, kind(1.0) - eps).astype(np.float64)
     diff = np.bincount(index, weights=z - p, minlength=size)
     return float(np.abs(diff).sum() / p.size)

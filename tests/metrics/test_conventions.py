@@ -205,3 +205,12 @@ def test_bad_input():
         peer_ece([0, 1], [0.2, 1.7], convention="sklearn")
     with pytest.raises(ValueError, match="y_prob contains NaN"):
         peer_ece([0, 1], [0.2, np.nan], convention="helm")
+
+
+def test_netcal_clips_to_the_input_dtype_eps():
+    # netcal clips to [eps, 1 - eps] with eps of the input's dtype, and the clipped values
+    # enter the bin means: 1.0 -> 1 - eps in bin 9, 0.5 in bin 5 (M = 10)
+    eps32 = float(np.finfo(np.float32).eps)
+    got = peer_ece([1, 0], np.array([1.0, 0.5], np.float32), convention="netcal")
+    assert got == pytest.approx(0.25 + eps32 / 2, abs=1e-15)
+    assert peer_ece([1, 0], [1.0, 0.5], convention="netcal") == pytest.approx(0.25, abs=1e-15)
