@@ -22,6 +22,7 @@ from .conventions import CONVENTIONS, peer_bins, peer_ece
 from .l2 import ece_sweep, l2_calibration_error
 from .multiclass import classwise_ece, per_label_ece, top_label_ece, top_label_inputs
 from .posterior_l2 import l2_ece_draws
+from .registry import METRIC_NAMES, check_metric_names, metric_report
 from .scores import (
     BrierDecomposition,
     CORPDecomposition,
@@ -40,10 +41,12 @@ __all__ = [
     "CORPDecomposition",
     "CalibrationSlope",
     "HosmerLemeshow",
+    "METRIC_NAMES",
     "SpiegelhalterZ",
     "brier_decomposition",
     "brier_score",
     "calibration_slope",
+    "check_metric_names",
     "classwise_ece",
     "corp_decomposition",
     "ece_sweep",
@@ -54,6 +57,7 @@ __all__ = [
     "l2_ece_draws",
     "log_loss",
     "maximum_calibration_error",
+    "metric_report",
     "peer_bins",
     "peer_ece",
     "per_label_ece",

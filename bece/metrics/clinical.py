@@ -153,8 +153,8 @@ def calibration_slope(
     if edge.any():
         i = int(np.argmax(edge))
         raise ValueError(f"y_prob has {int(edge.sum())} value(s) of exactly 0 or 1 (e.g. index "
-                         f"{i}: {p[i]!r}), whose logit is infinite; the calibration slope needs "
-                         "probabilities in (0, 1)")
+                         f"{i}: {float(p[i])!r}), whose logit is infinite; the calibration slope "
+                         "needs probabilities in (0, 1)")
     x = np.log(p) - np.log1p(-p)
     keep = w > 0
     x, z, w = x[keep], z[keep], w[keep]
