@@ -41,6 +41,12 @@ PUBLIC = {
     "bece.io": ["read_predictions", "read_statistics", "example_path", "file_statistics", "iter_chunks"],
     "bece.smooth": ["smooth_ece", "smooth_posterior_ece", "fine_binning", "SmoothBayesianECE"],
     "bece.validation": ["sbc", "literal_gap", "SBCResult"],
+    "bece.metrics": [
+        "peer_ece", "l2_calibration_error", "ece_sweep", "smooth_calibration_error",
+        "smooth_calibration_error_at", "brier_score", "log_loss", "brier_decomposition",
+        "corp_decomposition", "calibration_slope", "spiegelhalter_z", "hosmer_lemeshow",
+        "ks_calibration_error", "l2_ece_draws", "bootstrap_interval",
+    ],
     "bece.plots": ["reliability_diagram", "plot_ece_posterior", "plot_comparison", "plot_calibration_curve"],
 }
 

@@ -62,6 +62,18 @@ def _labels(text: str) -> list[int | str]:
     return [_label(t) for t in items]
 
 
+def _metric_names(text: str) -> list[str]:
+    """``--metrics l2,brier`` (or ``all``): the names, checked."""
+    from ..metrics.registry import METRIC_NAMES, check_metric_names
+
+    if text.strip() == "all":
+        return list(METRIC_NAMES)
+    try:
+        return check_metric_names(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _row_sum_tol(text: str) -> float:
     try:
         tol = float(text)
@@ -224,6 +236,13 @@ def build_parser() -> argparse.ArgumentParser:
     # regression file (and the reverse) can be refused, not ignored
     rep.set_defaults(model=None, n_bins=None, binning=None)
     _add_input_options(rep)
+    rep.add_argument(
+        "--metrics", metavar="NAMES", type=_metric_names,
+        help="also report these calibration metrics, each with its interval (the l2 ECE from the "
+        "posterior draws, the others by bootstrap) or p-value, comma-separated: l2, debiased_l2, "
+        "smooth_ece, ece_sweep, brier, log_loss, ks, slope, intercept, spiegelhalter, "
+        "hosmer_lemeshow, or 'all' (reads the whole file into memory)",
+    )
     reg = rep.add_argument_group(
         "regression forecasts", "column names (a regression file is recognised by them)"
     )

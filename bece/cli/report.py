@@ -231,7 +231,7 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
 #: The options of each kind of file, as (option, argparse dest); a given
 #: option of the other kind is refused, never ignored.
 CLASSIFIER_OPTIONS = (("--model", "model"), ("--n-bins", "n_bins"), ("--binning", "binning"),
-                      ("--no-verdict", "no_verdict"), *INPUT_OPTIONS)
+                      ("--no-verdict", "no_verdict"), *INPUT_OPTIONS, ("--metrics", "metrics"))
 REGRESSION_OPTIONS = (("--y-col", "y_col"), ("--mean-col", "mean_col"), ("--std-col", "std_col"),
                       ("--quantile-prefix", "quantile_prefix"), ("--sample-prefix", "sample_prefix"),
                       ("--levels", "levels"))
@@ -297,10 +297,14 @@ def run_report(args: argparse.Namespace) -> int:
     test = None if args.no_verdict else file_test(
         path, args, n=result.stats.n, edges=result.stats.edges,
         fine_stats=pred.stats if args.model == "smooth" else None, progress=progress)
+    metrics = (None if getattr(args, "metrics", None) is None else
+               _metrics(path, args, columns, options, result))
     if args.json:
         d = report_dict(result, seed=args.seed, test=test, reference=reference)
         if classes is not None:
             d["classes"] = [c.item() if hasattr(c, "item") else c for c in classes]
+        if metrics is not None:
+            d["metrics"] = metrics
         print(to_json(d))
     else:
         source = str(path) if args.file is not None else f"{Path(path).name} (example shipped with bece)"
@@ -312,6 +316,8 @@ def run_report(args: argparse.Namespace) -> int:
             lines.insert(at + 1, "  classes       " + classes_line(classes, columns["prob_prefix"],
                                                                   args.labels is not None))
             text = "\n".join(lines)
+        if metrics is not None:
+            text += "\n" + _metrics_text(metrics)
         print(text)
     if args.plot is not None:
         from ..plots.reliability import reliability_diagram
@@ -325,6 +331,36 @@ def run_report(args: argparse.Namespace) -> int:
             ax.set_title(f"smooth model: {ax.get_title()}", fontsize="medium")
         save(fig, args.plot, args.json)
     return 0
+
+
+def _metrics(path: Any, args: argparse.Namespace, columns: dict[str, Any],
+             options: dict[str, Any], result: Any) -> dict[str, Any]:
+    """``--metrics``: the chosen metrics of the file's (outcome, confidence)
+    pairs, the l2 ECE's interval from ``result``'s draws
+    (:func:`bece.metrics.metric_report`)."""
+    from ..io.files import read_predictions
+    from ..metrics.registry import metric_report
+    from ..stats.inputs import as_outcomes
+
+    whole = read_predictions(path, **columns)
+    z, p = as_outcomes(whole.y_true, whole.y_prob, whole.y_pred, **options)
+    return metric_report(np.asarray(z, dtype=np.float64), p, args.metrics, posterior=result,
+                         prob=PROB, seed=args.seed)
+
+
+def _metrics_text(metrics: dict[str, Any]) -> str:
+    lines = [f"  metrics ({PROB:.0%} intervals; of the (correct, confidence) pairs)"]
+    for m in metrics.values():
+        if "error" in m:
+            lines.append(f"    {m['label']:<42} not computed: {m['error']}")
+        elif "p_value" in m:
+            lines.append(f"    {m['label']:<42} statistic {m['statistic']:.4f}, "
+                         f"p-value {m['p_value']:.4g}")
+        else:
+            lo, hi = m["interval"]
+            lines.append(f"    {m['label']:<42} {m['value']:.4f} [{lo:.4f}, {hi:.4f}] "
+                         f"{m['interval_method']}")
+    return "\n".join(lines)
 
 
 def _smooth_report(path: Any, args: argparse.Namespace, progress: bool, columns: dict[str, Any],

@@ -1,0 +1,131 @@
+"""The metrics a report can carry, by name, each with its interval or p-value.
+
+:func:`metric_report` computes the chosen metrics of (outcome, confidence)
+pairs (:mod:`bece.metrics.pairs`) and gives each an interval: the l2 ECE
+from the posterior draws of a Bayesian ECE when one is passed
+(:func:`~bece.metrics.posterior_l2.l2_ece_draws`, the same draws as the
+l1 posterior), the percentile bootstrap otherwise
+(:func:`~bece.metrics.bootstrap.bootstrap_interval`); the tests of
+calibration give their statistic and p-value. ``bece report --metrics``
+prints it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .bootstrap import bootstrap_interval
+from .clinical import calibration_slope, hosmer_lemeshow, ks_calibration_error, spiegelhalter_z
+from .l2 import ece_sweep, l2_calibration_error
+from .posterior_l2 import l2_ece_draws
+from .scores import brier_score, log_loss
+from .smooth_ece import smooth_calibration_error
+
+__all__ = [
+    "METRIC_NAMES",
+    "check_metric_names",
+    "metric_report",
+]
+
+
+def _slope(*a: Any, **k: Any) -> float:
+    return calibration_slope(*a, **k).slope
+
+
+def _citl(*a: Any, **k: Any) -> float:
+    return calibration_slope(*a, **k).intercept_in_the_large
+
+
+_ESTIMATES: dict[str, tuple[str, Callable[..., Any]]] = {
+    "l2": ("binned l2 (RMS) ECE", l2_calibration_error),
+    "debiased_l2": ("debiased l2 ECE (Kumar et al. 2019)",
+                    lambda *a, **k: l2_calibration_error(*a, debiased=True, **k)),
+    "smooth_ece": ("smooth ECE (Blasiok & Nakkiran 2023)", smooth_calibration_error),
+    "ece_sweep": ("ECE_sweep (Roelofs et al. 2022)", ece_sweep),
+    "brier": ("Brier score", brier_score),
+    "log_loss": ("log loss", log_loss),
+    "ks": ("KS calibration error (Gupta et al. 2021)", ks_calibration_error),
+    "slope": ("calibration slope", _slope),
+    "intercept": ("calibration-in-the-large", _citl),
+}
+_TESTS: dict[str, tuple[str, Callable[..., Any]]] = {
+    "spiegelhalter": ("Spiegelhalter's Z", spiegelhalter_z),
+    "hosmer_lemeshow": ("Hosmer-Lemeshow (10 groups)", hosmer_lemeshow),
+}
+
+#: Every name :func:`metric_report` knows, in report order.
+METRIC_NAMES: tuple[str, ...] = (*_ESTIMATES, *_TESTS)
+
+
+def check_metric_names(names: Any) -> list[str]:
+    """The names as a list, or ValueError naming the unknown ones and the known."""
+    if isinstance(names, str):
+        names = [t.strip() for t in names.split(",")]
+    names = list(names)
+    unknown = [n for n in names if n not in METRIC_NAMES]
+    if unknown or not names:
+        raise ValueError(f"metrics must be names among {', '.join(METRIC_NAMES)} (or 'all'); "
+                         f"got {', '.join(map(repr, unknown)) or 'none'}")
+    return names
+
+
+def metric_report(
+    z: np.ndarray, p: np.ndarray, names: Any, *, posterior: Any = None, prob: float = 0.9,
+    n_boot: int = 200, seed: int = 0,
+) -> dict[str, dict[str, Any]]:
+    """The chosen metrics of the pairs, each with its interval or p-value.
+
+    Parameters
+    ----------
+    z, p : array_like of shape (n,)
+        Outcomes (0/1) and confidences (P(y = 1), or the top-label pairs).
+    names : str or list of str
+        Names from :data:`METRIC_NAMES`, or ``"all"``.
+    posterior : BayesianECE, optional
+        A Bayesian ECE of the same data: the l2 ECE then takes its bins and
+        its interval from the posterior draws.
+    prob : float, default 0.9
+    n_boot, seed
+        The bootstrap's resamples and random seed.
+
+    Returns
+    -------
+    dict
+        ``{name: {"label", "value", "interval", "interval_method"}}`` for the
+        estimates, ``{name: {"label", "statistic", "p_value", ...}}`` for the
+        tests; a metric that cannot be computed on these data (a slope with a
+        confidence of exactly 1) gets ``{"label", "error"}`` with the reason.
+    """
+    names = list(METRIC_NAMES) if names == "all" or names == ["all"] else check_metric_names(names)
+    out: dict[str, dict[str, Any]] = {}
+    for i, name in enumerate(names):
+        try:
+            out[name] = _one(name, i, z, p, posterior, prob, n_boot, seed)
+        except ValueError as exc:  # reported, not dropped: e.g. a slope with p = 1.0
+            label = (_TESTS.get(name) or _ESTIMATES[name])[0]
+            out[name] = {"label": label, "error": str(exc)}
+    return out
+
+
+def _one(name: str, i: int, z: np.ndarray, p: np.ndarray, posterior: Any, prob: float,
+         n_boot: int, seed: int) -> dict[str, Any]:
+    """One metric's entry of :func:`metric_report`."""
+    if name in _TESTS:
+        label, test = _TESTS[name]
+        res = test(z, p)._asdict()
+        return {"label": label, **{k: float(v) if isinstance(v, float) else v
+                                   for k, v in res.items()}}
+    label, fn = _ESTIMATES[name]
+    kw: dict[str, Any] = {}
+    if name in ("l2", "debiased_l2") and posterior is not None:
+        kw["binning"] = posterior.stats.binning
+    if name == "l2" and posterior is not None:
+        lo, hi = np.quantile(l2_ece_draws(posterior), [(1 - prob) / 2, (1 + prob) / 2])
+        return {"label": label, "value": float(fn(z, p, **kw)), "interval": [float(lo), float(hi)],
+                "interval_method": f"posterior ({posterior.model} model)"}
+    iv = bootstrap_interval(fn, z, p, prob=prob, n_boot=n_boot, seed=seed + i, **kw)
+    return {"label": label, "value": iv.estimate, "interval": [iv.low, iv.high],
+            "interval_method": f"bootstrap ({n_boot} resamples)"}

@@ -1,0 +1,42 @@
+"""Every new plug-in metric reads (n, K) input top-label and triples with
+y_pred as the (correct, confidence) pairs, and refuses bad input by name."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bece import metrics as bm
+
+from ..conftest import simulate_multiclass
+
+FLOATS = [
+    bm.brier_score, bm.log_loss, bm.l2_calibration_error, bm.ece_sweep,
+    bm.smooth_calibration_error, bm.ks_calibration_error,
+    lambda *a, **k: bm.calibration_slope(*a, **k).slope,
+    lambda *a, **k: bm.spiegelhalter_z(*a, **k).statistic,
+    lambda *a, **k: bm.hosmer_lemeshow(*a, **k).statistic,
+    lambda *a, **k: bm.brier_decomposition(*a, **k).reliability,
+    lambda *a, **k: bm.corp_decomposition(*a, **k).miscalibration,
+]
+
+
+@pytest.mark.parametrize("metric", FLOATS)
+def test_top_label_and_triples_are_the_pairs(rng, metric):
+    y, prob = simulate_multiclass(600, 4, rng, temperature=1.4)
+    pred = prob.argmax(axis=1)
+    conf = prob.max(axis=1)
+    correct = (pred == y).astype(int)
+    want = metric(correct, conf)
+    assert metric(y, prob) == pytest.approx(want, abs=1e-12)
+    assert metric(y, conf, y_pred=pred) == pytest.approx(want, abs=1e-12)
+
+
+@pytest.mark.parametrize("metric", FLOATS)
+def test_bad_input_names_the_argument(metric):
+    with pytest.raises(ValueError, match="y_prob"):
+        metric([0, 1, 1], [0.2, np.nan, 0.7])
+    with pytest.raises(ValueError, match="y_true"):
+        metric([0, 1, 2], [0.2, 0.5, 0.7])
+    with pytest.raises(ValueError, match="sample_weight"):
+        metric([0, 1, 1], [0.2, 0.5, 0.7], sample_weight=[1.0, 2.0])
