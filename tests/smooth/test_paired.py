@@ -140,13 +140,13 @@ def test_identical_predictions():
 def test_marginals_match_each_models_own_posterior():
     """Each model's ECE draws in the pair have the mean and sd of the smooth model
     alone (prior_odds=0; its draws are PSIS-resampled, the pair's the Laplace
-    mixture). Tolerance: 5 Monte Carlo SEs of the mean (S = 4000 each, the
+    mixture). Tolerance: 5 Monte Carlo SEs of the mean (S = 2000 each, the
     ECE's sd over sqrt(S/2)) plus 5% of the sd for the Laplace/PSIS gap."""
-    y, pa, pb = _pair(600, 7)
-    c = smooth_compare(y, pa, pb, num_samples=4000, seed=2)
+    y, pa, pb = _pair(400, 7)
+    c = smooth_compare(y, pa, pb, num_samples=2000, seed=2)
     for res, p in ((c.a, pa), (c.b, pb)):
-        one = bece.smooth.smooth_ece(y, p, num_samples=4000, seed=3, prior_odds=0)
-        assert abs(res.mean - one.mean) < 5 * one.std / np.sqrt(2000) + 0.05 * one.std
+        one = bece.smooth.smooth_ece(y, p, num_samples=2000, seed=3, prior_odds=0)
+        assert abs(res.mean - one.mean) < 5 * one.std / np.sqrt(1000) + 0.05 * one.std
         assert res.std == pytest.approx(one.std, rel=0.15)
         assert res.plugin == one.plugin
 
@@ -154,7 +154,7 @@ def test_marginals_match_each_models_own_posterior():
 def test_paired_interval_is_narrower_than_independent_on_similar_models():
     """Two temperatures of the same scores (1.4 and 1.25), n = 3000 (fine-grid
     atoms): the paired 90% interval of ECE_A - ECE_B is a fraction of the width
-    of two independent posteriors from the same fits (measured RATIO here; the
+    of two independent posteriors from the same fits (measured 0.37 here; the
     study in benchmarks/paired_smooth_study.py has the table). Deterministic
     given the seeds."""
     y, pa, pb = _pair(3000, 8)
@@ -164,7 +164,6 @@ def test_paired_interval_is_narrower_than_independent_on_similar_models():
     for coupled in (True, False):
         d = paired_draws(a, b, same, 1000, np.random.default_rng(9), coupled=coupled)
         width[coupled] = np.diff(np.quantile(d["ece_a"] - d["ece_b"], [0.05, 0.95]))[0]
-    print("RATIO", width[True] / width[False])
     assert width[True] < 0.6 * width[False]
 
 
