@@ -7,9 +7,8 @@ numpy and scipy only: ArviZ, matplotlib and the NumPyro models
 """
 
 from . import regression
-from .api import bayesian_ece, bayesian_top_label_ece, posterior_ece, posterior_top_label_ece
+from .api import bayesian_ece, bayesian_top_label_ece, compare, posterior_ece, posterior_top_label_ece
 from .base.version import VERSION
-from .binned.compare import compare
 from .metrics.binned import expected_calibration_error, maximum_calibration_error
 from .metrics.multiclass import classwise_ece, top_label_ece
 from .results.comparison import Comparison

@@ -18,6 +18,7 @@ from .binned.literal import FORMS
 from .binned.posterior import binned_posterior_ece
 from .binned.toplabel import bayesian_top_label_ece as binned_top_label_ece
 from .binned.toplabel import posterior_top_label_ece as binned_posterior_top_label_ece
+from .results.comparison import Comparison
 from .results.ece import BayesianECE, BayesianTopLabelECE
 from .stats.binning import Binning
 from .stats.calibration_stats import CalibrationStats
@@ -25,6 +26,7 @@ from .stats.calibration_stats import CalibrationStats
 __all__ = [
     "bayesian_ece",
     "bayesian_top_label_ece",
+    "compare",
     "posterior_ece",
     "posterior_top_label_ece",
 ]
@@ -470,3 +472,79 @@ def bayesian_top_label_ece(
         sigma=sigma, tau=tau, num_samples=num_samples, seed=seed, keep_bins=keep_bins, model=model,
         **options,
     )
+
+
+COMPARE_MODELS = ("binned", "smooth")
+
+
+def compare(
+    y_true: ArrayLike,
+    y_prob_a: ArrayLike,
+    y_prob_b: ArrayLike,
+    *,
+    y_pred_a: ArrayLike | None = None,
+    y_pred_b: ArrayLike | None = None,
+    n_bins: int | None = None,
+    binning: BinningSpec | Binning = "uniform",
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
+    num_samples: int = 10_000,
+    seed: Seed = 0,
+    progress: bool = False,
+    labels: ArrayLike | None = None,
+    pos_label: Any = None,
+    from_logits: bool = False,
+    row_sum_tol: float | None = None,
+    model: str = "binned",
+) -> Comparison:
+    """Paired posterior of two models' ECEs on the same test set.
+
+    Parameters
+    ----------
+    y_true, y_prob_a, y_prob_b, y_pred_a, y_pred_b, n_bins, binning, num_samples, seed,
+    labels, pos_label, from_logits, row_sum_tol
+        As :func:`bece.binned.compare.compare`.
+    alpha, sigma, tau, progress
+        The binned model's prior and progress bar
+        (:func:`bece.binned.compare.compare`); ``model="smooth"`` takes none
+        of the prior options, and draws without a progress bar.
+    model : {"binned", "smooth"}, default "binned"
+        ``"binned"``: one Dirichlet over the joint (correct, bin) cells of
+        both models (:mod:`bece.binned.compare`). ``"smooth"``: both
+        models' smooth calibration curves, drawn with shared outcome
+        perturbations and one Bayesian bootstrap over the examples
+        (:mod:`bece.smooth.paired`).
+
+    Returns
+    -------
+    Comparison
+        ``.a.model`` is ``"binned"`` or ``"smooth"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import compare
+    >>> rng = np.random.default_rng(0)
+    >>> t = rng.uniform(size=1000)
+    >>> y = (rng.uniform(size=1000) < t).astype(int)
+    >>> c = compare(y, t, t**0.7, n_bins=10, num_samples=1000, seed=1, model="smooth")
+    >>> c.a.model, bool(c.prob_a_better > 0.99)
+    ('smooth', True)
+    """
+    if model not in COMPARE_MODELS:
+        raise ValueError(f"model must be one of {COMPARE_MODELS}, got {model!r}")
+    options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
+                               "row_sum_tol": row_sum_tol}
+    if model == "smooth":
+        _binned_options_unused("bece.smooth.paired.smooth_compare", alpha=alpha, sigma=sigma, tau=tau)
+        from .smooth.paired import smooth_compare
+
+        return smooth_compare(y_true, y_prob_a, y_prob_b, y_pred_a=y_pred_a, y_pred_b=y_pred_b,
+                              n_bins=n_bins, binning=binning, num_samples=num_samples, seed=seed,
+                              **options)
+    from .binned.compare import compare as binned_compare
+
+    return binned_compare(y_true, y_prob_a, y_prob_b, y_pred_a=y_pred_a, y_pred_b=y_pred_b,
+                          n_bins=n_bins, binning=binning, alpha=alpha, sigma=sigma, tau=tau,
+                          num_samples=num_samples, seed=seed, progress=progress, **options)

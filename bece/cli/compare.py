@@ -28,6 +28,16 @@ __all__ = [
 ]
 
 
+PAIRING_BINNED = (
+    "  model         binned BECE model, paired: one Dirichlet over the joint",
+    "                (correct_A, bin_A, correct_B, bin_B) cells of the same examples",
+)
+PAIRING_SMOOTH = (
+    "  model         smooth calibration curves (Laplace), paired: shared outcome",
+    "                perturbations and one Bayesian bootstrap over the same examples",
+)
+
+
 def compare_dict(comparison: Any, sources: Sequence[str], prob: float = PROB,
                  seed: int | None = None) -> dict[str, Any]:
     """The JSON object of ``bece compare``.
@@ -91,9 +101,8 @@ def format_compare(
     lines += [
         f"  {'A - B':<8} {d['diff']['mean']:>+12.4f}  {f'[{lo:+.4f}, {hi:+.4f}]':<20}  {plug:>+11.4f}",
         "",
-        f"  P(ECE_A < ECE_B) = {d['prob_a_better']:.3f}   "
-        f"({comparison.num_samples:,} joint draws; paired: one Dirichlet over the",
-        "  joint (correct_A, bin_A, correct_B, bin_B) cells of the same examples)",
+        f"  P(ECE_A < ECE_B) = {d['prob_a_better']:.3f}   ({comparison.num_samples:,} joint draws)",
+        *(PAIRING_SMOOTH if getattr(comparison.a, "model", "binned") == "smooth" else PAIRING_BINNED),
     ]
     return "\n".join(lines)
 
@@ -102,7 +111,7 @@ def run_compare(args: argparse.Namespace) -> int:
     """``bece compare A B``; returns the exit code."""
     from pathlib import Path
 
-    from ..binned.compare import compare
+    from ..api import compare
     from ..io.files import read_predictions
     from ..stats.inputs import as_outcomes, located
 
@@ -145,6 +154,7 @@ def run_compare(args: argparse.Namespace) -> int:
         num_samples=args.samples,
         seed=args.seed,
         progress=not args.json and sys.stderr.isatty(),
+        model=args.model,
         **options,
     )
     sources = (str(args.file_a), str(args.file_b))
