@@ -496,7 +496,7 @@ def compare(
     pos_label: Any = None,
     from_logits: bool = False,
     row_sum_tol: float | None = None,
-    model: str = "binned",
+    model: str = "smooth",
 ) -> Comparison:
     """Paired posterior of two models' ECEs on the same test set.
 
@@ -509,12 +509,13 @@ def compare(
         The binned model's prior and progress bar
         (:func:`bece.binned.compare.compare`); ``model="smooth"`` takes none
         of the prior options, and draws without a progress bar.
-    model : {"binned", "smooth"}, default "binned"
-        ``"binned"``: one Dirichlet over the joint (correct, bin) cells of
-        both models (:mod:`bece.binned.compare`). ``"smooth"``: both
-        models' smooth calibration curves, drawn with shared outcome
-        perturbations and one Bayesian bootstrap over the examples
-        (:mod:`bece.smooth.paired`).
+    model : {"smooth", "binned"}, default "smooth"
+        ``"smooth"`` (the default, as :func:`bayesian_ece`'s): both models'
+        smooth calibration curves, drawn with shared outcome perturbations
+        and one Bayesian bootstrap over the examples
+        (:mod:`bece.smooth.paired`; README "Paired comparisons" has its
+        coverage). ``"binned"``: one Dirichlet over the joint (correct,
+        bin) cells of both models (:mod:`bece.binned.compare`).
 
     Returns
     -------

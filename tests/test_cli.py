@@ -143,7 +143,7 @@ def test_compare_text_and_json_match_the_library(tmp_path, capsys, rng):
 
     lib = compare(y, pa, pb, n_bins=10, num_samples=2000, seed=4)
     code, out, err = run(capsys, "compare", str(a), str(b), "--n-bins", "10", "--samples", "2000",
-                         "--seed", "4", "--json")
+                         "--seed", "4", "--json", "--model", "binned")
     assert code == 0 and err == ""
     d = json.loads(out)
     assert set(d) == {"model", "input_kind", "seed", "bece_version", "n", "n_bins", "a", "b",
@@ -155,7 +155,7 @@ def test_compare_text_and_json_match_the_library(tmp_path, capsys, rng):
     assert d["diff"]["mean"] == lib.mean and d["diff"]["interval"] == list(lib.interval(0.9))
     assert d["prob_a_better"] == lib.prob_a_better
     code, out, err = run(capsys, "compare", str(a), str(b), "--n-bins", "10", "--samples", "2000",
-                         "--seed", "4")
+                         "--seed", "4", "--model", "binned")
     assert code == 0 and err == ""
     lo, hi = lib.interval(0.9)
     assert f"[{lo:+.4f}, {hi:+.4f}]" in out and f"P(ECE_A < ECE_B) = {lib.prob_a_better:.3f}" in out
@@ -182,10 +182,11 @@ def test_compare_progress_bar_only_on_a_terminal(tmp_path, capsys, rng, monkeypa
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, "compare", spy)
-    run(capsys, "compare", str(a), str(b), "--samples", "100")  # stderr is not a tty under pytest
+    binned = ["--model", "binned"]  # the binned model's draws show a progress bar
+    run(capsys, "compare", str(a), str(b), "--samples", "100", *binned)  # stderr is not a tty under pytest
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    run(capsys, "compare", str(a), str(b), "--samples", "100")
-    run(capsys, "compare", str(a), str(b), "--samples", "100", "--json")
+    run(capsys, "compare", str(a), str(b), "--samples", "100", *binned)
+    run(capsys, "compare", str(a), str(b), "--samples", "100", "--json", *binned)
     assert seen == [False, True, False]
 
 

@@ -39,10 +39,10 @@ def test_compare_smooth_json_and_text_match_the_library(tmp_path, capsys):
     assert f"{lib.mean:+.4f}" in out
 
 
-def test_compare_default_model_is_binned(tmp_path, capsys):
+def test_compare_default_model_is_smooth(tmp_path, capsys):
     *_, a, b = _files(tmp_path, n=100)
     assert main(["compare", str(a), str(b), "--samples", "200", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["model"] == "binned"
+    assert json.loads(capsys.readouterr().out)["model"] == "smooth"
 
 
 def test_compare_unknown_model_exits_2(tmp_path, capsys):

@@ -67,13 +67,7 @@ from ..base.typing import BinningSpec, PriorParam, Seed
 from ..results.comparison import Comparison
 from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
-from ..stats.inputs import (
-    as_outcomes,
-    check_options,
-    check_probabilities,
-    checked_array,
-    input_kind,
-)
+from ..stats.inputs import as_outcomes, check_options, check_pair, input_kind
 from ..stats.labels import label_values
 from .conjugate import (
     ConjugatePosterior,
@@ -141,28 +135,6 @@ def joint_concentration(alpha_a: np.ndarray, alpha_b: np.ndarray) -> np.ndarray:
             "a joint Dirichlet with both as marginals needs them equal"
         )
     return alpha_a[:, :, None, None] * alpha_b[None, None, :, :] / w_a
-
-
-def _check_pair(y_prob_a: ArrayLike, y_prob_b: ArrayLike, from_logits: bool,
-                row_sum_tol: float | None) -> tuple[np.ndarray, np.ndarray]:
-    if from_logits:  # shapes here; the values where the softmax is taken
-        pa, pb = checked_array(y_prob_a, "y_prob_a"), checked_array(y_prob_b, "y_prob_b")
-    else:
-        pa = check_probabilities(y_prob_a, "y_prob_a", row_sum_tol=row_sum_tol)
-        pb = check_probabilities(y_prob_b, "y_prob_b", row_sum_tol=row_sum_tol)
-    if pa.shape[0] != pb.shape[0]:
-        raise ValueError(
-            f"y_prob_a has {pa.shape[0]} predictions but y_prob_b has {pb.shape[0]}; a paired "
-            "comparison needs both models' predictions on the same test examples, in the same order"
-        )
-    if pa.shape[1:] != pb.shape[1:]:
-        raise ValueError(
-            f"y_prob_a has shape {pa.shape} but y_prob_b has shape {pb.shape}; both must be P(y=1) "
-            "of shape (n,) or class probabilities of shape (n, K) with the same K, or the (n,) "
-            "confidences of y_pred_a and y_pred_b (for class probabilities against calibrated "
-            "top-label confidences: y_prob_a.max(axis=1) with y_pred_a=y_prob_a.argmax(axis=1))"
-        )
-    return pa, pb
 
 
 def compare(
@@ -252,7 +224,7 @@ def compare(
     True
     """
     check_options(from_logits, row_sum_tol)
-    pa, pb = _check_pair(y_prob_a, y_prob_b, from_logits, row_sum_tol)
+    pa, pb = check_pair(y_prob_a, y_prob_b, from_logits, row_sum_tol)
     n = pa.shape[0]
     if (y_pred_a is None) != (y_pred_b is None):
         raise ValueError("give both y_pred_a and y_pred_b, or neither")

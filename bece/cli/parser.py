@@ -273,11 +273,11 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("file_b", metavar="B", help="predictions of model B, same test set")
     cmp_.add_argument(
         "--model",
-        default="binned",
-        choices=["binned", "smooth"],
-        help="binned: one Dirichlet over the joint (correct_A, bin_A, correct_B, bin_B) cells; "
-        "smooth: both models' smooth calibration curves, drawn with shared outcome "
-        "perturbations and one Bayesian bootstrap over the examples (default binned)",
+        default="smooth",
+        choices=["smooth", "binned"],
+        help="smooth (default): both models' smooth calibration curves, drawn with shared "
+        "outcome perturbations and one Bayesian bootstrap over the examples; binned: one "
+        "Dirichlet over the joint (correct_A, bin_A, correct_B, bin_B) cells",
     )
     _add_options(cmp_, "joint posterior draws", "the comparison figure")
     _add_input_options(cmp_)

@@ -118,7 +118,7 @@ from ..results.comparison import Comparison
 from ..results.ece import SmoothBayesianECE
 from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
-from ..stats.inputs import as_outcomes, check_options, check_probabilities, checked_array, input_kind
+from ..stats.inputs import as_outcomes, check_options, check_pair, input_kind
 from ..stats.labels import label_values
 from .atoms import Atoms, check_grid, make_atoms
 from .basis import logit_confidence
@@ -411,27 +411,6 @@ def _result(side: PairedSide, d: dict[str, np.ndarray], tag: str, kind: str) -> 
     )
 
 
-def _read_pair(y_prob_a: ArrayLike, y_prob_b: ArrayLike, from_logits: bool,
-               row_sum_tol: float | None) -> tuple[np.ndarray, np.ndarray]:
-    if from_logits:
-        pa, pb = checked_array(y_prob_a, "y_prob_a"), checked_array(y_prob_b, "y_prob_b")
-    else:
-        pa = check_probabilities(y_prob_a, "y_prob_a", row_sum_tol=row_sum_tol)
-        pb = check_probabilities(y_prob_b, "y_prob_b", row_sum_tol=row_sum_tol)
-    if pa.shape[0] != pb.shape[0]:
-        raise ValueError(
-            f"y_prob_a has {pa.shape[0]} predictions but y_prob_b has {pb.shape[0]}; a paired "
-            "comparison needs both models' predictions on the same test examples, in the same order"
-        )
-    if pa.shape[1:] != pb.shape[1:]:
-        raise ValueError(
-            f"y_prob_a has shape {pa.shape} but y_prob_b has shape {pb.shape}; both must be P(y=1) "
-            "of shape (n,) or class probabilities of shape (n, K) with the same K, or the (n,) "
-            "confidences of y_pred_a and y_pred_b"
-        )
-    return pa, pb
-
-
 def smooth_compare(
     y_true: ArrayLike,
     y_prob_a: ArrayLike,
@@ -510,7 +489,7 @@ def smooth_compare(
     True
     """
     check_options(from_logits, row_sum_tol)
-    pa, pb = _read_pair(y_prob_a, y_prob_b, from_logits, row_sum_tol)
+    pa, pb = check_pair(y_prob_a, y_prob_b, from_logits, row_sum_tol)
     n = pa.shape[0]
     if (y_pred_a is None) != (y_pred_b is None):
         raise ValueError("give both y_pred_a and y_pred_b, or neither")

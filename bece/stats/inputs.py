@@ -30,6 +30,7 @@ __all__ = [
     "as_outcomes",
     "check_labels",
     "check_options",
+    "check_pair",
     "check_row_sum_tol",
     "check_probabilities",
     "check_top_label",
@@ -503,3 +504,29 @@ def located(exc: ValueError, source: str, start: int) -> ValueError:
     """The error of a batch starting at ``start``, with rows of the whole file."""
     text = _INDEX.sub(lambda m: f"row {start + int(m.group(1))}", str(exc))
     return ValueError(f"{source}: {text}")
+
+
+def check_pair(y_prob_a: Any, y_prob_b: Any, from_logits: bool,
+               row_sum_tol: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Two models' predictions on the same test examples, checked for a paired
+    comparison: each as :func:`check_probabilities` (only the shape with
+    ``from_logits``: the values are checked where the softmax is taken), the
+    same number of rows and the same shape."""
+    if from_logits:
+        pa, pb = checked_array(y_prob_a, "y_prob_a"), checked_array(y_prob_b, "y_prob_b")
+    else:
+        pa = check_probabilities(y_prob_a, "y_prob_a", row_sum_tol=row_sum_tol)
+        pb = check_probabilities(y_prob_b, "y_prob_b", row_sum_tol=row_sum_tol)
+    if pa.shape[0] != pb.shape[0]:
+        raise ValueError(
+            f"y_prob_a has {pa.shape[0]} predictions but y_prob_b has {pb.shape[0]}; a paired "
+            "comparison needs both models' predictions on the same test examples, in the same order"
+        )
+    if pa.shape[1:] != pb.shape[1:]:
+        raise ValueError(
+            f"y_prob_a has shape {pa.shape} but y_prob_b has shape {pb.shape}; both must be P(y=1) "
+            "of shape (n,) or class probabilities of shape (n, K) with the same K, or the (n,) "
+            "confidences of y_pred_a and y_pred_b (for class probabilities against calibrated "
+            "top-label confidences: y_prob_a.max(axis=1) with y_pred_a=y_prob_a.argmax(axis=1))"
+        )
+    return pa, pb

@@ -415,10 +415,10 @@ def test_compare_warns_of_long_runs_and_refuses_what_does_not_fit(monkeypatch):
     y = (rng.uniform(size=200) < p).astype(int)
     monkeypatch.setattr(mod, "WARN_GAMMAS", 10_000)
     with pytest.warns(mod.CostWarning, match=r"compare draws num_samples x 4 x n_bins\*\*2 = 4e\+04"):
-        bece.compare(y, p, p**0.5, n_bins=10, num_samples=100)
+        bece.compare(y, p, p**0.5, n_bins=10, num_samples=100, model="binned")
     monkeypatch.setenv("BECE_MEMORY_LIMIT", "1GiB")
     with pytest.raises(ValueError, match=r"^num_samples=100000000 with n_bins=15: the paired"):
-        bece.compare(y, p, p**0.5, num_samples=10**8)
+        bece.compare(y, p, p**0.5, num_samples=10**8, model="binned")
 
 
 def test_compare_default_cost_stays_quiet():
@@ -429,4 +429,4 @@ def test_compare_default_cost_stays_quiet():
     y = (rng.uniform(size=200) < p).astype(int)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        bece.compare(y, p, p**0.5, num_samples=2000)
+        bece.compare(y, p, p**0.5, num_samples=2000, model="binned")

@@ -138,7 +138,7 @@ def test_sigma_tau_whose_update_is_not_finite_are_refused(prior):
     with pytest.raises(ValueError, match="sigma and tau must keep"):
         bece.bayesian_top_label_ece(y, np.c_[1 - p, p], num_samples=100, **prior, model="binned")
     with pytest.raises(ValueError, match="sigma and tau must keep"):
-        bece.compare(y, p, p**2, num_samples=100, **prior)
+        bece.compare(y, p, p**2, num_samples=100, **prior, model="binned")
 
 
 @pytest.mark.parametrize("prior", [{"tau": 1e-150}, {"sigma": 1e-150}, {"tau": 1e150},

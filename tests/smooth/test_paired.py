@@ -231,6 +231,7 @@ def test_bad_input():
         bece.compare(y, pa, pb, model="smooth", alpha=0.1)
 
 
-def test_default_model_is_still_binned():
+def test_default_model_is_smooth_and_binned_is_one_keyword_away():
     y, pa, pb = _pair(100, 12)
-    assert bece.compare(y, pa, pb, num_samples=100).a.model == "binned"
+    assert bece.compare(y, pa, pb, num_samples=100).a.model == "smooth"
+    assert bece.compare(y, pa, pb, num_samples=100, model="binned").a.model == "binned"
