@@ -32,6 +32,11 @@ models' ECEs (:func:`bece.compare`) from two prediction files of the same
 test set (same ``y_true``, row for row); ``--plot`` writes both reliability
 diagrams and the posterior of the difference.
 
+``bece recalibrate --method temperature VAL_FILE TEST_FILE [--out FILE]
+[--plot PATH] [--json]`` fits a recalibrator on VAL_FILE and prints the
+paired posterior of the test file's ECE before and after
+(:func:`bece.recalibrate`); see :mod:`bece.cli.recalibrate`.
+
 ``bece --version`` prints ``bece <version>``.
 
 Exit codes: 0 on success; 2 on bad usage or bad input (one line on stderr,
@@ -80,6 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if args.command == "compare":
             return run_compare(args)
+        if args.command == "recalibrate":
+            from .recalibrate import run_recalibrate
+
+            return run_recalibrate(args)
         return run_report(args)
     except UsageError as exc:
         print(str(exc), file=sys.stderr)

@@ -166,7 +166,7 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``bece``, ``bece report`` and ``bece compare``."""
+    """The parser of ``bece``, ``bece report``, ``bece compare`` and ``bece recalibrate``."""
     parser = Parser(
         prog="bece",
         description="Bayesian assessment of calibration: a posterior over the "
@@ -240,4 +240,28 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("file_b", metavar="B", help="predictions of model B, same test set")
     _add_options(cmp_, "joint posterior draws", "the comparison figure")
     _add_input_options(cmp_)
+    from ..api import RECALIBRATION_METHODS
+
+    rec_ = sub.add_parser(
+        "recalibrate",
+        help="fit a recalibrator on a validation file, compare the test file before and after",
+        description="Fit a recalibrator (bece.calibrate) on the predictions in VAL_FILE only, "
+        "then score the test predictions in TEST_FILE before and after it: the paired posterior "
+        "of the two ECEs (as 'bece compare'), their difference with a credible interval, "
+        "P(ECE_after < ECE_before) and the held-out NLL. Files as for 'bece report' (class "
+        "probabilities p_0 ... p_{K-1}, or y_prob = P(y = 1); logits with --logits).",
+    )
+    rec_.add_argument("val_file", metavar="VAL_FILE", help="validation predictions: the "
+                      "calibrator is fitted on them (CSV, Parquet or NPZ)")
+    rec_.add_argument("test_file", metavar="TEST_FILE", help="test predictions, scored before and "
+                      "after")
+    rec_.add_argument(
+        "--method", default="temperature", choices=list(RECALIBRATION_METHODS),
+        help="temperature, vector, matrix (ODIR), dirichlet (ODIR): scaling of logits or "
+        "log-probabilities; platt, isotonic, beta: binary classifiers only (default temperature)",
+    )
+    rec_.add_argument("--out", metavar="FILE", help="also write the recalibrated test "
+                      "probabilities (.csv, .parquet or .npz; columns y_true and p_0 ... or y_prob)")
+    _add_options(rec_, "joint posterior draws", "the comparison figure (after and before)")
+    _add_input_options(rec_)
     return parser
