@@ -7,12 +7,20 @@ numpy and scipy only: ArviZ, matplotlib and the NumPyro models
 """
 
 from . import regression
-from .api import bayesian_ece, bayesian_top_label_ece, compare, posterior_ece, posterior_top_label_ece
+from .api import (
+                  bayesian_ece,
+                  bayesian_top_label_ece,
+                  compare,
+                  posterior_ece,
+                  posterior_top_label_ece,
+                  recalibrate,
+)
 from .base.version import VERSION
 from .metrics.binned import expected_calibration_error, maximum_calibration_error
 from .metrics.multiclass import classwise_ece, top_label_ece
 from .results.comparison import Comparison
 from .results.ece import BayesianECE, BayesianTopLabelECE, SmoothBayesianECE
+from .results.recalibration import Recalibration
 from .smooth.calibration_test import CalibrationTest, calibration_test
 from .stats.binning import Binning
 from .stats.calibration_stats import CalibrationStats
@@ -29,6 +37,7 @@ __all__ = [
     "CalibrationTest",
     "Comparison",
     "CrossCheck",
+    "Recalibration",
     "SmoothBayesianECE",
     "bayesian_ece",
     "bayesian_top_label_ece",
@@ -40,6 +49,7 @@ __all__ = [
     "maximum_calibration_error",
     "posterior_ece",
     "posterior_top_label_ece",
+    "recalibrate",
     "regression",
     "top_label_ece",
 ]

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -37,12 +38,15 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from scipy import special
+from scipy import optimize, special
 
 import bece
 from bece.calibrate import (
+    BetaCalibration,
     DirichletCalibration,
+    IsotonicCalibration,
     MatrixScaling,
+    PlattScaling,
     TemperatureScaling,
     TopLabelCalibrator,
     VectorScaling,
@@ -50,7 +54,11 @@ from bece.calibrate import (
 )
 from bece.calibrate.scores import as_scores, softmax
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+#: ``shared/data`` beside the checkout or above it (a worktree one level deeper), or $BECE_DATA
+DATA = next((p / "shared" / "data" for p in Path(__file__).resolve().parents[1:]
+             if (p / "shared" / "data").is_dir()), Path(os.environ.get("BECE_DATA", "../shared/data")))
+if "BECE_DATA" in os.environ:
+    DATA = Path(os.environ["BECE_DATA"])
 FILES = ["chenyaofo_cifar100_resnet20.npz", "chenyaofo_cifar100_repvgg_a2.npz",
          "netcal_densenet-bc-100-cifar-100.npz", "netcal_wideresnet-16-4-cifar-100.npz",
          "netcal_lenet-5-cifar-100.npz", "netcal_wideresnet-16-4-cifar-10.npz",
@@ -69,63 +77,169 @@ def nll(prob, y):
     return float(-np.mean(np.log(p)))
 
 
+#: ``--skip-peer NAME``: peers left out (``netcal-vs``: netcal's vector scaling, slow at K = 100)
+SKIP: list[str] = []
+
+#: ``--odir X``: fixed ODIR strength (lambda = mu = X) instead of the cross-validation
+ODIR: list[float] = []
+
+
 def calibrators(kind):
+    odir = {"reg_lambda": ODIR[0], "reg_mu": ODIR[0]} if ODIR else {}
+    tag = f" (lambda = mu = {ODIR[0]:g})" if ODIR else " (CV)"
     return {
         "TS": TemperatureScaling(input=kind),
         "VS": VectorScaling(input=kind),
-        "MS-ODIR": MatrixScaling(input=kind),
-        "Dir-ODIR": DirichletCalibration(input=kind),
+        "MS-ODIR" + tag: MatrixScaling(input=kind, **odir),
+        "Dir-ODIR" + tag: DirichletCalibration(input=kind, **odir),
     }
 
 
 PEER_CODE = r"""
-import json, sys, warnings
+import json, sys, time, warnings
 import numpy as np
 warnings.filterwarnings("ignore")
 d = np.load(sys.argv[1])
-out = {}
 x_val, y_val, x_te = d["x_val"], d["y_val"], d["x_te"]
-kind = str(d["kind"])
-prob_val = x_val if kind == "probabilities" else np.exp(x_val - x_val.max(1, keepdims=True))
-prob_val = prob_val / prob_val.sum(1, keepdims=True)
-prob_te = x_te if kind == "probabilities" else np.exp(x_te - x_te.max(1, keepdims=True))
-prob_te = prob_te / prob_te.sum(1, keepdims=True)
-try:
-    from netcal.scaling import TemperatureScaling
-    ts = TemperatureScaling(method="mle")  # takes probabilities (their log inside)
-    ts.fit(prob_val.astype(np.float64), y_val)
-    p = ts.transform(prob_te.astype(np.float64))
-    out["netcal TS (mle)"] = np.asarray(p, dtype=np.float64).tolist()
-except Exception as exc:
-    out["netcal TS (mle)"] = "error: " + repr(exc)[:200]
-try:
-    import torch
-    from probmetrics.calibrators import get_calibrator
-    cal = get_calibrator("temp-scaling")
-    cal.fit(prob_val.astype(np.float32), y_val)
-    out["probmetrics TS"] = np.asarray(cal.predict_proba(prob_te.astype(np.float32)), np.float64).tolist()
-except Exception as exc:
-    out["probmetrics TS"] = "error: " + repr(exc)[:200]
+kind, task = str(d["kind"]), str(d["task"])
+out = {}
+
+
+def probs(x):
+    if kind == "probabilities":
+        return np.asarray(x, np.float64)
+    e = np.exp(x - x.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def run(label, make):
+    t0 = time.perf_counter()
+    try:
+        p = np.asarray(make(), dtype=np.float64)
+        if p.ndim == 1:
+            p = np.column_stack([1 - p, p])
+        out[label] = {"p": p.tolist(), "time": time.perf_counter() - t0}
+    except Exception as exc:
+        out[label] = "error: " + repr(exc)[:200]
+
+
+import contextlib, io
+from netcal.scaling import TemperatureScaling, LogisticCalibration, BetaCalibration
+from probmetrics.calibrators import get_calibrator
+
+
+def netcal(cls, **kw):
+    def make():
+        with contextlib.redirect_stdout(io.StringIO()):
+            cal = cls(method="mle", **kw)
+            cal.fit(pv, y_val)
+            return cal.transform(pt)
+    return make
+
+
+def pm(name, **cfg):
+    def make():
+        with contextlib.redirect_stdout(io.StringIO()):
+            cal = get_calibrator(name, **cfg)
+            cal.fit(pv2.astype(np.float32), y_val)
+            return cal.predict_proba(pt2.astype(np.float32))
+    return make
+
+
+if task == "multiclass":
+    pv, pt = probs(x_val), probs(x_te)
+    pv2, pt2 = pv, pt
+    run("netcal TemperatureScaling(mle)", netcal(TemperatureScaling))
+    if "netcal-vs" not in sys.argv[2:]:
+        run("netcal LogisticCalibration(mle) [VS]", netcal(LogisticCalibration))
+    run("probmetrics temp-scaling", pm("temp-scaling"))
+    run("probmetrics svs", pm("svs", svs_print_init_info=False))
+    run("probmetrics sms", pm("sms", sms_print_init_info=False))
+else:  # binary: x = P(y=1), shape (n,)
+    pv, pt = np.asarray(x_val, np.float64), np.asarray(x_te, np.float64)
+    pv2, pt2 = np.column_stack([1 - pv, pv]), np.column_stack([1 - pt, pt])
+    run("netcal LogisticCalibration(mle) [Platt]", netcal(LogisticCalibration))
+    run("netcal BetaCalibration(mle)", netcal(BetaCalibration))
+    def betacal():
+        from betacal import BetaCalibration as B
+        b = B(parameters="abm")
+        b.fit(pv.reshape(-1, 1), y_val)
+        return b.predict(pt.reshape(-1, 1))
+    run("betacal abm", betacal)
+    run("probmetrics platt", pm("platt"))
+    run("probmetrics isotonic", pm("isotonic"))
+    run("probmetrics beta", pm("beta"))
 print(json.dumps(out))
 """
 
 
-def peers(python, x_val, y_val, x_te, kind):
+#: where the peers' outputs are kept between runs (``--peer-cache``), keyed by file, split and task
+PEER_CACHE: list[Path] = []
+
+
+def peers(python, x_val, y_val, x_te, kind, task, key=""):
+    cache = PEER_CACHE[0] / f"{key}-{task}.json" if PEER_CACHE and key else None
+    if cache is not None and cache.exists():
+        res_text = cache.read_text()
+    else:
+        res_text = _run_peers(python, x_val, y_val, x_te, kind, task)
+        if cache is not None and not res_text.startswith("error"):
+            cache.write_text(res_text)
+    if res_text.startswith("error"):
+        return {"peers": res_text}
+    out = {}
+    for k, v in json.loads(res_text).items():
+        out[k] = v if isinstance(v, str) else (np.array(v["p"]), v["time"])
+    return out
+
+
+def _run_peers(python, x_val, y_val, x_te, kind, task):
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "split.npz"
-        np.savez(path, x_val=x_val, y_val=y_val, x_te=x_te, kind=kind)
-        res = subprocess.run([python, "-c", PEER_CODE, str(path)], capture_output=True, text=True,
-                             timeout=1200)
+        np.savez(path, x_val=x_val, y_val=y_val, x_te=x_te, kind=kind, task=task)
+        res = subprocess.run(["nice", "-n", "5", python, "-c", PEER_CODE, str(path), *SKIP],
+                             capture_output=True, text=True, timeout=3600)
     if res.returncode:
-        return {"peers": "error: " + res.stderr[-300:]}
-    return {k: (np.array(v) if isinstance(v, list) else v)
-            for k, v in json.loads(res.stdout.strip().splitlines()[-1]).items()}
+        return "error: " + res.stderr[-300:]
+    return res.stdout.strip().splitlines()[-1]
 
 
-def heldout(seeds, peer_python):
-    print("## Held-out NLL and top-label ECE (15 bins), half validation / half test, "
+def scipy_temperature(x, y, kind):
+    """T minimising the NLL by scipy alone (bounded Brent on log T, xatol 1e-12)."""
+    lz = np.asarray(x, np.float64)
+    if kind == "probabilities":
+        lz = np.log(np.maximum(lz, np.finfo(x.dtype).tiny))
+    rows = np.arange(y.size)
+
+    def f(v):
+        return -float(special.log_softmax(lz / np.exp(v), axis=1)[rows, y].sum())
+
+    res = optimize.minimize_scalar(f, bounds=(np.log(1e-2), np.log(1e2)), method="bounded",
+                                   options={"xatol": 1e-12, "maxiter": 500})
+    return float(np.exp(res.x))
+
+
+def table(rows):
+    print("| calibrator | test NLL | test ECE | fit time (s) |")
+    print("|---|---|---|---|")
+    for label, vals in rows.items():
+        a = np.array(vals, dtype=np.float64)
+        print(f"| {label} | {a[:, 0].mean():.4f} | {a[:, 1].mean():.4f} | {a[:, 2].mean():.2f} |")
+    print()
+
+
+def _fit_timed(cal, x, y):
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cal.fit(x, y)
+    return time.perf_counter() - t0
+
+
+def heldout(seeds, peer_python, files):
+    print("## Held-out NLL and ECE (15 bins, top-label), half validation / half test, "
           f"mean over {len(seeds)} random splits\n")
-    for name in FILES:
+    for name in files:
         x, y, kind = load(name)
         rows: dict[str, list[tuple[float, float, float]]] = {}
         for seed in seeds:
@@ -136,37 +250,85 @@ def heldout(seeds, peer_python):
             rows.setdefault("uncalibrated", []).append((nll(p0, y[te]),
                                                         bece.expected_calibration_error(y[te], p0), 0.0))
             for label, cal in calibrators(kind).items():
-                t0 = time.perf_counter()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    cal.fit(x[val], y[val])
-                dt = time.perf_counter() - t0
+                dt = _fit_timed(cal, x[val], y[val])
                 p = cal.predict_proba(x[te])
                 rows.setdefault(label, []).append((nll(p, y[te]),
                                                    bece.expected_calibration_error(y[te], p), dt))
             prob_val = np.vstack([softmax(b) for _, _, b in as_scores(x[val], kind).blocks()])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tl = TopLabelCalibrator(method="isotonic").fit(prob_val, y[val])
+            tl = TopLabelCalibrator(method="isotonic")
+            dt = _fit_timed(tl, prob_val, y[val])
             p = tl.predict_proba(p0)
             rows.setdefault("top-label isotonic", []).append(
                 (nll(p, y[te]), bece.top_label_ece(y[te], tl.predict_confidence(p0),
-                                                   y_pred=tl.predict(p0), average="sample"), 0.0))
+                                                   y_pred=tl.predict(p0), average="sample"), dt))
             if peer_python:
-                for label, p in peers(peer_python, x[val], y[val], x[te], kind).items():
-                    if isinstance(p, str):
+                for label, res in peers(peer_python, x[val], y[val], x[te], kind, "multiclass",
+                                          f"{name}-{seed}").items():
+                    if isinstance(res, str):
                         rows.setdefault(label, []).append((np.nan, np.nan, np.nan))
-                        print(f"   {label}: {p}")
+                        print(f"   {label}: {res}")
                     else:
+                        p, dt = res
                         rows.setdefault(label, []).append((nll(p, y[te]),
-                                                           bece.expected_calibration_error(y[te], p), 0.0))
+                                                           bece.expected_calibration_error(y[te], p), dt))
         print(f"### {name} ({kind}, n = {y.size}, K = {x.shape[1]})\n")
-        print("| calibrator | test NLL | test ECE | fit time (s) |")
-        print("|---|---|---|---|")
-        for label, vals in rows.items():
-            a = np.array(vals)
-            print(f"| {label} | {a[:, 0].mean():.4f} | {a[:, 1].mean():.4f} | {a[:, 2].mean():.2f} |")
-        print()
+        table(rows)
+        sys.stdout.flush()
+
+
+def temperature_check(seeds, files):
+    """T of bece against scipy's NLL minimiser on each validation half."""
+    print("## Temperature: bece against scipy's NLL minimiser (bounded Brent on log T, xatol 1e-12)\n")
+    print("| file | split | T (bece) | T (scipy) | relative difference |")
+    print("|---|---|---|---|---|")
+    worst = 0.0
+    for name in files:
+        x, y, kind = load(name)
+        for seed in seeds:
+            val = np.random.default_rng(seed).permutation(y.size)[: y.size // 2]
+            t = TemperatureScaling(input=kind).fit(x[val], y[val]).temperature_
+            t_ref = scipy_temperature(x[val], y[val], kind)
+            worst = max(worst, abs(t - t_ref) / t_ref)
+            print(f"| {name} | {seed} | {t:.8f} | {t_ref:.8f} | {abs(t - t_ref) / t_ref:.1e} |")
+            sys.stdout.flush()
+    print(f"\nlargest relative difference: {worst:.1e}\n")
+
+
+def binary(seeds, peer_python, files):
+    print("## Binary calibrators on the top-label confidence: X = max softmax, y = [argmax == label]; "
+          f"half validation / half test, mean over {len(seeds)} random splits\n")
+    for name in files:
+        x, y, kind = load(name)
+        p_all = np.vstack([softmax(b) for _, _, b in as_scores(x, kind).blocks()])
+        conf = p_all.max(axis=1)
+        z = (p_all.argmax(axis=1) == y).astype(np.int64)
+        rows: dict[str, list[tuple[float, float, float]]] = {}
+        for seed in seeds:
+            perm = np.random.default_rng(seed).permutation(y.size)
+            val, te = perm[: y.size // 2], perm[y.size // 2:]
+            p0 = np.column_stack([1 - conf[te], conf[te]])
+            ece0 = bece.expected_calibration_error(z[te], conf[te])
+            rows.setdefault("uncalibrated", []).append((nll(p0, z[te]), ece0, 0.0))
+            for label, cal in {"Platt": PlattScaling(input="probabilities"),
+                               "isotonic": IsotonicCalibration(input="probabilities"),
+                               "beta": BetaCalibration(input="probabilities")}.items():
+                dt = _fit_timed(cal, conf[val], z[val])
+                p = cal.predict_proba(conf[te])
+                rows.setdefault(label, []).append((nll(p, z[te]),
+                                                   bece.expected_calibration_error(z[te], p[:, 1]), dt))
+            if peer_python:
+                for label, res in peers(peer_python, conf[val], z[val], conf[te], kind, "binary",
+                                          f"{name}-{seed}").items():
+                    if isinstance(res, str):
+                        rows.setdefault(label, []).append((np.nan, np.nan, np.nan))
+                        print(f"   {label}: {res}")
+                    else:
+                        p, dt = res
+                        ece = bece.expected_calibration_error(z[te], p[:, 1])
+                        rows.setdefault(label, []).append((nll(p, z[te]), ece, dt))
+        print(f"### {name}: confidence calibration (n = {y.size}, accuracy {z.mean():.3f})\n")
+        table(rows)
+        sys.stdout.flush()
 
 
 def softmax_pass(scores):
@@ -177,39 +339,47 @@ def softmax_pass(scores):
     return time.perf_counter() - t0
 
 
+def synthetic(n, k, rng):
+    """float32 logits N(0, 3^2) and labels drawn from softmax(z / 1.5 + per-class bias)."""
+    z = np.empty((n, k), dtype=np.float32)
+    y = np.empty(n, dtype=np.int64)
+    rows = max(1, (1 << 20) // k)
+    bias = rng.normal(scale=0.5, size=k)
+    for s in range(0, n, rows):
+        b = rng.normal(scale=3.0, size=(min(rows, n - s), k))
+        z[s:s + b.shape[0]] = b
+        p = special.softmax(b / 1.5 + bias, axis=1)
+        y[s:s + b.shape[0]] = np.minimum((rng.uniform(size=(b.shape[0], 1)) > p.cumsum(1)).sum(1), k - 1)
+    return z, y
+
+
 def cost(quick):
-    print("## Cost: passes over the data and time / one softmax pass (same run)\n")
-    print("| calibrator | n | K | passes | time / softmax pass | L-BFGS iterations |")
-    print("|---|---|---|---|---|---|")
+    print("## Cost as K grows: passes over the data, and time as a ratio to one softmax pass "
+          "over the same matrix (float64 blocks, as the calibrators run), measured in the same run\n")
+    print("| calibrator | n | K | passes | time / softmax pass | L-BFGS iterations | "
+          "softmax pass (s) |")
+    print("|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
-    for n, k, ests in [
-        (10**6 // (10 if quick else 1), 1000, [TemperatureScaling(input="logits"),
-                                               VectorScaling(input="logits")]),
-        (10**5 // (10 if quick else 1), 100, [MatrixScaling(input="logits", reg_lambda=0.01, reg_mu=0.01),
-                                              DirichletCalibration(input="logits", reg_lambda=0.01,
-                                                                   reg_mu=0.01),
-                                              MatrixScaling(input="logits")]),
-    ]:
-        z = np.empty((n, k), dtype=np.float32)
-        y = np.empty(n, dtype=np.int64)
-        rows = max(1, (1 << 20) // k)
-        bias = rng.normal(scale=0.5, size=k)
-        for s in range(0, n, rows):  # labels from softmax(z / 1.5 + per-class bias)
-            b = rng.normal(scale=3.0, size=(min(rows, n - s), k))
-            z[s:s + b.shape[0]] = b
-            p = special.softmax(b / 1.5 + bias, axis=1)
-            y[s:s + b.shape[0]] = np.minimum((rng.uniform(size=(b.shape[0], 1)) > p.cumsum(1)).sum(1), k - 1)
+    div = 10 if quick else 1
+    odir = {"reg_lambda": 0.01, "reg_mu": 0.01}
+    plan = [(10**6 // div, k, [TemperatureScaling(input="logits"), VectorScaling(input="logits")])
+            for k in (10, 100, 1000)]
+    plan += [(10**5 // div, k, [MatrixScaling(input="logits", **odir),
+                                DirichletCalibration(input="logits", **odir)]
+              + ([MatrixScaling(input="logits")] if k <= 30 else []))  # CV: 21 fits and more
+             for k in (10, 30, 100)]
+    for n, k, ests in plan:
+        z, y = synthetic(n, k, rng)
         scores = as_scores(z, "logits")
         ref = min(softmax_pass(scores) for _ in range(2))
         for est in ests:
-            t0 = time.perf_counter()
-            est.fit(z, y)
-            dt = time.perf_counter() - t0
+            dt = _fit_timed(est, z, y)
             label = type(est).__name__ + (" (CV)" if getattr(est, "reg_lambda", 0) is None else "")
             print(f"| {label} | {n:,} | {k:,} | {est.n_passes_} | {dt / ref:.1f} | "
-                  f"{getattr(est, 'n_iter_', '-')} |")
-        print(f"\n(one softmax pass at n = {n:,}, K = {k:,}: {ref:.2f} s on this machine)\n")
+                  f"{getattr(est, 'n_iter_', '-')} | {ref:.3f} |")
+            sys.stdout.flush()
         del z
+    print()
 
 
 def uncertainty(seed=0):
@@ -235,13 +405,30 @@ def uncertainty(seed=0):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["heldout", "cost", "uncertainty", "all"], default="all")
+    parser.add_argument("--part", choices=["heldout", "binary", "temperature", "cost", "uncertainty",
+                                           "all"],
+                        default="all")
+    parser.add_argument("--files", nargs="*", default=FILES, help="files of ../shared/data")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--peers", default=None, help="python of a scratch env with netcal, probmetrics")
+    parser.add_argument("--odir", type=float, default=None,
+                        help="fixed ODIR strength of MS and Dir (default: cross-validation)")
+    parser.add_argument("--skip-peer", nargs="*", default=[], choices=["netcal-vs"])
+    parser.add_argument("--peer-cache", default=None, help="folder keeping the peers' outputs")
     parser.add_argument("--quick", action="store_true", help="cost at n / 10")
     args = parser.parse_args(argv)
+    SKIP.extend(args.skip_peer)
+    if args.odir is not None:
+        ODIR.append(args.odir)
+    if args.peer_cache:
+        PEER_CACHE.append(Path(args.peer_cache))
+        PEER_CACHE[0].mkdir(parents=True, exist_ok=True)
     if args.part in ("heldout", "all"):
-        heldout(list(range(args.seeds)), args.peers)
+        heldout(list(range(args.seeds)), args.peers, args.files)
+    if args.part in ("temperature", "all"):
+        temperature_check(list(range(args.seeds)), args.files)
+    if args.part in ("binary", "all"):
+        binary(list(range(args.seeds)), args.peers, args.files)
     if args.part in ("uncertainty", "all"):
         uncertainty()
     if args.part in ("cost", "all"):

@@ -17,6 +17,10 @@ classifier being recalibrated, not its features:
   test-set ECE to expect from temperature scaling fitted on a validation
   split of a given size (:func:`temperature_scaled_ece`).
 
+The whole workflow (fit on a validation set, the test set's ECE before and
+after as a paired posterior, the held-out NLL) is :func:`bece.recalibrate`
+and, on the command line, ``bece recalibrate``.
+
 ``X`` is logits or probabilities as the ``input`` option says
 (:mod:`bece.calibrate.scores`: ``"auto"`` decides and refuses ambiguous
 input); fitted scaling and binary calibrators write and read a small JSON

@@ -38,6 +38,10 @@ diagrams and the posterior of the difference.
 its p-value, Bayes factor and P(calibrated), read by one rule into a
 verdict (:func:`bece.results.verdict.verdict`), with which ``bece report``
 on a classifier's predictions also opens.
+``bece recalibrate --method temperature VAL_FILE TEST_FILE [--out FILE]
+[--plot PATH] [--json]`` fits a recalibrator on VAL_FILE and prints the
+paired posterior of the test file's ECE before and after
+(:func:`bece.recalibrate`); see :mod:`bece.cli.recalibrate`.
 
 ``bece --version`` prints ``bece <version>``.
 
@@ -90,6 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_compare(args)
         if args.command == "test":
             return run_test(args)
+        if args.command == "recalibrate":
+            from .recalibrate import run_recalibrate
+
+            return run_recalibrate(args)
         return run_report(args)
     except UsageError as exc:
         print(str(exc), file=sys.stderr)

@@ -178,7 +178,8 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``bece``, ``bece report``, ``bece compare`` and ``bece test``."""
+    """The parser of ``bece``, ``bece report``, ``bece compare``, ``bece test`` and
+    ``bece recalibrate``."""
     from ..results.verdict import MEANING as VERDICT_MEANING
 
     parser = Parser(
@@ -282,6 +283,30 @@ def build_parser() -> argparse.ArgumentParser:
     _add_options(cmp_, "joint posterior draws", "the comparison figure")
     _add_input_options(cmp_)
     _add_test_parser(sub)
+    from ..api import RECALIBRATION_METHODS
+
+    rec_ = sub.add_parser(
+        "recalibrate",
+        help="fit a recalibrator on a validation file, compare the test file before and after",
+        description="Fit a recalibrator (bece.calibrate) on the predictions in VAL_FILE only, "
+        "then score the test predictions in TEST_FILE before and after it: the paired posterior "
+        "of the two ECEs (as 'bece compare'), their difference with a credible interval, "
+        "P(ECE_after < ECE_before) and the held-out NLL. Files as for 'bece report' (class "
+        "probabilities p_0 ... p_{K-1}, or y_prob = P(y = 1); logits with --logits).",
+    )
+    rec_.add_argument("val_file", metavar="VAL_FILE", help="validation predictions: the "
+                      "calibrator is fitted on them (CSV, Parquet or NPZ)")
+    rec_.add_argument("test_file", metavar="TEST_FILE", help="test predictions, scored before and "
+                      "after")
+    rec_.add_argument(
+        "--method", default="temperature", choices=list(RECALIBRATION_METHODS),
+        help="temperature, vector, matrix (ODIR), dirichlet (ODIR): scaling of logits or "
+        "log-probabilities; platt, isotonic, beta: binary classifiers only (default temperature)",
+    )
+    rec_.add_argument("--out", metavar="FILE", help="also write the recalibrated test "
+                      "probabilities (.csv, .parquet or .npz; columns y_true and p_0 ... or y_prob)")
+    _add_options(rec_, "joint posterior draws", "the comparison figure (after and before)")
+    _add_input_options(rec_)
     return parser
 
 

@@ -1,9 +1,5 @@
-"""Entry points that choose the model.
-
-bayesian_ece and posterior_ece dispatch between the binned and the smooth
-posterior; bayesian_top_label_ece and posterior_top_label_ece between the
-binned top-label posterior and the hierarchical smooth one.
-"""
+"""Posteriors of the ECE and the top-label ECE: the smooth models by default,
+the binned BECE model one keyword away, from predictions or statistics."""
 
 from __future__ import annotations
 
@@ -13,52 +9,27 @@ from typing import Any
 
 from numpy.typing import ArrayLike
 
-from .base.typing import BinningSpec, PriorParam, Seed
-from .binned.literal import FORMS
-from .binned.posterior import binned_posterior_ece
-from .binned.toplabel import bayesian_top_label_ece as binned_top_label_ece
-from .binned.toplabel import posterior_top_label_ece as binned_posterior_top_label_ece
-from .results.comparison import Comparison
-from .results.ece import BayesianECE, BayesianTopLabelECE
-from .stats.binning import Binning
-from .stats.calibration_stats import CalibrationStats
+from ..base.typing import BinningSpec, PriorParam, Seed
+from ..binned.posterior import binned_posterior_ece
+from ..binned.toplabel import bayesian_top_label_ece as binned_top_label_ece
+from ..binned.toplabel import posterior_top_label_ece as binned_posterior_top_label_ece
+from ..results.ece import BayesianECE, BayesianTopLabelECE
+from ..stats.binning import Binning
+from ..stats.calibration_stats import CalibrationStats
+from .options import (
+    MODELS,
+    TOP_LABEL_SMOOTH,
+    binned_options_unused,
+    check_model,
+    smooth_options_unused,
+)
 
 __all__ = [
     "bayesian_ece",
     "bayesian_top_label_ece",
-    "compare",
     "posterior_ece",
     "posterior_top_label_ece",
 ]
-
-
-MODELS = ("binned", *FORMS, "smooth")
-
-
-def _check_model(model: str) -> None:
-    if model not in MODELS:
-        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
-
-
-def _binned_options_unused(where: str = "bece.smooth.smooth_ece and bece.smooth.smooth_posterior_ece",
-                           **options: Any) -> None:
-    given = [k for k, v in options.items() if v is not None]
-    if given:
-        raise ValueError(
-            f"{', '.join(given)} belong(s) to the binned model: pass model='binned' to use it "
-            f"(the default, model='smooth', takes its options through {where})"
-        )
-
-
-def _smooth_options_unused(model: str, **options: Any) -> None:
-    given = [k for k, v in options.items() if v is not None]
-    if given:
-        raise ValueError(f"{', '.join(given)} belong(s) to model='smooth'; model={model!r} "
-                         "has no posterior probability of calibration")
-
-
-_TOP_LABEL_SMOOTH = ("bece.smooth.toplabel.smooth_top_label_ece and "
-                     "bece.smooth.toplabel.smooth_posterior_top_label_ece")
 
 
 def posterior_ece(
@@ -112,14 +83,14 @@ def posterior_ece(
     if not isinstance(stats, CalibrationStats):
         raise ValueError(f"stats must be a CalibrationStats, got {type(stats).__name__}")
     if model == "smooth":
-        _binned_options_unused(alpha=alpha, sigma=sigma, tau=tau, preset=preset)
-        from .smooth.posterior import smooth_posterior_ece
+        binned_options_unused(alpha=alpha, sigma=sigma, tau=tau, preset=preset)
+        from ..smooth.posterior import smooth_posterior_ece
 
         result = smooth_posterior_ece(stats, n_bins=n_bins,
                                       binning="uniform" if binning is None else binning,
                                       num_samples=num_samples, seed=seed)
         return replace(result, stats=result.stats.with_kind(stats.kind))
-    _check_model(model)
+    check_model(model)
     given = [k for k, v in (("n_bins", n_bins), ("binning", binning)) if v is not None]
     if given:
         raise ValueError(
@@ -253,10 +224,10 @@ def bayesian_ece(
     options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
                "row_sum_tol": row_sum_tol}
     if model == "smooth":
-        _binned_options_unused(alpha=alpha, sigma=sigma, tau=tau, preset=preset)
-        from .smooth.average import DEFAULT_PRIOR_ODDS
-        from .smooth.posterior import smooth_ece
-        from .stats.inputs import as_outcomes, input_kind
+        binned_options_unused(alpha=alpha, sigma=sigma, tau=tau, preset=preset)
+        from ..smooth.average import DEFAULT_PRIOR_ODDS
+        from ..smooth.posterior import smooth_ece
+        from ..stats.inputs import as_outcomes, input_kind
 
         # the smooth model reads (outcome, confidence) pairs: read them here
         # with the options, and record how they were read on its statistics
@@ -265,8 +236,8 @@ def bayesian_ece(
                             seed=seed,
                             prior_odds=DEFAULT_PRIOR_ODDS if prior_odds is None else prior_odds)
         return replace(result, stats=result.stats.with_kind(input_kind(y_prob, y_pred)))
-    _check_model(model)
-    _smooth_options_unused(model, prior_odds=prior_odds)
+    check_model(model)
+    smooth_options_unused(model, prior_odds=prior_odds)
     stats = CalibrationStats.from_arrays(y_true, y_prob, y_pred=y_pred, n_bins=n_bins,
                                          binning=binning, **options)
     return posterior_ece(
@@ -328,8 +299,8 @@ def posterior_top_label_ece(
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
     if model == "smooth":
-        _binned_options_unused(_TOP_LABEL_SMOOTH, alpha=alpha, sigma=sigma, tau=tau)
-        from .smooth.toplabel import smooth_posterior_top_label_ece
+        binned_options_unused(TOP_LABEL_SMOOTH, alpha=alpha, sigma=sigma, tau=tau)
+        from ..smooth.toplabel import smooth_posterior_top_label_ece
 
         return smooth_posterior_top_label_ece(
             stats, labels, n_bins=n_bins, binning="uniform" if binning is None else binning,
@@ -449,11 +420,11 @@ def bayesian_top_label_ece(
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
     options: dict[str, Any] = {"labels": labels, "from_logits": from_logits, "row_sum_tol": row_sum_tol}
     if model == "smooth":
-        _binned_options_unused(_TOP_LABEL_SMOOTH, alpha=alpha, sigma=sigma, tau=tau)
-        from .metrics.multiclass import top_label_data
-        from .smooth.average import DEFAULT_PRIOR_ODDS
-        from .smooth.toplabel import smooth_top_label_ece
-        from .stats.inputs import input_kind
+        binned_options_unused(TOP_LABEL_SMOOTH, alpha=alpha, sigma=sigma, tau=tau)
+        from ..metrics.multiclass import top_label_data
+        from ..smooth.average import DEFAULT_PRIOR_ODDS
+        from ..smooth.toplabel import smooth_top_label_ece
+        from ..stats.inputs import input_kind
 
         # read the labels and probabilities here (the model takes the
         # predicted and true class indices and the confidences), then name
@@ -466,86 +437,9 @@ def bayesian_top_label_ece(
         named = result.labels if d.classes is None else d.classes[result.labels]
         return replace(result, labels=named,
                        stats=result.stats.with_kind(input_kind(y_prob, y_pred)))
-    _smooth_options_unused(model, prior_odds=prior_odds)
+    smooth_options_unused(model, prior_odds=prior_odds)
     return binned_top_label_ece(
         y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning, average=average, alpha=alpha,
         sigma=sigma, tau=tau, num_samples=num_samples, seed=seed, keep_bins=keep_bins, model=model,
         **options,
     )
-
-
-COMPARE_MODELS = ("binned", "smooth")
-
-
-def compare(
-    y_true: ArrayLike,
-    y_prob_a: ArrayLike,
-    y_prob_b: ArrayLike,
-    *,
-    y_pred_a: ArrayLike | None = None,
-    y_pred_b: ArrayLike | None = None,
-    n_bins: int | None = None,
-    binning: BinningSpec | Binning = "uniform",
-    alpha: PriorParam = None,
-    sigma: PriorParam = None,
-    tau: PriorParam = None,
-    num_samples: int = 10_000,
-    seed: Seed = 0,
-    progress: bool = False,
-    labels: ArrayLike | None = None,
-    pos_label: Any = None,
-    from_logits: bool = False,
-    row_sum_tol: float | None = None,
-    model: str = "smooth",
-) -> Comparison:
-    """Paired posterior of two models' ECEs on the same test set.
-
-    Parameters
-    ----------
-    y_true, y_prob_a, y_prob_b, y_pred_a, y_pred_b, n_bins, binning, num_samples, seed,
-    labels, pos_label, from_logits, row_sum_tol
-        As :func:`bece.binned.compare.compare`.
-    alpha, sigma, tau, progress
-        The binned model's prior and progress bar
-        (:func:`bece.binned.compare.compare`); ``model="smooth"`` takes none
-        of the prior options, and draws without a progress bar.
-    model : {"smooth", "binned"}, default "smooth"
-        ``"smooth"`` (the default, as :func:`bayesian_ece`'s): both models'
-        smooth calibration curves, drawn with shared outcome perturbations
-        and one Bayesian bootstrap over the examples
-        (:mod:`bece.smooth.paired`; README "Paired comparisons" has its
-        coverage). ``"binned"``: one Dirichlet over the joint (correct,
-        bin) cells of both models (:mod:`bece.binned.compare`).
-
-    Returns
-    -------
-    Comparison
-        ``.a.model`` is ``"binned"`` or ``"smooth"``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from bece import compare
-    >>> rng = np.random.default_rng(0)
-    >>> t = rng.uniform(size=1000)
-    >>> y = (rng.uniform(size=1000) < t).astype(int)
-    >>> c = compare(y, t, t**0.7, n_bins=10, num_samples=1000, seed=1, model="smooth")
-    >>> c.a.model, bool(c.prob_a_better > 0.99)
-    ('smooth', True)
-    """
-    if model not in COMPARE_MODELS:
-        raise ValueError(f"model must be one of {COMPARE_MODELS}, got {model!r}")
-    options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
-                               "row_sum_tol": row_sum_tol}
-    if model == "smooth":
-        _binned_options_unused("bece.smooth.paired.smooth_compare", alpha=alpha, sigma=sigma, tau=tau)
-        from .smooth.paired import smooth_compare
-
-        return smooth_compare(y_true, y_prob_a, y_prob_b, y_pred_a=y_pred_a, y_pred_b=y_pred_b,
-                              n_bins=n_bins, binning=binning, num_samples=num_samples, seed=seed,
-                              **options)
-    from .binned.compare import compare as binned_compare
-
-    return binned_compare(y_true, y_prob_a, y_prob_b, y_pred_a=y_pred_a, y_pred_b=y_pred_b,
-                          n_bins=n_bins, binning=binning, alpha=alpha, sigma=sigma, tau=tau,
-                          num_samples=num_samples, seed=seed, progress=progress, **options)
