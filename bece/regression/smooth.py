@@ -231,7 +231,9 @@ def _newton(counts: np.ndarray, grid: PITGrid, lam: float, prec: np.ndarray, the
     basis = lam * grid.basis
 
     def objective(th: np.ndarray) -> float:
-        with np.errstate(divide="ignore"):
+        # a trial step far out (e^b overflowing) gives -inf or NaN: the line
+        # search halves it, so numpy's warnings there are not the user's
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             log_m = np.log(_cell_mass(_edges_x(np.array(th[0]), np.array(th[1]), grid.z)[None, :])[0])
         r = log_m + basis @ th[2:]
         lp = r[nz] - special.logsumexp(r)
