@@ -11,7 +11,7 @@ import numpy as np
 from ..base.checks import check_prob
 from ..results.comparison import Comparison
 from ..results.ece import BayesianECE
-from .common import ece_title, pyplot
+from .common import ece_title, pyplot, readable_ticks
 from .reliability import reliability_diagram
 
 __all__ = [
@@ -197,4 +197,5 @@ def plot_comparison(
     )
     ax.legend(loc="upper left", fontsize="small")
     fig.tight_layout()
+    readable_ticks(fig)
     return fig
