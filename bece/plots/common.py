@@ -47,27 +47,21 @@ def _overlapping(labels: Any) -> bool:
     return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
 
 
-def readable_ticks(fig: Any, *, max_ticks: int = 6) -> None:
-    """At most ``max_ticks`` major ticks on every numeric x axis of ``fig``,
-    then fewer wherever tick labels still overlap once drawn.
+def readable_ticks(fig: Any) -> None:
+    """Fewer x ticks wherever tick labels of ``fig`` overlap once drawn.
 
     matplotlib's default locator counts ticks by font height, so labels as
-    wide as "-0.175" can run into each other ("-0.200-0.175-0.150"); here
-    each x axis whose labels overlap after a draw gets a
+    wide as "-0.175" can run into each other ("-0.200-0.175-0.150"); each
+    numeric x axis whose labels overlap after a draw gets a
     :class:`~matplotlib.ticker.MaxNLocator` with half as many bins, until
     none overlap (or two bins are left).
     """
     from matplotlib.ticker import MaxNLocator, ScalarFormatter
 
-    def numeric(ax: Any) -> bool:
-        return isinstance(ax.xaxis.get_major_formatter(), ScalarFormatter)
-
-    for ax in fig.axes:
-        if numeric(ax):
-            ax.xaxis.set_major_locator(MaxNLocator(nbins=max_ticks - 1))
     for _ in range(3):
         fig.draw_without_rendering()
-        crowded = [ax for ax in fig.axes if ax.get_visible() and numeric(ax)
+        crowded = [ax for ax in fig.axes if ax.get_visible()
+                   and isinstance(ax.xaxis.get_major_formatter(), ScalarFormatter)
                    and _overlapping(ax.get_xticklabels())]
         if not crowded:
             return
