@@ -335,8 +335,8 @@ def reliability_diagram(
         return _per_label(result, ax=ax, prob=prob, band_prior=band_prior,
                           show_plugin=show_plugin, show_counts=show_counts, max_labels=max_labels)
     if ax is None:
-        _, ax = pyplot().subplots(figsize=(5.5, 6.6))
-        ax.figure.subplots_adjust(left=0.14, right=0.95, top=0.93, bottom=0.24)
+        _, ax = pyplot().subplots(figsize=(5.5, 6.3))
+        ax.figure.subplots_adjust(left=0.14, right=0.95, top=0.93, bottom=0.2)
     draw_curve = has_curve if curve is None else curve
     _draw_reliability(ax, result.accuracy, result.confidence, result.stats, prob=prob,
                       band_prior=band_prior, show_plugin=show_plugin, show_counts=show_counts,
@@ -407,7 +407,8 @@ def _per_label(result: Any, *, ax: Any, prob: float, band_prior: float | None, s
     # fixed margins in inches (tight_layout over many panels with count
     # strips costs seconds): suptitle on top, legend at the bottom
     height, width = fig.get_figheight(), fig.get_figwidth()
-    fig.subplots_adjust(left=0.6 / width, right=1 - 0.15 / width, top=1 - 1.3 / height,
+    fig.subplots_adjust(left=0.6 / width, right=1 - 0.15 / width,
+                        top=1 - (1.3 if shown.size < n_labels else 1.0) / height,
                         bottom=1.0 / height, wspace=0.35, hspace=0.55)
     return fig
 
