@@ -153,18 +153,19 @@ def test_per_label_at_k_1000_keeps_a_readable_size():
 
 
 # ---------------------------------------------------------- tick labels
-def test_no_overlapping_tick_labels_in_the_comparison():
-    """The difference panel: these draws gave "-0.200-0.175-0.150..." (ten
-    labels of 0.025 steps running into each other) before the ticks were thinned."""
+@pytest.mark.parametrize("size,loc,sd", [((15, 5.6), -0.15, 0.015), ((12, 4.5), -0.1, 0.012),
+                                         ((12, 4.5), 0.1, 0.015), ((9, 3.5), -0.15, 0.01)])
+def test_no_overlapping_tick_labels_in_the_comparison(size, loc, sd):
+    """The difference panel: the first three cases gave labels running into
+    each other ("-0.200-0.175-0.150...") before the ticks were thinned."""
     rng = np.random.default_rng(14)
     p = rng.uniform(size=300)
     y = (rng.uniform(size=300) < p).astype(int)
     c = compare(y, p, p**2, num_samples=500)
-    c = dataclasses.replace(c, diff_draws=-0.15 + 0.01 * rng.normal(size=500))
-    for size in ((15, 5.6), (9, 3.5)):
-        fig = plot_comparison(c, labels=["A (multi_lr)", "B (multi_gnb)"], fig=Figure(figsize=size))
-        assert not _overlapping_ticks(fig)
-        assert len([t for t in fig.axes[2].get_xticklabels() if t.get_text()]) >= 3
+    c = dataclasses.replace(c, diff_draws=loc + sd * np.random.default_rng(1).normal(size=500))
+    fig = plot_comparison(c, labels=["A (multi_lr)", "B (multi_gnb)"], fig=Figure(figsize=size))
+    assert not _overlapping_ticks(fig)
+    assert len([t for t in fig.axes[2].get_xticklabels() if t.get_text()]) >= 3
 
 
 @pytest.mark.parametrize("k", [2, 10])
