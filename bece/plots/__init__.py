@@ -1,9 +1,10 @@
 """Pictures of calibration posteriors (matplotlib, imported when called).
 
-* :func:`reliability_diagram` -- per bin, the posterior median accuracy and
-  an equal-tailed credible band against confidence, the diagonal, the
-  plug-in points and a strip of bin counts; one panel per predicted label
-  for top-label results.
+* :func:`reliability_diagram` -- the posterior calibration curve with its
+  credible band (smooth results, the default model), or per-bin bands;
+  per-bin dots from the same posterior, sized by count; the diagonal, the
+  plug-in points and a strip of bin counts; small multiples of the most
+  predicted labels for top-label results.
 * :func:`plot_ece_posterior` -- the ECE posteriors of several models side by
   side (forest or density).
 * :func:`plot_comparison` -- a paired :class:`~bece.Comparison`:
@@ -30,12 +31,13 @@ the equal-tailed ``prob`` interval of
 the Jeffreys interval for a binomial proportion, with its lower end set to 0
 when :math:`c_{1,m} = 0` and its upper end to 1 when :math:`c_{0,m} = 0`
 (Brown, Cai & DasGupta 2001, whose coverage is close to nominal for any
-number of labels): one correct label gives [0.23, 1], an empty bin
-[0.006, 0.994], drawn hatched and labelled "empty bin: no data" so it is
-not mistaken for evidence. Where bins hold many labels this band and the
-model's coincide. ``band_prior=None`` draws the model's own band instead:
-the quantiles of the posterior draws ``result.accuracy`` of
-:math:`q_{1,m}/(q_{0,m}+q_{1,m})`.
+number of labels): one correct label gives [0.23, 1]. Empty bins get no
+band; the count strip shows their 0. Where bins hold many labels this band
+and the model's coincide. ``band_prior=None`` draws the model's own band
+instead: the quantiles of the posterior draws ``result.accuracy`` of
+:math:`q_{1,m}/(q_{0,m}+q_{1,m})`. Results with a calibration curve (the
+smooth model) draw the curve's band instead of per-bin bands. Whichever
+band is drawn, the dots are medians of the same posterior.
 
 References
 ----------

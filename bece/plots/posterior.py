@@ -11,7 +11,7 @@ import numpy as np
 from ..base.checks import check_prob
 from ..results.comparison import Comparison
 from ..results.ece import BayesianECE
-from .common import ece_title, pyplot
+from .common import ece_title, pyplot, readable_ticks
 from .reliability import reliability_diagram
 
 __all__ = [
@@ -158,7 +158,8 @@ def plot_comparison(
         density of :math:`\\mathrm{ECE}_A - \\mathrm{ECE}_B` (Gaussian kernel
         density estimate of ``diff_draws``, ``scipy.stats.gaussian_kde``) with its
         ``prob`` interval shaded, a line at 0 and
-        :math:`P(\\mathrm{ECE}_A < \\mathrm{ECE}_B)` in the title.
+        :math:`P(\\mathrm{ECE}_A < \\mathrm{ECE}_B)` in the title. Tick
+        labels are thinned until none overlap.
     """
     prob = check_prob(prob)
     if not hasattr(comparison, "diff_draws"):
@@ -188,6 +189,9 @@ def plot_comparison(
                     label=f"{prob:.0%} interval [{lo:+.3f}, {hi:+.3f}]")
     ax.axvline(0.0, color="k", lw=1, ls="--", label="no difference")
     ax.set_ylim(0, ax.get_ylim()[1] * 1.3)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=5))  # labels such as "-0.175" are wide
     ax.set_xlabel(f"ECE({labels[0]}) - ECE({labels[1]})")
     ax.set_ylabel("posterior density")
     ax.set_title(
@@ -197,4 +201,5 @@ def plot_comparison(
     )
     ax.legend(loc="upper left", fontsize="small")
     fig.tight_layout()
+    readable_ticks(fig)
     return fig

@@ -11,13 +11,16 @@ import numpy as np
 from ..base.checks import check_prob
 from ..results.ece import BayesianECE
 from ..stats.calibration_stats import CalibrationStats
-from .common import BAND_COLOR, EMPTY_COLOR, ece_title, label_plugin, pyplot
+from .common import BAND_COLOR, ece_title, label_plugin, pyplot
 
 __all__ = [
     "reliability_diagram",
 ]
 
 COUNTS_LABEL = "bece counts"
+CURVE_LABEL = "posterior median curve"
+PLUGIN_LABEL = "observed (plug-in)"
+DOTS_LABEL = "bin median (size ~ count)"
 
 
 def _short_count(c: int) -> str:
@@ -73,6 +76,33 @@ def _check_band_prior(band_prior: Any) -> float | None:
     return float(band_prior)
 
 
+def _x_range(stats: CalibrationStats) -> tuple[float, float]:
+    """The x-range of a diagram: [0, 1] for P(y = 1) input; for confidences
+    (top-label, triples) from the lower edge of the lowest bin holding a
+    prediction, so that the region below 1/K, where no top-label confidence
+    can lie, and empty low bins do not fill the picture (starts at 0 when
+    that edge is at most 0.1)."""
+    edges = np.asarray(stats.edges, dtype=np.float64)
+    lo, hi = min(0.0, edges[0]), max(1.0, edges[-1])
+    full = np.flatnonzero(np.asarray(stats.bin_counts) > 0)
+    if getattr(stats, "kind", None) in ("top-label", "triples") and full.size:
+        first = edges[full[0]]
+        if first > 0.1:
+            lo = first - 0.02 * (hi - first)
+    return lo, hi
+
+
+def _curve_quantiles(result: Any, prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Grid, median and equal-tailed band of the (S, G) curve draws."""
+    grid = np.asarray(result.curve_grid, dtype=np.float64)
+    curve = np.asarray(result.curve, dtype=np.float64)
+    if curve.ndim != 2 or grid.ndim != 1 or curve.shape[1] != grid.shape[0]:
+        raise ValueError(f"result.curve must have shape (S, G) with G = len(curve_grid) = "
+                         f"{grid.shape}, got {curve.shape}")
+    lo, med, hi = np.quantile(curve, [(1 - prob) / 2, 0.5, (1 + prob) / 2], axis=0)
+    return grid, med, lo, hi
+
+
 def _draw_reliability(
     ax: Any,
     accuracy: np.ndarray | None,
@@ -84,52 +114,57 @@ def _draw_reliability(
     show_plugin: bool,
     show_counts: bool,
     legend: bool,
+    curve: Any = None,
+    x_range: tuple[float, float] | None = None,
 ) -> Any:
     """Draw one reliability diagram on ``ax``; returns the count Axes or None.
 
-    ``accuracy`` (S, M) draws are needed for ``band_prior=None`` only; without
-    ``confidence`` draws the dot sits at the plug-in confidence.
+    ``accuracy`` (S, M) draws are needed for ``band_prior=None`` and with a
+    ``curve`` (a result with ``curve_grid`` and ``curve`` draws); without
+    ``confidence`` draws the model's dot sits at the plug-in confidence.
     """
     edges = np.asarray(stats.edges, dtype=np.float64)
     lower, upper = edges[:-1], edges[1:]
     counts = np.asarray(stats.bin_counts)
-    empty = counts == 0
-    if band_prior is None:
+    full = counts > 0
+    observed_conf = np.asarray(stats.confidence, dtype=np.float64)
+    if curve is not None or band_prior is None:  # band and dots: the model's posterior draws
         acc_med, acc_lo, acc_hi = _quantiles(np.asarray(accuracy, dtype=np.float64), prob)
-        band_label = f"{prob:.0%} credible band (model posterior)"
-    else:
+        conf_med = (observed_conf if confidence is None
+                    else _quantiles(np.asarray(confidence, dtype=np.float64), prob)[0])
+        source = "model posterior"
+    else:  # band and dots: the Beta posterior of each bin's counts, at the observed confidence
         acc_med, acc_lo, acc_hi = _beta_band(stats, prob, band_prior)
-        what = "Jeffreys" if band_prior == 0.5 else f"Beta({band_prior:g}, {band_prior:g}) prior"
-        band_label = f"{prob:.0%} credible band ({what})"
-    if confidence is None:  # per-bin draws not kept: place the dot at the plug-in confidence
-        conf_med = np.asarray(stats.confidence, dtype=np.float64)
-    else:
-        conf_med = _quantiles(np.asarray(confidence, dtype=np.float64), prob)[0]
+        conf_med = observed_conf
+        source = "Jeffreys" if band_prior == 0.5 else f"Beta({band_prior:g}, {band_prior:g}) prior"
+    band_label = f"{prob:.0%} band ({source})"
 
     ax.plot([0, 1], [0, 1], ls="--", color="0.4", lw=1, label="perfect calibration", zorder=1)
-    first_band, first_empty = True, True
-    for m in range(edges.size - 1):
-        lo_m = 0.0 if np.isnan(acc_lo[m]) else acc_lo[m]
-        hi_m = 1.0 if np.isnan(acc_hi[m]) else acc_hi[m]
-        if empty[m]:
-            kw = dict(facecolor="none", edgecolor=EMPTY_COLOR, hatch="///", lw=0.0, zorder=0)
-            label = "empty bin: no data" if first_empty else "_nolegend_"
-            first_empty = False
-        else:
-            kw = dict(color=BAND_COLOR, alpha=0.3, lw=0.0, zorder=2)
-            label = band_label if first_band else "_nolegend_"
-            first_band = False
-        if upper[m] > lower[m]:
-            ax.fill_between([lower[m], upper[m]], [lo_m, lo_m], [hi_m, hi_m], label=label, **kw)
-        else:  # zero-width (tied quantile) bin: a vertical bar at its edge
-            ax.vlines(lower[m], lo_m, hi_m, color=kw.get("color", EMPTY_COLOR), lw=3, label=label)
-    full = ~empty
-    ax.plot(conf_med[full], acc_med[full], "o", color=BAND_COLOR, ms=5, label="posterior median accuracy",
-            zorder=4)
+    if curve is not None:
+        grid, c_med, c_lo, c_hi = _curve_quantiles(curve, prob)
+        ax.fill_between(grid, c_lo, c_hi, color=BAND_COLOR, alpha=0.25, lw=0.0, label=band_label,
+                        zorder=2)
+        ax.plot(grid, c_med, color=BAND_COLOR, lw=1.8, label=CURVE_LABEL, zorder=3)
+    else:
+        first = True
+        for m in np.flatnonzero(full):  # empty bins: no band (the count strip shows their 0)
+            lo_m = 0.0 if np.isnan(acc_lo[m]) else acc_lo[m]
+            hi_m = 1.0 if np.isnan(acc_hi[m]) else acc_hi[m]
+            label = band_label if first else "_nolegend_"
+            first = False
+            if upper[m] > lower[m]:
+                ax.fill_between([lower[m], upper[m]], [lo_m, lo_m], [hi_m, hi_m], color=BAND_COLOR,
+                                alpha=0.3, lw=0.0, label=label, zorder=2)
+            else:  # zero-width (tied quantile) bin: a vertical bar at its edge
+                ax.vlines(lower[m], lo_m, hi_m, color=BAND_COLOR, alpha=0.5, lw=3, label=label)
+    # dot area grows with the bin's count (14 + 110 n_m / max n): where the predictions are
+    sizes = 14.0 + 110.0 * counts[full] / max(int(counts.max()), 1)
+    ax.scatter(conf_med[full], acc_med[full], s=sizes, color=BAND_COLOR, edgecolors="white",
+               linewidths=0.5, label=DOTS_LABEL, zorder=4, clip_on=False)
     if show_plugin and full.any():
-        ax.plot(stats.confidence[full], stats.accuracy[full], "x", color="k", ms=6, mew=1.5,
-                label="plug-in (observed)", zorder=5)
-    ax.set_xlim(min(0.0, edges[0]), max(1.0, edges[-1]))
+        ax.plot(observed_conf[full], stats.accuracy[full], "x", color="k", ms=5, mew=1.2,
+                label=PLUGIN_LABEL, zorder=5)
+    ax.set_xlim(*(x_range if x_range is not None else _x_range(stats)))
     ax.set_ylim(-0.02, 1.02)
     # P(y = 1) input has a frequency of y = 1 against the predicted P(y = 1);
     # (correct, confidence) input an accuracy against a confidence
@@ -151,11 +186,12 @@ def _draw_reliability(
             label="bin count")
     top = max(int(counts.max()), 1)
     cax.set_ylim(0, top * 1.45)
-    size = "x-small" if counts.size <= 20 else 5
-    for m in range(counts.size):
+    shown = (upper > cax.get_xlim()[0]) if counts.size else np.zeros(0, bool)
+    size = "x-small" if shown.sum() <= 20 else 5
+    for m in np.flatnonzero(shown):
         cax.text(lower[m] + widths[m] / 2, counts[m] + top * 0.05, _short_count(int(counts[m])),
-                 ha="center", va="bottom", fontsize=size, color="0.55" if empty[m] else "0.2",
-                 rotation=90 if counts.size > 20 else 0)
+                 ha="center", va="bottom", fontsize=size, color="0.55" if counts[m] == 0 else "0.2",
+                 rotation=90 if shown.sum() > 20 else 0, clip_on=True)
     cax.set_yticks([])
     cax.set_ylabel("count", fontsize="small")
     cax.set_xlabel(xlabel)
@@ -181,6 +217,8 @@ def reliability_diagram(
     show_plugin: bool = True,
     show_counts: bool = True,
     per_label: bool = False,
+    curve: bool | None = None,
+    max_labels: int | None = 12,
 ) -> Any:  # a matplotlib Axes, or Figure with per_label=True
     """Reliability diagram with posterior credible bands.
 
@@ -196,12 +234,13 @@ def reliability_diagram(
     prob : float, default 0.9
         Mass of the equal-tailed credible band.
     band_prior : float or None, default 0.5
-        Per-bin :math:`\\mathrm{Beta}(a, a)` prior of the band, ``a =
-        band_prior``: 0.5 gives the Jeffreys band, honest on sparse and empty
-        bins; ``None`` the model's own per-bin posterior (``result.accuracy``
-        draws), which under the default Dirichlet prior is nearly as narrow
-        as a bootstrap band on bins with one or two labels (module
-        docstring).
+        Per-bin bands (drawn when there is no curve):
+        :math:`\\mathrm{Beta}(a, a)` prior of each bin's accuracy, ``a =
+        band_prior``: 0.5 gives the Jeffreys band, honest on sparse bins;
+        ``None`` the model's own per-bin posterior (``result.accuracy``
+        draws), which under the default Dirichlet prior of the binned model
+        is nearly as narrow as a bootstrap band on bins with one or two
+        labels (module docstring). Not used when the curve is drawn.
     show_plugin : bool, default True
         Mark each non-empty bin's observed (accuracy, mean confidence).
     show_counts : bool, default True
@@ -210,6 +249,17 @@ def reliability_diagram(
         One panel per predicted label (needs a top-label result with
         ``labels``, ``label_accuracy``, ``label_confidence``,
         ``label_stats``, ``label_draws``); returns the Figure.
+    curve : bool or None, default None
+        Draw the posterior calibration curve (the pointwise median of
+        ``result.curve`` over ``result.curve_grid``) and its ``prob`` band
+        instead of per-bin bands. None: when the result has a curve (the
+        smooth model, :class:`~bece.results.ece.SmoothBayesianECE`, the
+        default of :func:`bece.bayesian_ece`).
+    max_labels : int or None, default 12
+        With ``per_label=True``, draw the ``max_labels`` most-predicted
+        labels (ties: in label order) and say so in the title, so that the
+        figure stays readable at any number of classes (at most 4 x 3
+        panels of 3.4 x 3.6 inches); None draws every label.
 
     Returns
     -------
@@ -217,16 +267,30 @@ def reliability_diagram(
 
     Notes
     -----
-    For bin m the band spans :math:`[l_m, u_m)` between the
-    :math:`(1\\mp\\mathrm{prob})/2` quantiles of the bin's accuracy
-    :math:`a_m`, distributed as :math:`\\mathrm{Beta}(a + c_{1,m}, a +
-    c_{0,m})` (ends set to 0 / 1 when :math:`c_{1,m} = 0` / :math:`c_{0,m} =
-    0`), or with ``band_prior=None`` as the model's draws
-    :math:`q^{(s)}_{1,m}/(q^{(s)}_{0,m} + q^{(s)}_{1,m})`; the dot is at
-    (posterior median of :math:`\\mu_m`, median of :math:`a_m`) for non-empty
-    bins; the cross at the plug-in :math:`(S_m/n_m, c_{1,m}/n_m)`; the strip
-    shows :math:`n_m`. Empty bins are hatched. The title gives the model's
-    ECE posterior (mean, ``prob`` interval) and the plug-in ECE.
+    Band and dots always come from one posterior, named in the legend:
+
+    * with the curve: the model's draws. The band is the pointwise
+      :math:`(1\\mp\\mathrm{prob})/2` quantiles of the curve draws
+      :math:`P(z = 1 \\mid p)`, the line their median; bin m's dot is at
+      (median of :math:`\\mu_m`, median of :math:`a_m`) from the same draws
+      (``result.confidence``, ``result.accuracy``).
+    * per-bin bands, ``band_prior=a``: bin m's band spans
+      :math:`[l_m, u_m)` between the quantiles of
+      :math:`\\mathrm{Beta}(a + c_{1,m}, a + c_{0,m})` (ends set to 0 / 1
+      when :math:`c_{1,m} = 0` / :math:`c_{0,m} = 0`) and the dot is at its
+      median, at the observed mean confidence :math:`S_m/n_m`.
+    * per-bin bands, ``band_prior=None``: band and dot from the model's
+      draws :math:`q^{(s)}_{1,m}/(q^{(s)}_{0,m} + q^{(s)}_{1,m})` and
+      :math:`\\mu_m^{(s)}`.
+
+    A dot's area grows with its bin's count, :math:`14 + 110\\, n_m / \\max_k n_k` points²; the cross
+    is the plug-in :math:`(S_m/n_m, c_{1,m}/n_m)`; the strip shows
+    :math:`n_m`. Empty bins get no band (their count, 0, is in the strip).
+    For confidences (top-label and triples input) the x-axis starts at the
+    lowest bin holding a prediction when that is above 0.1, so that the
+    region below 1/K, where no top-label confidence lies, does not fill the
+    picture. The title gives the ECE posterior (mean, ``prob`` interval)
+    and the plug-in ECE.
 
     Examples
     --------
@@ -237,6 +301,8 @@ def reliability_diagram(
     >>> ax = reliability_diagram(bece.bayesian_ece(y, p, n_bins=10, num_samples=1000))
     >>> ax.get_ylabel(), ax.figure.axes[-1].get_xlabel()   # P(y = 1) input: its own words
     ('observed frequency of y = 1', 'predicted P(y = 1)')
+    >>> [ln.get_label() for ln in ax.get_lines()]          # the smooth model's curve
+    ['perfect calibration', 'posterior median curve', 'observed (plug-in)']
     >>> import matplotlib.pyplot as plt; plt.close("all")
     """
     prob = check_prob(prob)
@@ -245,26 +311,42 @@ def reliability_diagram(
                         ("per_label", per_label)):
         if not isinstance(value, (bool, np.bool_)):
             raise ValueError(f"{name} must be True or False, got {value!r}")
+    if curve is not None and not isinstance(curve, (bool, np.bool_)):
+        raise ValueError(f"curve must be True, False or None, got {curve!r}")
+    if max_labels is not None and (isinstance(max_labels, (bool, np.bool_))
+                                   or not isinstance(max_labels, (int, np.integer)) or max_labels < 1):
+        raise ValueError(f"max_labels must be a positive integer or None, got {max_labels!r}")
     for name in ("accuracy", "confidence", "draws", "stats", "plugin"):
         if not hasattr(result, name):
             raise ValueError(
                 f"result must be a BayesianECE (from bece.bayesian_ece and friends); "
                 f"{type(result).__name__} has no '{name}'"
             )
+    has_curve = hasattr(result, "curve") and hasattr(result, "curve_grid")
+    if curve and not has_curve:
+        raise ValueError(
+            f"curve=True needs a result with a calibration curve (model='smooth'); "
+            f"{type(result).__name__} has no curve"
+        )
     if per_label:
+        if curve:
+            raise ValueError("curve=True cannot be combined with per_label=True: the per-label "
+                             "panels have per-bin bands")
         return _per_label(result, ax=ax, prob=prob, band_prior=band_prior,
-                          show_plugin=show_plugin, show_counts=show_counts)
+                          show_plugin=show_plugin, show_counts=show_counts, max_labels=max_labels)
     if ax is None:
-        _, ax = pyplot().subplots(figsize=(5.5, 6.2))
+        _, ax = pyplot().subplots(figsize=(5.5, 6.3))
+        ax.figure.subplots_adjust(left=0.14, right=0.95, top=0.93, bottom=0.2)
+    draw_curve = has_curve if curve is None else curve
     _draw_reliability(ax, result.accuracy, result.confidence, result.stats, prob=prob,
                       band_prior=band_prior, show_plugin=show_plugin, show_counts=show_counts,
-                      legend=True)
+                      legend=True, curve=result if draw_curve else None)
     ax.set_title(ece_title("", result.draws, result.plugin, prob), fontsize="medium")
     return ax
 
 
 def _per_label(result: Any, *, ax: Any, prob: float, band_prior: float | None, show_plugin: bool,
-               show_counts: bool) -> Any:
+               show_counts: bool, max_labels: int | None) -> Any:
     need = ("labels", "label_accuracy", "label_confidence", "label_stats", "label_draws")
     missing = [k for k in need if not hasattr(result, k)]
     if missing:
@@ -284,34 +366,50 @@ def _per_label(result: Any, *, ax: Any, prob: float, band_prior: float | None, s
     n_labels = labels.size
     if n_labels == 0:
         raise ValueError("per_label=True: the result has no predicted labels to draw")
-    ncols = min(n_labels, 4)
-    nrows = math.ceil(n_labels / ncols)
+    # the most-predicted labels first (stable: ties in label order)
+    n_pred = np.array([int(s.n) for s in result.label_stats], dtype=np.int64)
+    order = np.argsort(-n_pred, kind="stable")
+    shown = order if max_labels is None else order[:max_labels]
+    ncols = min(shown.size, 4)
+    nrows = math.ceil(shown.size / ncols)
     plt = pyplot()
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 4.8 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols + 0.6, 3.6 * nrows + 2.1),
+                             squeeze=False)
     label_draws = np.asarray(result.label_draws)
-    for i, panel in enumerate(axes.flat):
-        if i >= n_labels:
+    x_range = _x_range(result.stats)
+    for k, panel in enumerate(axes.flat):
+        if k >= shown.size:
             panel.set_visible(False)
             continue
+        i = int(shown[k])
         acc = None if result.label_accuracy is None else np.asarray(result.label_accuracy)[:, i]
         conf = (None if result.label_confidence is None
                 else np.asarray(result.label_confidence)[:, i])
         _draw_reliability(panel, acc, conf, result.label_stats[i],
                           prob=prob, band_prior=band_prior, show_plugin=show_plugin,
-                          show_counts=show_counts, legend=False)
+                          show_counts=show_counts, legend=False, x_range=x_range)
         plugin = (float(np.asarray(result.label_plugin)[i]) if getattr(result, "label_plugin", None)
                   is not None else label_plugin(result.label_stats[i]))
-        panel.set_title(ece_title(f"label {labels[i]}: ", label_draws[:, i], plugin, prob),
-                        fontsize="small")
-    fig.suptitle(ece_title("top-label ", result.draws, result.plugin, prob))
+        lo, hi = np.quantile(label_draws[:, i], [(1 - prob) / 2, (1 + prob) / 2])
+        panel.set_title(f"label {labels[i]} (n = {n_pred[i]:,})\nECE {np.mean(label_draws[:, i]):.3f} "
+                        f"[{lo:.3f}, {hi:.3f}], plug-in {plugin:.3f}", fontsize="small")
+        panel.tick_params(labelsize="small")
+        panel.yaxis.label.set_size("small")
+    title = ece_title("top-label ", result.draws, result.plugin, prob)
+    if shown.size < n_labels:
+        title += (f"\nthe {shown.size} most-predicted of {n_labels:,} labels "
+                  f"({int(n_pred[shown].sum()):,} of {int(n_pred.sum()):,} predictions; "
+                  "max_labels=None draws all)")
+    fig.suptitle(title, fontsize="medium")
     handles, names = _legend_entries(axes.flat)
-    fig.legend(handles, names, loc="lower center", ncols=min(len(names), 5), fontsize="small",
+    fig.legend(handles, names, loc="lower center", ncols=min(len(names), 2), fontsize="small",
                frameon=False)
     # fixed margins in inches (tight_layout over many panels with count
     # strips costs seconds): suptitle on top, legend at the bottom
     height, width = fig.get_figheight(), fig.get_figwidth()
-    fig.subplots_adjust(left=0.7 / width, right=1 - 0.2 / width, top=1 - 0.75 / height,
-                        bottom=1.1 / height, wspace=0.3, hspace=0.42)
+    fig.subplots_adjust(left=0.6 / width, right=1 - 0.15 / width,
+                        top=1 - (1.3 if shown.size < n_labels else 1.0) / height,
+                        bottom=1.0 / height, wspace=0.35, hspace=0.55)
     return fig
 
 
@@ -323,5 +421,3 @@ def _legend_entries(axes: Any) -> tuple[list[Any], list[str]]:
         for h, name in zip(*panel.get_legend_handles_labels()):
             seen.setdefault(name, h)
     return list(seen.values()), list(seen.keys())
-
-

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from bece.plots.reliability import COUNTS_LABEL  # noqa: E402
+from bece.plots.reliability import COUNTS_LABEL, DOTS_LABEL  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -26,3 +26,9 @@ def _line(ax, label):
 
 def _counts_axes(fig):
     return [a for a in fig.axes if a.get_label() == COUNTS_LABEL]
+
+
+def _dots(ax):
+    """The per-bin dots (a scatter whose marker areas follow the counts)."""
+    (dots,) = [co for co in ax.collections if co.get_label() == DOTS_LABEL]
+    return dots

@@ -18,7 +18,7 @@ from bece.plots import reliability_diagram
 from bece.plots.reliability import COUNTS_LABEL
 
 from ..conftest import simulate_multiclass
-from .conftest import _counts_axes, _line
+from .conftest import _counts_axes, _dots, _line
 
 
 def _bands(ax):
@@ -51,7 +51,7 @@ def test_reliability_diagram_artists(tmp_path):
     p = rng.uniform(0.05, 0.95, size=400) ** 1.5
     y = (rng.uniform(size=400) < p**0.8).astype(int)
     r = bece.bayesian_ece(y, p, n_bins=10, num_samples=2000, seed=1)
-    ax = reliability_diagram(r)
+    ax = reliability_diagram(r, curve=False)  # per-bin bands (the curve: test_figures_readable)
     fig = ax.figure
     fig.savefig(tmp_path / "reliability.png")
     assert (tmp_path / "reliability.png").stat().st_size > 10_000
@@ -60,8 +60,9 @@ def test_reliability_diagram_artists(tmp_path):
     np.testing.assert_array_equal(diag.get_xdata(), [0, 1])
     np.testing.assert_array_equal(diag.get_ydata(), [0, 1])
 
-    # bands: one per bin, spanning the bin, Jeffreys intervals from scipy
+    # bands: one per non-empty bin, spanning the bin, Jeffreys intervals from scipy
     counts = r.stats.counts
+    assert (counts.sum(0) > 0).all()
     bands = _bands(ax)
     assert len(bands) == 10
     edges = np.linspace(0, 1, 11)
@@ -69,21 +70,25 @@ def test_reliability_diagram_artists(tmp_path):
         assert x0 == pytest.approx(edges[m]) and x1 == pytest.approx(edges[m + 1])
         lo, hi = _jeffreys(counts[1, m], counts[0, m])
         assert (y0, y1) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
-        assert hatched == (counts[:, m].sum() == 0)
+        assert not hatched
         assert y1 - y0 > 0.01  # never a zero-width band
 
     # plug-in points equal scikit-learn's calibration_curve (continuous data:
     # no confidence on an edge, where sklearn closes bins on the other side)
     prob_true, prob_pred = calibration_curve(y, p, n_bins=10)
-    plug = _line(ax, "plug-in (observed)")
+    plug = _line(ax, "observed (plug-in)")
     np.testing.assert_allclose(plug.get_xdata(), prob_pred, atol=1e-12)
     np.testing.assert_allclose(plug.get_ydata(), prob_true, atol=1e-12)
 
-    # medians: Beta medians at the posterior median bin confidence
-    med = _line(ax, "posterior median accuracy")
-    full = r.stats.bin_counts > 0
-    np.testing.assert_allclose(med.get_ydata(), stats.beta.median(counts[1] + 0.5, counts[0] + 0.5)[full])
-    np.testing.assert_allclose(med.get_xdata(), np.median(r.confidence, axis=0)[full])
+    # dots: medians of the band's own posterior (Jeffreys) at the observed
+    # mean confidence, area proportional to the count
+    dots = _dots(ax)
+    np.testing.assert_allclose(dots.get_offsets()[:, 1], stats.beta.median(counts[1] + 0.5, counts[0] + 0.5))
+    np.testing.assert_allclose(dots.get_offsets()[:, 0], prob_pred, atol=1e-12)
+    n_m = counts.sum(0)
+    sizes = dots.get_sizes()  # an increasing affine function of the count
+    assert sizes.max() > 2 * sizes.min()
+    np.testing.assert_allclose(sizes, sizes.min() + np.ptp(sizes) * (n_m - n_m.min()) / np.ptp(n_m))
 
     # the count strip: bars equal numpy's histogram, with the numbers written on
     (cax,) = _counts_axes(fig)
@@ -95,7 +100,7 @@ def test_reliability_diagram_artists(tmp_path):
 
     # legend and title
     texts = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert texts[:1] == ["perfect calibration"] and "90% credible band (Jeffreys)" in texts
+    assert texts[:1] == ["perfect calibration"] and "90% band (Jeffreys)" in texts
     assert f"{r.mean:.3f}" in ax.get_title() and f"plug-in {r.plugin:.3f}" in ax.get_title()
 
 
@@ -104,39 +109,38 @@ def test_sparse_and_empty_bins_keep_honest_bands(tmp_path):
     y = np.array([1, 0])
     p = np.array([0.97, 0.03])
     s = 4000
-    r = bece.bayesian_ece(y, p, n_bins=15, num_samples=s, seed=0)
+    r = bece.bayesian_ece(y, p, n_bins=15, num_samples=s, seed=0, model="binned")
     ax = reliability_diagram(r)
     ax.figure.savefig(tmp_path / "sparse.png")
     bands = _bands(ax)
+    # empty bins 1-13 get no band (their 0 is in the count strip), nothing hatched
+    assert len(bands) == 2 and not any(b[4] for b in bands)
     # one correct label: [F^-1(0.05; 1.5, 0.5), 1] = [0.229..., 1]
-    assert bands[14][2:4] == (pytest.approx(stats.beta.ppf(0.05, 1.5, 0.5)), 1.0)
-    assert bands[14][2] == pytest.approx(0.2285, abs=1e-4)
+    assert bands[1][2:4] == (pytest.approx(stats.beta.ppf(0.05, 1.5, 0.5)), 1.0)
+    assert bands[1][2] == pytest.approx(0.2285, abs=1e-4)
     assert bands[0][2:4] == (0.0, pytest.approx(stats.beta.ppf(0.95, 0.5, 1.5)))
-    for m in range(1, 14):  # empty: the Jeffreys prior's own band, hatched
-        assert bands[m][4]
-        assert bands[m][2:4] == (pytest.approx(stats.beta.ppf(0.05, 0.5, 0.5)),
-                                 pytest.approx(stats.beta.ppf(0.95, 0.5, 0.5)))
-    assert "empty bin: no data" in [t.get_text() for t in ax.get_legend().get_texts()]
+    (cax,) = _counts_axes(ax.figure)
+    assert [t.get_text() for t in cax.texts] == ["1"] + ["0"] * 13 + ["1"]
     # the model's own band (band_prior=None) on the one-label bin: the
     # posterior of the accuracy there is Beta(1 + a, a) with a = 1/(2M) = 1/30;
     # its 5% quantile (0.795) is estimated from the draws with standard error
     # sqrt(q (1 - q) / S) / pdf(quantile); checked within 3.29 of them
     # (false-alarm rate 0.1%)
     ax2 = reliability_diagram(r, band_prior=None)
-    model = _bands(ax2)[14]
+    model = _bands(ax2)[1]
     exact = stats.beta(1 + 1 / 30, 1 / 30)
     se = np.sqrt(0.05 * 0.95 / s) / exact.pdf(exact.ppf(0.05))
     assert model[2] == pytest.approx(exact.ppf(0.05), abs=3.29 * se)
-    assert model[2] > bands[14][2] + 0.5  # the weak Dirichlet prior's band is far narrower
+    assert model[2] > bands[1][2] + 0.5  # the weak Dirichlet prior's band is far narrower
     texts = [t.get_text() for t in ax2.get_legend().get_texts()]
-    assert "90% credible band (model posterior)" in texts
+    assert "90% band (model posterior)" in texts
 
 
 def test_model_band_is_the_quantiles_of_the_accuracy_draws():
     rng = np.random.default_rng(3)
     p = rng.uniform(size=300)
     y = (rng.uniform(size=300) < p).astype(int)
-    r = bece.bayesian_ece(y, p, n_bins=6, num_samples=1000, seed=2)
+    r = bece.bayesian_ece(y, p, n_bins=6, num_samples=1000, seed=2, model="binned")
     bands = _bands(reliability_diagram(r, band_prior=None, prob=0.8))
     lo, hi = np.quantile(r.accuracy, [0.1, 0.9], axis=0)
     np.testing.assert_allclose([b[2] for b in bands], lo, atol=1e-12)
@@ -151,9 +155,9 @@ def test_options_and_own_axes():
     fig, (a1, a2) = plt.subplots(1, 2)
     out = reliability_diagram(r, ax=a1, show_plugin=False, show_counts=False)
     assert out is a1 and not _counts_axes(fig)
-    assert "plug-in (observed)" not in [ln.get_label() for ln in a1.get_lines()]
+    assert "observed (plug-in)" not in [ln.get_label() for ln in a1.get_lines()]
     assert a1.get_xlabel() == "predicted P(y = 1)"
-    reliability_diagram(r, ax=a2, band_prior=1.0)
+    reliability_diagram(r, ax=a2, band_prior=1.0, curve=False)
     assert len(_counts_axes(fig)) == 1
     assert "Beta(1, 1) prior" in " ".join(t.get_text() for t in a2.get_legend().get_texts())
 
@@ -191,13 +195,19 @@ def test_per_label_panels_of_a_top_label_result(tmp_path):
     assert len(panels) == len(r.labels) == 3 and len(strips) == 3
     pred = prob.argmax(1)
     edges = np.linspace(0, 1, 9)
-    for i, (ax, cax) in enumerate(zip(panels, strips)):
-        assert ax.get_title().startswith(f"label {r.labels[i]}: ECE")
+    # panels in order of how often each label is predicted (most first)
+    n_pred = np.array([(pred == label).sum() for label in r.labels])
+    assert len(set(n_pred)) == 3
+    order = np.argsort(-n_pred)
+    for ax, cax, i in zip(panels, strips, order):
+        assert ax.get_title().startswith(f"label {r.labels[i]} (n = {n_pred[i]:,})\nECE")
         sel = pred == r.labels[i]
         hist = np.histogram(prob[sel].max(1), bins=edges)[0]
         np.testing.assert_array_equal([pt.get_height() for pt in cax.patches], hist)
         correct = np.histogram(prob[sel].max(1)[y[sel] == r.labels[i]], bins=edges)[0]
-        for m, band in enumerate(_bands(ax)):
+        full = np.flatnonzero(hist > 0)  # empty bins get no band
+        assert len(_bands(ax)) == full.size
+        for m, band in zip(full, _bands(ax)):
             lo, hi = _jeffreys(correct[m], hist[m] - correct[m])
             assert band[2:4] == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
     assert fig.legends and "top-label ECE" in fig._suptitle.get_text()
@@ -218,10 +228,9 @@ def test_per_label_with_a_hand_built_result_without_kept_bins():
     )
     fig = reliability_diagram(fake, per_label=True)
     panels = [a for a in fig.axes if a.get_visible() and a.get_label() != COUNTS_LABEL]
-    assert [a.get_title().split(":")[0] for a in panels] == ["label 3", "label 7"]
-    # dots at the plug-in confidence when no per-bin confidence draws were kept
-    med = _line(panels[0], "posterior median accuracy")
-    np.testing.assert_allclose(med.get_xdata(), s1.confidence[s1.bin_counts > 0])
+    assert [a.get_title().split(" (")[0] for a in panels] == ["label 3", "label 7"]
+    # Jeffreys dots at the observed mean confidence
+    np.testing.assert_allclose(_dots(panels[0]).get_offsets()[:, 0], s1.confidence[s1.bin_counts > 0])
     with pytest.raises(ValueError, match="keep_bins=True"):
         reliability_diagram(fake, per_label=True, band_prior=None)
 
