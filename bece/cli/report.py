@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..results.text import format_prob
 from .calibration import file_test
 from .common import (
     BINARY_NOTE,
@@ -131,10 +132,6 @@ def report_dict(result: Any, prob: float = PROB, seed: int | None = None,
     return d
 
 
-def _prob_text(p: float) -> str:
-    return "< 0.001" if p < 1e-3 else ("> 0.999" if p > 0.999 else f"{p:.3f}")
-
-
 def _bin_summary(draws: np.ndarray, prob: float) -> tuple[list[float], tuple[list, list]]:
     """Per-column mean and equal-tailed ``prob`` interval of (S, M) draws."""
     q = np.quantile(draws, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
@@ -171,7 +168,7 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
         f"  Bayesian ECE  {d['ece']['mean']:.4f}   posterior mean (sd {d['ece']['std']:.4f}, "
         f"{result.num_samples:,} draws)",
         f"  {pct} interval  [{lo:.4f}, {hi:.4f}]   equal-tailed credible interval",
-        *([f"  at ECE 0      {_prob_text(d['prob_calibrated'])}   of the draws: exact calibration's "
+        *([f"  at ECE 0      {format_prob(d['prob_calibrated'])}   of the draws: exact calibration's "
            f"posterior weight (prior odds {d['prior_odds']:g})"] if "prob_calibrated" in d else []),
         f"  plug-in ECE   {d['plugin_ece']:.4f}",
         *([f"  binned model  {d['reference']['ece']['mean']:.4f} "

@@ -35,11 +35,12 @@ from 0 in 0.95 (n = 300) to 1.00 (n = 10^4) of replications.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from scipy import special
 
-from ..results.ece import BayesianTopLabelECE, SmoothBayesianECE
+from ..results.ece import BayesianECE, BayesianTopLabelECE, SmoothBayesianECE
 
 __all__ = [
     "DEFAULT_PRIOR_ODDS",
@@ -57,6 +58,24 @@ def prob_calibrated(log_bayes_factor: float, prior_odds: float) -> float:
     if prior_odds == 0:
         return 0.0
     return float(special.expit(log_bayes_factor + np.log(prior_odds)))
+
+
+def _h0_draws(result: BayesianECE, prior_odds: float,
+              rng: np.random.Generator) -> tuple[np.ndarray | None, dict[str, Any]]:
+    """Which draws come from :math:`H_0` (None for ``prior_odds == 0``: no
+    randomness used), and the fields every averaged result shares: the ECE
+    draws zeroed, the bins' accuracy set to their confidence,
+    ``prob_calibrated`` and ``prior_odds``."""
+    if prior_odds == 0:
+        return None, {"prob_calibrated": 0.0, "prior_odds": 0.0}
+    pi0 = prob_calibrated(result.params.log_bayes_factor, prior_odds)
+    pick = rng.random(result.draws.size) < pi0
+    return pick, {
+        "draws": np.where(pick, 0.0, result.draws),
+        "accuracy": np.where(pick[:, None], result.confidence, result.accuracy),
+        "prob_calibrated": pi0,
+        "prior_odds": float(prior_odds),
+    }
 
 
 def average_with_calibrated(result: SmoothBayesianECE, prior_odds: float,
@@ -79,21 +98,17 @@ def average_with_calibrated(result: SmoothBayesianECE, prior_odds: float,
         Same shapes, with ``prob_calibrated`` (:math:`\\pi_0`) and
         ``prior_odds`` set.
     """
-    pi0 = prob_calibrated(result.params.log_bayes_factor, prior_odds)
-    if prior_odds == 0:
-        return replace(result, prob_calibrated=0.0, prior_odds=0.0)
-    pick = rng.random(result.draws.size) < pi0
+    pick, common = _h0_draws(result, prior_odds, rng)
+    if pick is None:
+        return replace(result, **common)
     col = pick[:, None]
     return replace(
         result,
-        draws=np.where(pick, 0.0, result.draws),
-        accuracy=np.where(col, result.confidence, result.accuracy),
         curve=np.where(col, result.curve_grid[None, :], result.curve),
         coefficients=np.where(col, 0.0, result.coefficients),
         smoothness=np.where(pick, 0.0, result.smoothness),
         bin_sd=np.where(pick, 0.0, result.bin_sd),
-        prob_calibrated=pi0,
-        prior_odds=float(prior_odds),
+        **common,
     )
 
 
@@ -124,20 +139,15 @@ def average_top_label_with_calibrated(result: BayesianTopLabelECE, prior_odds: f
     BayesianTopLabelECE
         Same shapes, with ``prob_calibrated`` and ``prior_odds`` set.
     """
-    pi0 = prob_calibrated(result.params.log_bayes_factor, prior_odds)
-    if prior_odds == 0:
-        return replace(result, prob_calibrated=0.0, prior_odds=0.0)
-    pick = rng.random(result.draws.size) < pi0
-    col = pick[:, None]
+    pick, common = _h0_draws(result, prior_odds, rng)
+    if pick is None:
+        return replace(result, **common)
     label_accuracy = result.label_accuracy
     if label_accuracy is not None and result.label_confidence is not None:
         label_accuracy = np.where(pick[:, None, None], result.label_confidence, label_accuracy)
     return replace(
         result,
-        draws=np.where(pick, 0.0, result.draws),
-        label_draws=np.where(col, 0.0, result.label_draws),
-        accuracy=np.where(col, result.confidence, result.accuracy),
+        label_draws=np.where(pick[:, None], 0.0, result.label_draws),
         label_accuracy=label_accuracy,
-        prob_calibrated=pi0,
-        prior_odds=float(prior_odds),
+        **common,
     )
