@@ -264,7 +264,7 @@ def calibration_test(
     Parameters
     ----------
     y_true, y_prob, y_pred, n_bins, binning
-        As :func:`bece.bayesian_ece` (binary, top-label or the seed's
+        As :func:`bece.bayesian_ece` (binary, top-label or (y_pred, y_true, confidence)
         triples; the bins of the statistic).
     num_resamples : int, default 1000
         Consistency resamples B; the smallest attainable p-value is 1/(B+1).

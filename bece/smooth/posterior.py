@@ -124,7 +124,7 @@ def smooth_ece(
     ----------
     y_true, y_prob, y_pred, n_bins, binning
         As :func:`bece.bayesian_ece`: binary ``P(y=1)``, class probabilities
-        (top-label) or the seed's triples; the ECE bins.
+        (top-label) or (y_pred, y_true, confidence) triples; the ECE bins.
     n_knots, intercept_scale, slope_scale, smoothness_scale, bin_scale
         The model and prior; see :func:`fit_smooth`.
     grid : "auto", None or int, default "auto"
