@@ -191,20 +191,16 @@ def _population(k=10, size=20_000, seed=0):
     return pred, conf, g, gaps.sum(axis=1), np.bincount(pred, minlength=k).astype(float)
 
 
-def test_semi_synthetic_intervals_cover_the_true_top_label_ece():
-    """K = 10, n = 1500 resampled from a population of 20,000 Dirichlet softmax
-    outputs, outcomes from a label-dependent map (truth about 0.05); 20
-    replications (module docstring for the threshold)."""
-    pred, conf, g, gaps, counts = _population()
-    rng = np.random.default_rng(1)
-    covered = {"label": 0, "sample": 0}
-    err = {"label": [], "sample": []}
-    plug_err = {"label": [], "sample": []}
-    for rep in range(20):
-        idx = rng.integers(0, pred.size, 1500)
+def _replications(population, k, n, reps, rng):
+    """Each replication: n predictions resampled from ``population``, outcomes
+    redrawn from its map, the true top-label ECE under both averages (over
+    the labels predicted), and 1,000 draws of the hierarchical posterior."""
+    pred, conf, g, gaps, counts = population
+    for rep in range(reps):
+        idx = rng.integers(0, pred.size, n)
         correct = rng.uniform(size=idx.size) < g[idx]
         p, lab = conf[idx], pred[idx]
-        y = np.where(correct, lab, (lab + 1) % 10)
+        y = np.where(correct, lab, (lab + 1) % k)
         present = np.unique(lab)
         truth = {"label": np.mean(gaps[present] / counts[present]),
                  "sample": gaps[present].sum() / counts[present].sum()}
@@ -212,9 +208,24 @@ def test_semi_synthetic_intervals_cover_the_true_top_label_ece():
             atoms, _, _ = prepare_label_atoms(y, p, lab, 15, "uniform", "auto")
             e, _ = label_posterior_draws(atoms, fit_top_label_smooth(atoms), 1000,
                                          np.random.default_rng(rep), False)
+        yield y, p, lab, truth, e
+
+
+def _covers(draws, truth):
+    lo, hi = np.quantile(draws, [0.05, 0.95])
+    return int(lo <= truth <= hi)
+
+
+def test_semi_synthetic_intervals_cover_the_true_top_label_ece():
+    """K = 10, n = 1500 resampled from a population of 20,000 Dirichlet softmax
+    outputs, outcomes from a label-dependent map (truth about 0.05); 20
+    replications (module docstring for the threshold)."""
+    covered = {"label": 0, "sample": 0}
+    err = {"label": [], "sample": []}
+    plug_err = {"label": [], "sample": []}
+    for y, p, lab, truth, e in _replications(_population(), 10, 1500, 20, np.random.default_rng(1)):
         for avg in covered:
-            lo, hi = np.quantile(e[avg], [0.05, 0.95])
-            covered[avg] += int(lo <= truth[avg] <= hi)
+            covered[avg] += _covers(e[avg], truth[avg])
             err[avg].append(e[avg].mean() - truth[avg])
             plug_err[avg].append(bece.top_label_ece(y, p, y_pred=lab, average=avg) - truth[avg])
     for avg in covered:
@@ -229,22 +240,9 @@ def test_semi_synthetic_coverage_with_many_labels():
     50,000 Dirichlet softmax outputs, label-dependent map; 40 replications,
     at least 28 covered under each average (at a true coverage of 0.9 the
     chance of 27 or fewer is 1e-4; 4e-3 at 0.85)."""
-    pred, conf, g, gaps, counts = _population(k=100, size=50_000, seed=3)
-    rng = np.random.default_rng(2)
+    population = _population(k=100, size=50_000, seed=3)
     covered = {"label": 0, "sample": 0}
-    for rep in range(40):
-        idx = rng.integers(0, pred.size, 3000)
-        correct = rng.uniform(size=idx.size) < g[idx]
-        p, lab = conf[idx], pred[idx]
-        y = np.where(correct, lab, (lab + 1) % 100)
-        present = np.unique(lab)
-        truth = {"label": np.mean(gaps[present] / counts[present]),
-                 "sample": gaps[present].sum() / counts[present].sum()}
-        with single_threaded_blas():
-            atoms, _, _ = prepare_label_atoms(y, p, lab, 15, "uniform", "auto")
-            e, _ = label_posterior_draws(atoms, fit_top_label_smooth(atoms), 1000,
-                                         np.random.default_rng(rep), False)
+    for _, _, _, truth, e in _replications(population, 100, 3000, 40, np.random.default_rng(2)):
         for avg in covered:
-            lo, hi = np.quantile(e[avg], [0.05, 0.95])
-            covered[avg] += int(lo <= truth[avg] <= hi)
+            covered[avg] += _covers(e[avg], truth[avg])
     assert min(covered.values()) >= 28, covered
