@@ -1,4 +1,12 @@
-"""Posterior draws of the smooth model: importance weights (PSIS) and ECE draws."""
+"""Posterior draws of the smooth model: importance weights (PSIS) and ECE draws.
+
+One pass over the Laplace proposals computes, block by block (small enough
+to stay in cache), the curve's logits at the atoms, the log likelihood of
+each proposal and, for the ECE bins crowded enough for
+:mod:`bece.smooth.bootstrap`, the weighted sums of the curve that their
+bootstrap draws need, so that the resampled draws reuse them instead of
+evaluating the curve again.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +20,7 @@ from ..base.psis import psislw
 from ..stats.binning import Binning
 from .atoms import Atoms
 from .basis import SmoothBasis, logit_confidence
+from .bootstrap import NORMAL_BIN_MIN, BinMoments, normal_bin_draws
 from .fit import SmoothPosterior
 from .grid_error import CellCurve, draw_bounds
 
@@ -21,6 +30,8 @@ __all__ = [
     "draw_loglik",
     "ece_draws",
     "importance_draws",
+    "importance_draws_with_sums",
+    "loglik_and_sums",
 ]
 
 CURVE_POINTS = 101
@@ -29,17 +40,121 @@ CURVE_POINTS = 101
 BOUND_DRAWS = 200
 
 
-def draw_loglik(atoms: Atoms, basis: SmoothBasis, beta: np.ndarray,
-                *, chunk_elems: int = 4_000_000) -> np.ndarray:
-    """:math:`\\sum_j c_j f(x_j) - t_j \\log(1 + e^{f(x_j)})` for each draw, shape (S,)."""
+#: Draws x atoms per block of the passes over the draws: a block's few
+#: temporaries (2 MB each) stay in cache.
+BLOCK_ELEMS = 262_144
+
+
+def _rows(n_atoms: int, chunk_elems: int) -> int:
+    return max(1, chunk_elems // max(n_atoms, 1))
+
+
+class _Logits:
+    """:meth:`SmoothBasis.logits` at fixed atoms, with the design computed once
+    (same floating-point operations, so the same values)."""
+
+    def __init__(self, x: np.ndarray, bins: np.ndarray, basis: SmoothBasis) -> None:
+        self.x = x
+        self.k = basis.n_smooth
+        self.design_t = np.ascontiguousarray(basis.design(x).T)
+        self.n_bins = basis.n_bins
+        self.bins, self.starts = np.unique(bins, return_index=True)
+        self.ends = np.append(self.starts[1:], x.size)
+
+    def __call__(self, beta: np.ndarray) -> np.ndarray:
+        f = beta[:, :self.k] @ self.design_t
+        f += self.x
+        if self.n_bins:
+            for m, a, b in zip(self.bins, self.starts, self.ends):
+                f[:, a:b] += beta[:, self.k + m, None]
+        return f
+
+
+def loglik_and_sums(
+    atoms: Atoms, basis: SmoothBasis, beta: np.ndarray, *, sums: bool = True,
+    chunk_elems: int = BLOCK_ELEMS,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Log likelihood of each draw and the per-bin sums of its curve.
+
+    Parameters
+    ----------
+    atoms : Atoms
+    basis : SmoothBasis
+    beta : ndarray of shape (S, P)
+    sums : bool, default True
+        Also return the sums (else None).
+
+    Returns
+    -------
+    loglik : ndarray of shape (S,)
+        :math:`\\sum_j c_j f(x_j) - t_j \\log(1 + e^{f(x_j)})`.
+    sums : ndarray of shape (S, 3, M) or None
+        Per ECE bin :math:`\\sum t_j s_j`, :math:`\\sum t_j s_j p_j` and
+        :math:`\\sum t_j s_j^2` with :math:`s_j = \\sigma(f(x_j))` (0 in empty
+        bins): what :func:`bece.smooth.bootstrap.normal_bin_draws` needs.
+
+    Notes
+    -----
+    :math:`\\log(1 + e^f) = \\max(f, 0) + \\log(1 + e^{-|f|})` and
+    :math:`\\sigma(f) = (1 \\text{ or } e^{-|f|}) / (1 + e^{-|f|})` share one
+    exponential; :math:`\\log(1 + e)` for :math:`e \\in (0, 1]` is within
+    1.2e-16 of :math:`\\operatorname{log1p}(e)`.
+    """
     c = atoms.successes.astype(np.float64)
     t = atoms.trials.astype(np.float64)
-    out = np.empty(beta.shape[0])
-    step = max(1, chunk_elems // max(atoms.p.size, 1))
-    for a in range(0, beta.shape[0], step):
-        f = basis.logits(atoms.x, atoms.bin, beta[a:a + step])
-        out[a:a + step] = f @ c - np.logaddexp(0.0, f) @ t
-    return out
+    logits = _Logits(atoms.x, atoms.bin, basis)
+    s_total = beta.shape[0]
+    out = np.empty(s_total)
+    m = atoms.binning.n_bins
+    moments = np.zeros((s_total, 3, m)) if sums else None
+    tp = t * atoms.p
+    step = _rows(atoms.p.size, chunk_elems)
+    for a in range(0, s_total, step):
+        b = min(s_total, a + step)
+        f = logits(beta[a:b])
+        e = np.abs(f)
+        np.negative(e, out=e)
+        np.exp(e, out=e)  # exp(-|f|), in (0, 1]
+        one_e = e + 1.0
+        sp = np.log(one_e)
+        sp += np.maximum(f, 0.0)  # log(1 + e^f)
+        out[a:b] = f @ c - sp @ t
+        if moments is not None:
+            s = np.reciprocal(one_e, out=one_e)
+            np.multiply(s, e, out=s, where=f < 0)  # sigma(f)
+            ts = np.multiply(s, t, out=sp)
+            moments[a:b, 0, logits.bins] = np.add.reduceat(ts, logits.starts, axis=1)
+            moments[a:b, 2, logits.bins] = np.add.reduceat(ts * s, logits.starts, axis=1)
+            np.multiply(s, tp, out=ts)
+            moments[a:b, 1, logits.bins] = np.add.reduceat(ts, logits.starts, axis=1)
+    return out, moments
+
+
+def draw_loglik(atoms: Atoms, basis: SmoothBasis, beta: np.ndarray,
+                *, chunk_elems: int = BLOCK_ELEMS) -> np.ndarray:
+    """:math:`\\sum_j c_j f(x_j) - t_j \\log(1 + e^{f(x_j)})` for each draw, shape (S,)."""
+    return loglik_and_sums(atoms, basis, beta, sums=False, chunk_elems=chunk_elems)[0]
+
+
+def importance_draws_with_sums(
+    atoms: Atoms, post: SmoothPosterior, num_samples: int, rng: np.random.Generator,
+    *, sums: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, SmoothPosterior, np.ndarray | None]:
+    """:func:`importance_draws`, and the per-bin sums of :func:`loglik_and_sums`
+    of the resampled draws (computed in the same pass as the weights; None
+    when ``sums`` is False)."""
+    beta, lam, tau, log_ratio = post.sample(num_samples, rng)
+    loglik, moments = loglik_and_sums(atoms, post.basis, beta, sums=sums)
+    logw = loglik + log_ratio
+    log_marg = float(special.logsumexp(logw) - np.log(num_samples))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # degenerate tails: k-hat reports them
+        smoothed, k_hat = psislw(logw - logw.max())
+    w = np.exp(smoothed - special.logsumexp(smoothed))
+    ess = float(1.0 / np.sum(w**2))
+    idx = rng.choice(num_samples, size=num_samples, p=w / w.sum())
+    post = replace(post, log_marginal_is=log_marg, pareto_k=float(k_hat), is_ess=ess)
+    return beta[idx], lam[idx], tau[idx], post, None if moments is None else moments[idx]
 
 
 def importance_draws(
@@ -64,25 +179,23 @@ def importance_draws(
     post : SmoothPosterior
         With ``log_marginal_is``, ``pareto_k`` and ``is_ess`` filled in.
     """
-
-    beta, lam, tau, log_ratio = post.sample(num_samples, rng)
-    logw = draw_loglik(atoms, post.basis, beta) + log_ratio
-    log_marg = float(special.logsumexp(logw) - np.log(num_samples))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # degenerate tails: k-hat reports them
-        smoothed, k_hat = psislw(logw - logw.max())
-    w = np.exp(smoothed - special.logsumexp(smoothed))
-    ess = float(1.0 / np.sum(w**2))
-    idx = rng.choice(num_samples, size=num_samples, p=w / w.sum())
-    post = replace(post, log_marginal_is=log_marg, pareto_k=float(k_hat), is_ess=ess)
-    return beta[idx], lam[idx], tau[idx], post
+    beta, lam, tau, post, _ = importance_draws_with_sums(atoms, post, num_samples, rng, sums=False)
+    return beta, lam, tau, post
 
 
 def ece_draws(
     atoms: Atoms, basis: SmoothBasis, beta: np.ndarray, rng: np.random.Generator,
-    *, chunk_elems: int = 4_000_000,
+    *, sums: np.ndarray | None = None, normal_bin_min: int = NORMAL_BIN_MIN,
+    chunk_elems: int = BLOCK_ELEMS,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """ECE and per-bin summaries for curve draws ``beta`` under Bayesian-bootstrap weights.
+
+    Each draw gets its own bootstrap weights, :math:`\\mathrm{Dirichlet}(t)`
+    over the atoms: one Gamma variate per atom in bins with fewer than
+    :data:`~bece.smooth.bootstrap.NORMAL_BIN_MIN` predictions; in the others
+    the bin total is drawn exactly and the bin's two bootstrap means from
+    their normal approximation with the exact mean and covariance
+    (:mod:`bece.smooth.bootstrap`, which states the error).
 
     Parameters
     ----------
@@ -91,7 +204,15 @@ def ece_draws(
     beta : ndarray of shape (S, P)
         Curve coefficients (:meth:`SmoothPosterior.sample`).
     rng : numpy.random.Generator
-        Draws the bootstrap weights, one Dirichlet(trials) vector per draw.
+        Draws the bootstrap weights: the Gamma variates of the sparse bins'
+        atoms, block by block, then those of :func:`normal_bin_draws`, then
+        the weights for the grid error bound.
+    sums : ndarray of shape (S, 3, M), optional
+        :func:`loglik_and_sums` of ``beta`` (computed here when needed and
+        not given).
+    normal_bin_min : int, default :data:`~bece.smooth.bootstrap.NORMAL_BIN_MIN`
+        Predictions from which a bin's bootstrap is drawn from the normal
+        approximation (``atoms.n + 1``: one Gamma variate per atom everywhere).
 
     Returns
     -------
@@ -100,48 +221,76 @@ def ece_draws(
     bound : ndarray of shape (min(S, 200),)
         The grid error bound (:mod:`bece.smooth.grid_error`) of each of the
         first 200 draws (zeros when the atoms are exact); it hardly varies
-        between draws, and computing it for all would double the cost.
+        between draws, and computing it for all would double the cost. In
+        crowded bins the bound's weights are drawn afresh, atom by atom,
+        with the draw's bin totals.
     """
     m = atoms.binning.n_bins
     s_total = beta.shape[0]
-    J = atoms.p.size
-    nonempty, starts = np.unique(atoms.bin, return_index=True)
-    cells = None if atoms.exact else CellCurve(atoms, basis)
+    bm = BinMoments.from_atoms(atoms, min_count=normal_bin_min)
+    normal = bm.normal
+    sparse = ~normal[atoms.bin]
+    n_bound = min(s_total, BOUND_DRAWS) if not atoms.exact else 0
+    total = np.zeros((s_total, m))
+    acc_num = np.zeros((s_total, m))
+    conf_num = np.zeros((s_total, m))
+    g_bound = np.zeros((n_bound, atoms.p.size))
+    if sparse.any():
+        xs, bs, ps = atoms.x[sparse], atoms.bin[sparse], atoms.p[sparse]
+        ts = atoms.trials[sparse].astype(np.float64)
+        logits = _Logits(xs, bs, basis)
+        cols, starts = logits.bins, logits.starts
+        sel = np.flatnonzero(sparse)
+        for a in range(0, s_total, _rows(xs.size, chunk_elems)):
+            b = min(s_total, a + _rows(xs.size, chunk_elems))
+            s = special.expit(logits(beta[a:b]))
+            if atoms.exact:
+                g = rng.standard_exponential((b - a, xs.size))
+            else:
+                g = rng.standard_gamma(ts, size=(b - a, xs.size))
+            total[a:b, cols] = np.add.reduceat(g, starts, axis=1)
+            acc_num[a:b, cols] = np.add.reduceat(g * s, starts, axis=1)
+            conf_num[a:b, cols] = np.add.reduceat(g * ps, starts, axis=1)
+            if a < n_bound:
+                e = min(b, n_bound)
+                g_bound[a:e, sel] = g[:e - a]
+    if bm.any_normal:
+        if sums is None:
+            sums = loglik_and_sums(atoms, basis, beta, chunk_elems=chunk_elems)[1]
+        assert sums is not None
+        nb = np.flatnonzero(normal)
+        w_n, a_n, c_n = normal_bin_draws(bm, sums, rng)
+        total[:, nb] = w_n
+        acc_num[:, nb] = w_n * a_n
+        conf_num[:, nb] = w_n * c_n
+        if n_bound:
+            crowded = ~sparse
+            g = rng.standard_gamma(atoms.trials[crowded].astype(np.float64), size=(n_bound, int(crowded.sum())))
+            bins = atoms.bin[crowded]
+            _, first = np.unique(bins, return_index=True)
+            per_bin = np.zeros((n_bound, m))
+            per_bin[:, nb] = np.add.reduceat(g, first, axis=1)
+            g_bound[:, crowded] = g * (total[:n_bound, bins] / per_bin[:, bins])
+    grand = total.sum(axis=1, keepdims=True)
+    ece = np.abs(acc_num - conf_num).sum(axis=1) / grand[:, 0]
+    nonempty = np.flatnonzero(bm.count > 0)
     acc = np.empty((s_total, m))
     conf = np.empty((s_total, m))
-    wt = np.zeros((s_total, m))
-    ece = np.empty(s_total)
-    bound = np.zeros(s_total)
-    step = max(1, chunk_elems // max(J, 1))
-    edges = atoms.binning.edges
-    center = 0.5 * (edges[:-1] + edges[1:])
-    empty = np.setdiff1d(np.arange(m), nonempty)
+    acc[:, nonempty] = acc_num[:, nonempty] / total[:, nonempty]
+    conf[:, nonempty] = conf_num[:, nonempty] / total[:, nonempty]
+    empty = np.flatnonzero(bm.count == 0)
     if empty.size:
-        xc = logit_confidence(center[empty])
-    for a in range(0, s_total, step):
-        b = min(s_total, a + step)
-        B = beta[a:b]
-        f = basis.logits(atoms.x, atoms.bin, B)  # (s, J)
-        s = special.expit(f)
-        if atoms.exact:
-            g = rng.standard_exponential((b - a, J))
-        else:
-            g = rng.standard_gamma(atoms.trials.astype(np.float64), size=(b - a, J))
-        g /= g.sum(axis=1, keepdims=True)
-        wsum = np.add.reduceat(g, starts, axis=1)
-        acc_num = np.add.reduceat(g * s, starts, axis=1)
-        conf_num = np.add.reduceat(g * atoms.p, starts, axis=1)
-        ece[a:b] = np.abs(acc_num - conf_num).sum(axis=1)
-        wt[a:b, nonempty] = wsum
-        acc[a:b, nonempty] = acc_num / wsum
-        conf[a:b, nonempty] = conf_num / wsum
-        if empty.size:
-            acc[a:b, empty] = special.expit(basis.logits(xc, empty, B))
-            conf[a:b, empty] = center[empty]
-        if cells is not None and a < BOUND_DRAWS:
-            e = min(b, BOUND_DRAWS) - a
-            bound[a:a + e] = draw_bounds(cells, basis, B[:e], f[:e], g[:e])
-    return ece, acc, conf, wt, bound[:BOUND_DRAWS] if not atoms.exact else bound
+        edges = atoms.binning.edges
+        center = 0.5 * (edges[:-1] + edges[1:])
+        acc[:, empty] = special.expit(basis.logits(logit_confidence(center[empty]), empty, beta))
+        conf[:, empty] = center[empty]
+    bound = np.zeros(n_bound if not atoms.exact else s_total)
+    if n_bound:
+        cells = CellCurve(atoms, basis)
+        B = beta[:n_bound]
+        f = _Logits(atoms.x, atoms.bin, basis)(B)
+        bound[:] = draw_bounds(cells, basis, B, f, g_bound / grand[:n_bound])
+    return ece, acc, conf, total / grand, bound
 
 
 def curve_grid(p: np.ndarray) -> np.ndarray:

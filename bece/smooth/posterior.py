@@ -20,7 +20,8 @@ from ..stats.inputs import as_outcomes
 from .atoms import Atoms, atoms_and_ece_stats, check_grid, make_atoms
 from .average import DEFAULT_PRIOR_ODDS, average_with_calibrated
 from .basis import DEFAULT_N_KNOTS
-from .draws import CURVE_POINTS, curve_grid, curve_values, ece_draws, importance_draws
+from .bootstrap import BinMoments
+from .draws import CURVE_POINTS, curve_grid, curve_values, ece_draws, importance_draws_with_sums
 from .fit import SmoothPosterior, fit_smooth, single_threaded_blas
 
 __all__ = [
@@ -52,10 +53,11 @@ def check_smooth_draws(num_samples: int, n_knots: int, n_bins: int = 15) -> None
 def smooth_result(
     atoms: Atoms, stats: CalibrationStats, post: SmoothPosterior, beta: np.ndarray, lam: np.ndarray,
     tau: np.ndarray, rng: np.random.Generator, method: str, grid_points: np.ndarray,
+    sums: np.ndarray | None = None,
 ) -> SmoothBayesianECE:
     from ..metrics.binned import plugin_ece
 
-    ece, acc, conf, wt, bound = ece_draws(atoms, post.basis, beta, rng)
+    ece, acc, conf, wt, bound = ece_draws(atoms, post.basis, beta, rng, sums=sums)
     post = replace(post, grid_error=float(bound.max()) if bound.size else 0.0)
     return SmoothBayesianECE(
         draws=ece, accuracy=acc, confidence=conf, weight=wt, plugin=plugin_ece(stats),
@@ -94,8 +96,11 @@ def _laplace(
 ) -> SmoothBayesianECE:
     with single_threaded_blas():
         post = fit_smooth(atoms, **model)
-        beta, lam, tau, post = importance_draws(atoms, post, num_samples, rng)
-        result = smooth_result(atoms, stats, post, beta, lam, tau, rng, "laplace", grid_points)
+        # the pass that weighs the proposals also sums their curves for the
+        # crowded bins' bootstrap (bece.smooth.bootstrap)
+        beta, lam, tau, post, sums = importance_draws_with_sums(
+            atoms, post, num_samples, rng, sums=BinMoments.from_atoms(atoms).any_normal)
+        result = smooth_result(atoms, stats, post, beta, lam, tau, rng, "laplace", grid_points, sums)
     return average_with_calibrated(result, prior_odds, rng)
 
 
