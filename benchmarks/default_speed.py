@@ -19,11 +19,15 @@ drifts:
   posterior with 1,333 draws (its default at K = 1,000) (target: within 2x).
 
 ``--quick``: n = 10^5 for the top-label row (K = 1,000), fewer repeats.
+``--markdown PATH`` (default ``docs/tables/default_speed.md``): where the
+table goes, its first line the command that produced it and the date.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -85,6 +89,9 @@ def bench_top_label(table: Table, n: int, rng: np.random.Generator, repeat: int)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n = 10^5 for the top-label row, fewer repeats")
+    parser.add_argument("--markdown", type=Path,
+                        default=Path(__file__).resolve().parent.parent / "docs" / "tables" / "default_speed.md",
+                        help="write the table here (default: docs/tables/default_speed.md)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     repeat = 2 if args.quick else 3
@@ -98,8 +105,14 @@ def main() -> None:
     print()
     print(table.markdown())
     print()
-    print("ratio = default-model time / binned-model time, both measured alternately in this run "
-          "(best of several); the machine is shared, so ratios vary between runs.")
+    note = ("ratio = default-model time / binned-model time, both measured alternately in this run "
+            "(best of several); the machine is shared, so ratios vary between runs.")
+    print(note)
+    command = " ".join(["python", "benchmarks/default_speed.py", *map(shlex.quote, sys.argv[1:])])
+    args.markdown.parent.mkdir(parents=True, exist_ok=True)
+    args.markdown.write_text(
+        f"Produced by `{command}` on {datetime.date.today().isoformat()}; machine: {machine()}.\n\n"
+        f"{table.markdown()}\n\n{note}\n")
 
 
 if __name__ == "__main__":

@@ -97,8 +97,20 @@ def loglik_and_sums(
     -----
     :math:`\\log(1 + e^f) = \\max(f, 0) + \\log(1 + e^{-|f|})` and
     :math:`\\sigma(f) = (1 \\text{ or } e^{-|f|}) / (1 + e^{-|f|})` share one
-    exponential; :math:`\\log(1 + e)` for :math:`e \\in (0, 1]` is within
-    1.2e-16 of :math:`\\operatorname{log1p}(e)`.
+    exponential. The logits, :math:`\\sum c f`, :math:`\\sum t \\max(f, 0)` and
+    every sum are float64; :math:`e^{-|f|}` and :math:`\\log(1 + e^{-|f|}) \\in
+    (0, \\log 2]` are float32 (NumPy's vectorised float32 ``exp`` and ``log``
+    are about 4x faster than float64 here, and were most of the time of the
+    smooth posterior at n = 10^6). Each atom's term then errs by at most
+    about :math:`t_j 2^{-24}(|f_j|/2 + 1)` (rounding :math:`|f|` to float32,
+    and of exp and log), and these errors are independent in sign: against
+    float64, the log likelihoods of 10^4 proposals at n = 10^6 (2,338 atoms)
+    differed by a constant 5e-4 plus at most 3.2e-3 (sd 7.8e-4) -- a
+    constant cancels in the importance weights, the rest changes them by a
+    factor within :math:`e^{\\pm 0.0032}`, against a spread of the log weights
+    of 0.035 there and a Monte Carlo error of about 1% -- and by 3e-5 at
+    n = 10^4. The curve :math:`s` enters the sums with float32's relative
+    error 6e-8.
     """
     c = atoms.successes.astype(np.float64)
     t = atoms.trials.astype(np.float64)
@@ -112,19 +124,18 @@ def loglik_and_sums(
     for a in range(0, s_total, step):
         b = min(s_total, a + step)
         f = logits(beta[a:b])
-        e = np.abs(f)
+        e = np.abs(f, dtype=np.float32)
         np.negative(e, out=e)
-        np.exp(e, out=e)  # exp(-|f|), in (0, 1]
-        one_e = e + 1.0
-        sp = np.log(one_e)
-        sp += np.maximum(f, 0.0)  # log(1 + e^f)
-        out[a:b] = f @ c - sp @ t
+        np.exp(e, out=e)  # exp(-|f|), in (0, 1], float32
+        one_e = e + np.float32(1.0)
+        out[a:b] = f @ c - np.maximum(f, 0.0) @ t - np.log(one_e).astype(np.float64) @ t
         if moments is not None:
             s = np.reciprocal(one_e, out=one_e)
-            np.multiply(s, e, out=s, where=f < 0)  # sigma(f)
-            ts = np.multiply(s, t, out=sp)
+            np.multiply(s, e, out=s, where=f < 0)  # sigma(f), float32
+            ts = s * t  # float64 from here on
             moments[a:b, 0, logits.bins] = np.add.reduceat(ts, logits.starts, axis=1)
-            moments[a:b, 2, logits.bins] = np.add.reduceat(ts * s, logits.starts, axis=1)
+            ts *= s
+            moments[a:b, 2, logits.bins] = np.add.reduceat(ts, logits.starts, axis=1)
             np.multiply(s, tp, out=ts)
             moments[a:b, 1, logits.bins] = np.add.reduceat(ts, logits.starts, axis=1)
     return out, moments
@@ -265,7 +276,8 @@ def ece_draws(
         conf_num[:, nb] = w_n * c_n
         if n_bound:
             crowded = ~sparse
-            g = rng.standard_gamma(atoms.trials[crowded].astype(np.float64), size=(n_bound, int(crowded.sum())))
+            t_c = atoms.trials[crowded].astype(np.float64)
+            g = rng.standard_gamma(t_c, size=(n_bound, t_c.size))
             bins = atoms.bin[crowded]
             _, first = np.unique(bins, return_index=True)
             per_bin = np.zeros((n_bound, m))

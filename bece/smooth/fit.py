@@ -49,6 +49,16 @@ def _loglik(f: np.ndarray, c: np.ndarray, t: np.ndarray) -> float:
     return float(np.dot(c, f) - np.dot(t, np.logaddexp(0.0, f)))
 
 
+def _loglik_sigmoid(f: np.ndarray, c: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray]:
+    """:func:`_loglik` (to 1e-16 per atom) and :math:`\\sigma(f)`, from one
+    exponential: :math:`\\log(1 + e^f) = \\max(f, 0) + \\log(1 + e^{-|f|})`."""
+    e = np.exp(-np.abs(f))
+    one_e = 1.0 + e
+    ll = float(np.dot(c, f) - np.dot(t, np.log(one_e) + np.maximum(f, 0.0)))
+    s = np.where(f >= 0, 1.0, e) / one_e
+    return ll, s
+
+
 def _newton(Ds, tau, bins, starts, nonempty, n_bins, off, c, t, prec, theta, max_iter=100):
     """Mode and negative Hessian of sum(c f - t log(1+e^f)) - theta' P theta / 2.
 
@@ -58,50 +68,52 @@ def _newton(Ds, tau, bins, starts, nonempty, n_bins, off, c, t, prec, theta, max
     O(J k^2) instead of O(J (k + M)^2). Concave: damped Newton converges.
     """
     k = Ds.shape[1]
+    Dt = np.ascontiguousarray(Ds.T)
 
     def logits(th):
-        f = off + Ds @ th[:k]
+        f = off + th[:k] @ Dt
         if n_bins:
             f = f + tau * th[k:][bins]
         return f
 
     def objective(th):
         f = logits(th)
-        return _loglik(f, c, t) - 0.5 * np.dot(prec * th, th), f
+        ll, s = _loglik_sigmoid(f, c, t)
+        return ll - 0.5 * np.dot(prec * th, th), s
 
-    def hessian(f):
-        w = t * special.expit(f) * special.expit(-f)
+    def hessian(s):
+        w = t * s * (1.0 - s)
         H = np.diag(prec)
-        H[:k, :k] += (Ds.T * w) @ Ds
+        Dw = Dt * w
+        H[:k, :k] += Dw @ Ds
         if n_bins:
-            cross = np.add.reduceat(Ds * w[:, None], starts, axis=0).T  # (k, nonempty)
+            cross = np.add.reduceat(Dw, starts, axis=1)  # (k, nonempty)
             H[:k, k + nonempty] += tau * cross
             H[k + nonempty, :k] += tau * cross.T
             H[k + nonempty, k + nonempty] += tau**2 * np.add.reduceat(w, starts)
         return H
 
-    obj, f = objective(theta)
+    obj, s = objective(theta)
     for _ in range(max_iter):
-        r = c - t * special.expit(f)
+        r = c - t * s
         grad = -prec * theta
-        grad[:k] += Ds.T @ r
+        grad[:k] += Dt @ r
         if n_bins:
             grad[k + nonempty] += tau * np.add.reduceat(r, starts)
-        H = hessian(f)
-        step = linalg.cho_solve(linalg.cho_factor(H, lower=True, check_finite=False), grad,
-                                check_finite=False)
+        H = hessian(s)
+        step = np.linalg.solve(H, grad)  # H is symmetric positive definite
         dec = float(np.dot(grad, step))
         if dec < 1e-10:  # converged: H is the Hessian at theta
             return theta, H, obj
         lr = 1.0
         while True:
             new_theta = theta + lr * step
-            new_obj, new_f = objective(new_theta)
+            new_obj, new_s = objective(new_theta)
             if new_obj >= obj + 0.25 * lr * dec or lr < 1e-8:
                 break
             lr *= 0.5
-        theta, obj, f = new_theta, new_obj, new_f
-    return theta, hessian(f), obj
+        theta, obj, s = new_theta, new_obj, new_s
+    return theta, hessian(s), obj
 
 
 @dataclass(frozen=True)
