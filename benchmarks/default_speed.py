@@ -89,8 +89,8 @@ def bench_top_label(table: Table, n: int, rng: np.random.Generator, repeat: int)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n = 10^5 for the top-label row, fewer repeats")
-    parser.add_argument("--markdown", type=Path,
-                        default=Path(__file__).resolve().parent.parent / "docs" / "tables" / "default_speed.md",
+    tables = Path(__file__).resolve().parent.parent / "docs" / "tables"
+    parser.add_argument("--markdown", type=Path, default=tables / "default_speed.md",
                         help="write the table here (default: docs/tables/default_speed.md)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)

@@ -103,7 +103,11 @@ curve values far from its own. A sub-cell with :math:`t_g` predictions,
 atom: likelihood :math:`c_g f(\bar x_g) - t_g \log(1 + e^{f(\bar x_g)})`
 with :math:`\bar x_g = \operatorname{logit}\bar p_g`, and bootstrap weight
 :math:`W \sim \mathrm{Dirichlet}(t_1, \dots, t_G)` — the exact law of the
-sub-cell totals of the Bayesian bootstrap. The spline's knots are the
+sub-cell totals of the Bayesian bootstrap. In an ECE bin with at least 1,000
+predictions the bin's bootstrap total is drawn exactly and its two
+bootstrap means (of the curve and of the confidences) from their normal
+approximation with the Dirichlet's exact mean and covariance
+(:mod:`bece.smooth.bootstrap`, which states the error). The spline's knots are the
 quantiles of the predictions' logits as the cells tell them
 (:func:`~bece.smooth.atoms.cell_knots`), close to the exact path's.
 Replacing the sub-cell's points by its mean changes an ECE draw by at most
