@@ -305,6 +305,18 @@ def rejection_row(f: Forecaster, form: str, n: int, per_rep: np.ndarray) -> Reje
     return RejectionRow(f.name, form, n, a.shape[0], *a.mean(axis=0))
 
 
+def coverage(f: Forecaster, form: str, n: int, reps: int, seed: int, num_samples: int) -> CoverageRow:
+    """One coverage row, all replications in this process."""
+    t0 = time.perf_counter()
+    per_rep = coverage_block(f, form, n, 0, reps, seed, num_samples)
+    return coverage_row(f, form, n, np.array(per_rep), time.perf_counter() - t0)
+
+
+def rejection(f: Forecaster, form: str, n: int, reps: int, seed: int) -> RejectionRow:
+    """One test row, all replications in this process."""
+    return rejection_row(f, form, n, np.array(rejection_block(f, form, n, 0, reps, seed)))
+
+
 # ------------------------------------------------------------------- print
 def goal(reps: int, target: float = 0.85) -> float:
     return target - 2 * np.sqrt(target * (1 - target) / reps)
