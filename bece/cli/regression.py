@@ -231,8 +231,9 @@ def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, s
         between = None
         if fc.form == "quantiles":
             between = fc.columns.levels
-        elif fc.form == "samples" and fc.samples.shape[1] < DEFAULT_CELLS:
-            between = np.arange(1, fc.samples.shape[1] + 1) / (fc.samples.shape[1] + 1)
+        elif fc.form == "samples" and fc.samples is not None and fc.samples.shape[1] < DEFAULT_CELLS:
+            size = fc.samples.shape[1]
+            between = np.arange(1, size + 1) / (size + 1)
         result = bayesian_calibration_error(u, levels, num_samples=args.samples, seed=args.seed,
                                             forecast_levels=between)
         d = regression_dict(result, u, fc, randomized=randomized, seed=args.seed)
