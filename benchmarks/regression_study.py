@@ -134,6 +134,7 @@ FORECASTERS = (
 )
 FORECASTER = {f.key: f for f in FORECASTERS}
 FORMS = ("gaussian", "sample", "quantile")
+DESIGN_N = (100, 1000, 10_000, 100_000)
 
 
 # -------------------------------------------------------------------- truth
@@ -494,7 +495,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reps", type=int, default=200, help="replications per coverage row")
     ap.add_argument("--null-reps", type=int, default=1000, help="replications per false-alarm row")
     ap.add_argument("--power-reps", type=int, default=400, help="replications per power row")
-    ap.add_argument("--n", type=int, nargs="+", default=[100, 1000, 10_000, 100_000])
+    ap.add_argument("--n", type=int, nargs="+", default=list(DESIGN_N))
     ap.add_argument("--num-samples", type=int, default=2000, help="posterior draws per fit")
     ap.add_argument("--rows", nargs="+", help="FORECASTER/FORM patterns (test/FORECASTER/FORM for the test "
                     "table), e.g. 'sd0.5/*' 'test/calibrated/*'; default: every row")
@@ -507,17 +508,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--max-seconds", type=float, default=float("inf"), help="start no row after this long")
     ap.add_argument("--results", type=Path, default=RESULTS, help="JSON lines of finished rows (appended)")
     ap.add_argument("--markdown", type=Path, default=MARKDOWN, help="Markdown table of every finished row")
+    ap.add_argument("--table-only", action="store_true", help="write the table from --results, run nothing")
     args = ap.parse_args(argv)
     if args.quick:
         args.reps, args.null_reps, args.power_reps, args.n = 30, 100, 30, [100, 1000]
     command = "python benchmarks/regression_study.py " + shlex.join(sys.argv[1:] if argv is None else argv)
-    full = design(args)
+    # the table shows every row of the full design (all n) with these replications,
+    # whichever subset this run computes
+    full = design(argparse.Namespace(**{**vars(args), "n": sorted(set(args.n) | set(DESIGN_N))}))
     shown = os.path.relpath(args.results, ROOT) if args.results.is_absolute() else str(args.results)
     records = load(args.results)
     done = {Task(**r["task"]).ident for r in records}
     skip = {"coverage": args.skip_coverage, "test": args.skip_tests}
-    todo = [b for t in full if chosen(t, args.rows) and not skip[t.kind]
+    todo = [b for t in full if t.n in args.n and chosen(t, args.rows) and not skip[t.kind]
             for b in blocks(t, args.block, gather(records, t)[0])]
+    if args.table_only:
+        todo = []
     print(f"{len(todo)} blocks to run ({len(done)} already in {args.results})", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     args.results.parent.mkdir(parents=True, exist_ok=True)
