@@ -46,7 +46,7 @@ from numpy.typing import ArrayLike
 
 from ..stats.inputs import describe_bad
 from .forecast import check_levels
-from .histogram import PITHistogram, grid_edges, on_grid
+from .histogram import DEFAULT_CELLS, PITHistogram, grid_edges, on_grid
 
 __all__ = [
     "cell_curve",
@@ -68,13 +68,18 @@ class ObservedCells:
     counts : ndarray of shape (m,), int64
         PIT values in each cell :math:`(e_j, e_{j+1}]` (the first also holds 0).
     share : ndarray of shape (m, G)
-        :math:`A_{jk}`, the share of fine cell k inside observed cell j (each
-        column sums to 1).
+        :math:`A_{jk}`, the share of fine cell k of the model's grid inside
+        observed cell j (each column sums to 1).
     """
 
     edges: np.ndarray
     counts: np.ndarray
     share: np.ndarray
+
+    @property
+    def n_cells(self) -> int:
+        """Cells G of the model's fine grid."""
+        return int(self.share.shape[1])
 
     @property
     def widths(self) -> np.ndarray:
@@ -94,7 +99,10 @@ def observed_cells(forecast_levels: ArrayLike, hist: PITHistogram,
     """The observed cells of ``forecast_levels`` and their counts.
 
     From the PIT ``values`` when given (exact, any levels), else from the
-    histogram, whose grid must then contain the levels.
+    histogram, whose grid must then contain the levels. The model's fine grid
+    is the histogram's, or 1000 cells for a finer histogram (a histogram of
+    10,100 cells holds the levels k/101 of 100 draws and k/100; the model
+    needs no more than 1000 cells to describe the latent PIT).
 
     Raises
     ------
@@ -107,7 +115,7 @@ def observed_cells(forecast_levels: ArrayLike, hist: PITHistogram,
         tau = check_levels(forecast_levels)
     except ValueError as exc:
         raise ValueError(f"forecast_levels: {exc}") from None
-    g = hist.n_cells
+    g = min(hist.n_cells, DEFAULT_CELLS)
     if tau.size + 1 > g:
         raise ValueError(
             f"forecast_levels cut [0, 1] into {tau.size + 1} cells, more than the {g} cells of the PIT "
@@ -118,16 +126,17 @@ def observed_cells(forecast_levels: ArrayLike, hist: PITHistogram,
         cell = np.maximum(np.searchsorted(edges, values, side="left") - 1, 0)
         counts = np.bincount(cell, minlength=tau.size + 1).astype(np.int64)
     else:
-        k = on_grid(tau, g)
+        g_hist = hist.n_cells
+        k = on_grid(tau, g_hist)
         off = k < 0
         if off.any():
             raise ValueError(
-                f"forecast_levels must lie on the PIT histogram's grid (multiples of 1/{g}) to count "
+                f"forecast_levels must lie on the PIT histogram's grid (multiples of 1/{g_hist}) to count "
                 f"the values between them; {describe_bad(tau, off)} do not. Build the histogram with "
                 "n_cells a multiple of the levels' denominators (e.g. S + 1 for S draws), or pass PIT values"
             )
         cum = np.concatenate([[0], np.cumsum(hist.counts)])
-        counts = np.diff(cum[np.concatenate([[0], k, [g]])]).astype(np.int64)
+        counts = np.diff(cum[np.concatenate([[0], k, [g_hist]])]).astype(np.int64)
     for a in (edges, counts):
         a.setflags(write=False)
     share = _share(edges, g)

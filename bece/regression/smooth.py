@@ -416,7 +416,7 @@ def fit_pit_model(
     s_l = check_scale(smoothness_scale, "smoothness_scale")
     if hist.n == 0:
         raise ValueError("the PIT histogram is empty (n = 0): there is nothing to fit")
-    grid = pit_grid(hist.n_cells)
+    grid = pit_grid(hist.n_cells if cells is None else cells.n_cells)
     k = grid.basis.shape[1]
     scales = np.concatenate([[s_a, s_b], np.ones(k)])
     prec = 1.0 / scales**2
@@ -439,7 +439,7 @@ def fit_pit_model(
     else:  # uniform: P_j = the cell's width
         log_h0 = float(cells.counts.astype(np.float64) @ np.log(cells.widths))
     return SmoothPITPosterior(
-        n_cells=hist.n_cells, n=hist.n, lambdas=lambdas, prior_mass=mass, log_evidence=log_ev,
+        n_cells=grid.n_cells, n=hist.n, lambdas=lambdas, prior_mass=mass, log_evidence=log_ev,
         weights=weights, modes=modes, chol=chol, prior_scales=scales, smoothness_scale=s_l,
         log_marginal=log_marg, log_marginal_calibrated=log_h0, cells=cells,
     )
@@ -522,7 +522,7 @@ def pit_model_draws(
     post : SmoothPITPosterior
         With ``log_marginal_is``, ``pareto_k`` and ``is_ess`` filled in.
     """
-    grid = pit_grid(hist.n_cells)
+    grid = pit_grid(hist.n_cells if post.cells is None else post.cells.n_cells)
     theta, lam, log_ratio = post.sample(num_samples, rng)
     ll, curve = _evaluate(theta, lam, grid, hist.counts, levels, post.cells)
     assert ll is not None

@@ -183,3 +183,17 @@ def test_quantile_forecast_sd_half_at_n_1e5_is_centred_on_the_truth():
         hist = hist + PITHistogram.from_pit(pit(y, quantiles=q, levels=levels, randomize=True, seed=rng))
     r = bayesian_calibration_error(hist, num_samples=2000, seed=1, forecast_levels=levels)
     assert abs(r.mean - truth) < 4 * np.std(r.draws)
+
+
+def test_a_finer_histogram_gives_the_fit_of_its_values(rng):
+    """Levels k/101 of 100 draws are on a 10,100-cell histogram's grid; the model
+    keeps its 1000-cell grid, so the histogram gives the fit of the PIT values."""
+    u = special.ndtr(0.3 + 0.7 * special.ndtri(rng.uniform(size=3000)))
+    levels = np.arange(1, 101) / 101
+    from_values = bayesian_calibration_error(u, num_samples=300, seed=3, forecast_levels=levels)
+    hist = PITHistogram.from_pit(u, n_cells=10_100)
+    from_hist = bayesian_calibration_error(hist, num_samples=300, seed=3, forecast_levels=levels)
+    assert from_hist.params.n_cells == 1000
+    np.testing.assert_array_equal(from_hist.params.cells.counts, from_values.params.cells.counts)
+    np.testing.assert_allclose(from_hist.params.modes, from_values.params.modes, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(from_hist.draws, from_values.draws, rtol=1e-10, atol=1e-14)
