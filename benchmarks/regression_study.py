@@ -482,8 +482,11 @@ def write_markdown(path: Path, records: list[dict], full: list[Task], command: s
     lines += [test_line(r) for r in rows if isinstance(r, RejectionRow)]
     lines += ["", "## Rows of the design not run", ""]
     if missing:
-        lines += [f"- {t.kind} {FORECASTER[t.key].name} / {t.form} / n = {n_text(t.n)} "
-                  f"({t.reps} replications)" for t in missing]
+        for t in missing:
+            covered = gather(records, t)[0]
+            part = f"; {covered} of them done" if covered else ""
+            lines.append(f"- {t.kind} {FORECASTER[t.key].name} / {t.form} / n = {n_text(t.n)} "
+                         f"({t.reps} replications{part})")
     else:
         lines += ["None."]
     path.parent.mkdir(parents=True, exist_ok=True)
