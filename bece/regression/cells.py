@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import special
 
 from ..stats.inputs import describe_bad
 from .forecast import check_levels
@@ -94,8 +95,23 @@ def _share(edges: np.ndarray, n_cells: int) -> np.ndarray:
     return share / share.sum(axis=0, keepdims=True)  # columns sum to 1 up to rounding
 
 
+def _binomial_share(size: int, n_cells: int) -> np.ndarray:
+    """:math:`A_{rk} = G \\int_{k/G}^{(k+1)/G} \\binom{S}{r} u^r (1-u)^{S-r}\\,du`, from the
+    regularised incomplete beta function (each difference from the smaller tail)."""
+    r = np.arange(size + 1, dtype=np.float64)[:, None]
+    x = grid_edges(n_cells)[None, :]
+    lower = special.betainc(r + 1, size - r + 1, x)
+    upper = special.betaincc(r + 1, size - r + 1, x)
+    from_lower = np.diff(lower, axis=1)
+    from_upper = -np.diff(upper, axis=1)
+    use_upper = lower[:, 1:] > 0.5
+    share = np.where(use_upper, from_upper, from_lower) * n_cells / (size + 1)
+    share = np.clip(share, 0.0, None)
+    return share / share.sum(axis=0, keepdims=True)
+
+
 def observed_cells(forecast_levels: ArrayLike, hist: PITHistogram,
-                   values: np.ndarray | None) -> ObservedCells:
+                   values: np.ndarray | None, draws: int | None = None) -> ObservedCells:
     """The observed cells of ``forecast_levels`` and their counts.
 
     From the PIT ``values`` when given (exact, any levels), else from the
@@ -110,6 +126,11 @@ def observed_cells(forecast_levels: ArrayLike, hist: PITHistogram,
         If the levels are not strictly increasing in (0, 1), they cut [0, 1]
         into more cells than the histogram's grid has (the fine grid would
         not resolve them), or (histogram input) a level is off the grid.
+
+    With ``draws`` = S (``forecast_levels`` then k/(S+1)), the observed cell r
+    is the rank r of y among S draws, Binomial(S, u) given the continuous PIT
+    u of the distribution the draws come from: :math:`A_{rk}` is the binomial
+    probability averaged over fine cell k (:mod:`bece.regression.cells`).
     """
     try:
         tau = check_levels(forecast_levels)
@@ -139,7 +160,7 @@ def observed_cells(forecast_levels: ArrayLike, hist: PITHistogram,
         counts = np.diff(cum[np.concatenate([[0], k, [g_hist]])]).astype(np.int64)
     for a in (edges, counts):
         a.setflags(write=False)
-    share = _share(edges, g)
+    share = _share(edges, g) if draws is None else _binomial_share(draws, g)
     share.setflags(write=False)
     return ObservedCells(edges=edges, counts=counts, share=share)
 
