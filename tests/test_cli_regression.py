@@ -171,8 +171,9 @@ def test_sample_forecast_randomised_pit(tmp_path, capsys, rng):
     assert np.all(low <= observed) and np.all(observed <= high)
     u = pit(y, samples=draws, randomize=True, seed=3)
     np.testing.assert_array_equal(observed, _naive_observed(u, LEVELS))
-    # fitted to the ranks among the S draws
-    ref = bayesian_calibration_error(u, num_samples=500, seed=3, forecast_draws=s)
+    # fitted to the counts between k/(S+1), where the randomised PIT is uniform
+    ref = bayesian_calibration_error(u, num_samples=500, seed=3,
+                                     forecast_levels=np.arange(1, s + 1) / (s + 1))
     assert d["calibration_error"]["mean"] == pytest.approx(ref.mean, rel=1e-12)
 
 

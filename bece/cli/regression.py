@@ -12,8 +12,8 @@ whose PIT is otherwise discrete, with ``--seed``), and the PIT gives
   :math:`p_j`: its posterior (:func:`bece.regression.bayesian_calibration_error`,
   ``--samples`` draws, ``--seed``) and plug-in value; for quantile and
   sample forecasts the smooth model is fitted to the counts between the
-  quantile levels (``forecast_levels=``), where the randomised PIT is
-  uniform, or to the ranks among S < 1000 draws (``forecast_draws=S``);
+  forecast's levels (``forecast_levels=``: the quantile levels, or
+  k/(S+1) for S < 1000 draws), where the randomised PIT is uniform;
 * the calibration curve: observed :math:`\\hat p_j = |\\{t: u_t \\le p_j\\}|/T`
   against :math:`p_j`, with the posterior's pointwise band.
 
@@ -226,15 +226,16 @@ def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, s
                     seed=args.seed)
         else:
             u = pit(fc.y, samples=fc.samples, randomize=True, seed=args.seed)
-        # the randomised PIT is uniform between a quantile forecast's levels, and the
-        # rank among S draws Binomial(S, u): the smooth model is fitted to those counts
-        between, draws = None, None
+        # the randomised PIT is uniform between the forecast's levels (k/(S+1) for S
+        # draws): the smooth model is fitted to the counts between them
+        between = None
         if fc.form == "quantiles":
             between = fc.columns.levels
         elif fc.form == "samples" and fc.samples is not None and fc.samples.shape[1] < DEFAULT_CELLS:
-            draws = int(fc.samples.shape[1])
+            size = fc.samples.shape[1]
+            between = np.arange(1, size + 1) / (size + 1)
         result = bayesian_calibration_error(u, levels, num_samples=args.samples, seed=args.seed,
-                                            forecast_levels=between, forecast_draws=draws)
+                                            forecast_levels=between)
         d = regression_dict(result, u, fc, randomized=randomized, seed=args.seed)
     for message in dict.fromkeys(" ".join(str(w.message).split()) for w in caught):
         print(f"bece: warning: {message}", file=sys.stderr)

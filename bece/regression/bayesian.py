@@ -380,10 +380,15 @@ def bayesian_calibration_error(
         (exact for independent draws), fitted to the counts of each rank;
         the curve is the randomised PIT's. The ranks spread the PIT's mass
         near 0 and 1 over several cells, a shape that neither the
-        probit-normal part nor the smooth tilt follows: with
-        ``forecast_levels=k/(S+1)`` alone, predictive sd x 0.5, S = 100,
-        n = 1000, the posterior mean of the cal score was 0.04 low
-        (``benchmarks/regression_bias.py``). Implies ``forecast_levels``.
+        probit-normal part nor the smooth tilt follows. Implies
+        ``forecast_levels``. Measured (``benchmarks/regression_study.py``,
+        predictive sd x 0.5, S = 100, 200 replications) against
+        ``forecast_levels=k/(S+1)``: n = 1000, posterior mean +0.028
+        (uniform cells: -0.035; plug-in +0.006), coverage 0.92 (0.90);
+        n = 10^5, +0.0063 (-0.0003) and coverage 0.835 (0.890): the latent
+        PIT is taken as uniform within each of the 1000 fine cells, while
+        the binomial kernel changes within the end cells where such a
+        forecaster's PIT piles up. Prefer ``forecast_levels`` at large n.
     alpha : float or array_like of shape (J + 1,), optional
         ``model="dirichlet"``: a number a gives :math:`\\alpha_k = a
         (p_{k+1} - p_k)`; an array gives each cell's concentration.
