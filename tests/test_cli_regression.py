@@ -145,7 +145,8 @@ def test_quantile_forecast_at_its_own_levels(tmp_path, capsys, rng):
     assert d["calibration_error"]["plugin"] == pytest.approx(np.sum((levels - observed) ** 2), rel=1e-12)
     # the library on the same arrays, same seed
     u = pit(y, quantiles=q, levels=levels, randomize=True, seed=7)
-    ref = bayesian_calibration_error(u, levels, num_samples=1000, seed=7)
+    # fitted to the counts between the forecast's levels, where the randomised PIT is uniform
+    ref = bayesian_calibration_error(u, levels, num_samples=1000, seed=7, forecast_levels=levels)
     assert d["calibration_error"]["mean"] == pytest.approx(ref.mean, rel=1e-12)
     code, text, _ = run(capsys, "report", path, "--samples", 1000, "--seed", 7)
     assert "5 level(s) 0.05, 0.25, 0.5, 0.75, 0.95" in text and "randomised" in text
@@ -170,7 +171,9 @@ def test_sample_forecast_randomised_pit(tmp_path, capsys, rng):
     assert np.all(low <= observed) and np.all(observed <= high)
     u = pit(y, samples=draws, randomize=True, seed=3)
     np.testing.assert_array_equal(observed, _naive_observed(u, LEVELS))
-    ref = bayesian_calibration_error(u, num_samples=500, seed=3)
+    # fitted to the counts between k/(S+1), where the randomised PIT is uniform
+    ref = bayesian_calibration_error(u, num_samples=500, seed=3,
+                                     forecast_levels=np.arange(1, s + 1) / (s + 1))
     assert d["calibration_error"]["mean"] == pytest.approx(ref.mean, rel=1e-12)
 
 

@@ -10,7 +10,10 @@ whose PIT is otherwise discrete, with ``--seed``), and the PIT gives
 * Kuleshov's calibration error
   :math:`\\mathrm{cal} = \\sum_j (p_j - \\hat p_j)^2` over the levels
   :math:`p_j`: its posterior (:func:`bece.regression.bayesian_calibration_error`,
-  ``--samples`` draws, ``--seed``) and plug-in value;
+  ``--samples`` draws, ``--seed``) and plug-in value; for quantile and
+  sample forecasts the smooth model is fitted to the counts between the
+  forecast's levels (``forecast_levels=``: the quantile levels, or
+  k/(S+1) for S < 1000 draws), where the randomised PIT is uniform;
 * the calibration curve: observed :math:`\\hat p_j = |\\{t: u_t \\le p_j\\}|/T`
   against :math:`p_j`, with the posterior's pointwise band.
 
@@ -203,6 +206,7 @@ def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, s
     from ..io.files import read_forecasts
     from ..regression.bayesian import bayesian_calibration_error
     from ..regression.forecast import check_levels, pit
+    from ..regression.histogram import DEFAULT_CELLS
 
     fc = read_forecasts(path, **conventions)
     levels: np.ndarray | None = None
@@ -222,7 +226,16 @@ def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, s
                     seed=args.seed)
         else:
             u = pit(fc.y, samples=fc.samples, randomize=True, seed=args.seed)
-        result = bayesian_calibration_error(u, levels, num_samples=args.samples, seed=args.seed)
+        # the randomised PIT is uniform between the forecast's levels (k/(S+1) for S
+        # draws): the smooth model is fitted to the counts between them
+        between = None
+        if fc.form == "quantiles":
+            between = fc.columns.levels
+        elif fc.form == "samples" and fc.samples is not None and fc.samples.shape[1] < DEFAULT_CELLS:
+            size = fc.samples.shape[1]
+            between = np.arange(1, size + 1) / (size + 1)
+        result = bayesian_calibration_error(u, levels, num_samples=args.samples, seed=args.seed,
+                                            forecast_levels=between)
         d = regression_dict(result, u, fc, randomized=randomized, seed=args.seed)
     for message in dict.fromkeys(" ".join(str(w.message).split()) for w in caught):
         print(f"bece: warning: {message}", file=sys.stderr)

@@ -298,7 +298,8 @@ def calibration_test(
                     else stats.kstest(values, "uniform"))
         statistic, p_value = float(res.statistic), float(res.pvalue)
     with single_threaded_blas():
-        post = fit_pit_model(hist, **scales)
+        post = fit_pit_model(hist, shift_scale=scales["shift_scale"], spread_scale=scales["spread_scale"],
+                             smoothness_scale=scales["smoothness_scale"])
         *_, post = pit_model_draws(hist, post, num_samples, rng)
     return RegressionCalibrationTest(
         statistic=statistic, p_value=float(p_value), method=method, n=hist.n, n_cells=hist.n_cells,

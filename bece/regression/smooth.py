@@ -70,6 +70,7 @@ import numpy as np
 from scipy import linalg, special
 
 from ..base.psis import psislw
+from .cells import ObservedCells, cell_curve, cell_derivatives, cell_log_likelihood
 from .histogram import PITHistogram
 
 __all__ = [
@@ -222,9 +223,10 @@ def _gauss_terms(a: float, b: float, z: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def _newton(counts: np.ndarray, grid: PITGrid, lam: float, prec: np.ndarray, theta: np.ndarray,
-            max_iter: int = 100) -> tuple[np.ndarray, np.ndarray, float]:
+            max_iter: int = 100, cells: ObservedCells | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """Mode, lower Cholesky factor of the negative Hessian, and the log posterior
-    (up to its normaliser) at the mode, for fixed lambda."""
+    (up to its normaliser) at the mode, for fixed lambda; the likelihood is that of
+    the fine-cell ``counts``, or of the observed ``cells``' counts when given."""
     c = counts.astype(np.float64)
     n = c.sum()
     nz = np.flatnonzero(counts)
@@ -236,6 +238,10 @@ def _newton(counts: np.ndarray, grid: PITGrid, lam: float, prec: np.ndarray, the
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             log_m = np.log(_cell_mass(_edges_x(np.array(th[0]), np.array(th[1]), grid.z)[None, :])[0])
         r = log_m + basis @ th[2:]
+        if cells is not None:
+            with np.errstate(over="ignore", invalid="ignore"):
+                ll = float(cell_log_likelihood(np.exp(r - special.logsumexp(r))[None, :], cells)[0])
+            return ll - 0.5 * float(np.dot(prec * th, th)) if np.isfinite(ll) else -np.inf
         lp = r[nz] - special.logsumexp(r)
         return float(c[nz] @ lp - 0.5 * np.dot(prec * th, th))
 
@@ -244,8 +250,12 @@ def _newton(counts: np.ndarray, grid: PITGrid, lam: float, prec: np.ndarray, the
         r = log_m + basis @ th[2:]
         log_p = r - special.logsumexp(r)
         p = np.exp(log_p)
-        obj = float(c[nz] @ log_p[nz] - 0.5 * np.dot(prec * th, th))
         jac = np.concatenate([g2, basis], axis=1)
+        if cells is not None:
+            ll, g, f, o = cell_derivatives(p, jac, h2, cells)
+            pr = np.diag(prec)
+            return ll - 0.5 * float(np.dot(prec * th, th)), g - prec * th, f + pr, o + pr
+        obj = float(c[nz] @ log_p[nz] - 0.5 * np.dot(prec * th, th))
         centred = jac - p @ jac
         grad = jac.T @ (c - n * p) - prec * th
         fisher = n * (centred.T * p) @ centred + np.diag(prec)
@@ -317,6 +327,9 @@ class SmoothPITPosterior:
         Importance-sampling estimate of :math:`\\log p(\\text{counts} \\mid
         H_1)`, the Pareto :math:`\\hat k` of its weights and their effective
         sample size; NaN until :func:`pit_model_draws` has run.
+    cells : ObservedCells or None
+        The observed cells the model was fitted to
+        (:mod:`bece.regression.cells`), or None: the histogram's own cells.
     """
 
     n_cells: int
@@ -334,6 +347,7 @@ class SmoothPITPosterior:
     log_marginal_is: float = float("nan")
     pareto_k: float = float("nan")
     is_ess: float = float("nan")
+    cells: ObservedCells | None = None
 
     @property
     def log_bayes_factor(self) -> float:
@@ -382,6 +396,7 @@ def fit_pit_model(
     shift_scale: float = SHIFT_SCALE,
     spread_scale: float = SPREAD_SCALE,
     smoothness_scale: float = SMOOTHNESS_SCALE,
+    cells: ObservedCells | None = None,
 ) -> SmoothPITPosterior:
     """Laplace mixture posterior of the smooth PIT model (module docstring).
 
@@ -391,13 +406,17 @@ def fit_pit_model(
         With n >= 1.
     shift_scale, spread_scale, smoothness_scale : float
         :math:`s_a, s_b, s_\\lambda` (defaults 0.6, 0.67, 0.25; module docstring).
+    cells : ObservedCells, optional
+        Fit to the counts in these cells, within which the PIT is uniform
+        (quantile and sample forecasts; :mod:`bece.regression.cells`),
+        instead of the histogram's cells.
     """
     s_a = check_scale(shift_scale, "shift_scale")
     s_b = check_scale(spread_scale, "spread_scale")
     s_l = check_scale(smoothness_scale, "smoothness_scale")
     if hist.n == 0:
         raise ValueError("the PIT histogram is empty (n = 0): there is nothing to fit")
-    grid = pit_grid(hist.n_cells)
+    grid = pit_grid(hist.n_cells if cells is None else cells.n_cells)
     k = grid.basis.shape[1]
     scales = np.concatenate([[s_a, s_b], np.ones(k)])
     prec = 1.0 / scales**2
@@ -408,17 +427,21 @@ def fit_pit_model(
     theta = np.zeros(k + 2)
     half_logdet_prior = 0.5 * float(np.sum(np.log(prec)))
     for i, lam in enumerate(lambdas):
-        theta, L, obj = _newton(hist.counts, grid, float(lam), prec, theta)
+        theta, L, obj = _newton(hist.counts, grid, float(lam), prec, theta, cells=cells)
         modes[i], chol[i] = theta, L
         log_ev[i] = obj + half_logdet_prior - float(np.sum(np.log(np.diag(L))))
     log_joint = log_ev + np.log(mass)
     log_marg = float(special.logsumexp(log_joint))
     weights = np.exp(log_joint - log_marg)
     weights /= weights.sum()
+    if cells is None:
+        log_h0 = -float(hist.n) * float(np.log(hist.n_cells))
+    else:  # uniform: P_j = the cell's width
+        log_h0 = float(cells.counts.astype(np.float64) @ np.log(cells.widths))
     return SmoothPITPosterior(
-        n_cells=hist.n_cells, n=hist.n, lambdas=lambdas, prior_mass=mass, log_evidence=log_ev,
+        n_cells=grid.n_cells, n=hist.n, lambdas=lambdas, prior_mass=mass, log_evidence=log_ev,
         weights=weights, modes=modes, chol=chol, prior_scales=scales, smoothness_scale=s_l,
-        log_marginal=log_marg, log_marginal_calibrated=-float(hist.n) * float(np.log(hist.n_cells)),
+        log_marginal=log_marg, log_marginal_calibrated=log_h0, cells=cells,
     )
 
 
@@ -430,9 +453,11 @@ def _level_cells(levels: np.ndarray, n_cells: int) -> np.ndarray:
 
 
 def _evaluate(theta: np.ndarray, lam: np.ndarray, grid: PITGrid, counts: np.ndarray | None,
-              levels: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray | None]:
+              levels: np.ndarray | None, cells: ObservedCells | None = None,
+              ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Log likelihood of ``counts`` (S,) and :math:`C(p_j)` (S, J) for each draw, in one
-    pass over chunks of draws (either may be None: not computed)."""
+    pass over chunks of draws (either may be None: not computed). With ``cells``, the
+    likelihood is that of the observed cells' counts and the curve is linear within them."""
     s_total = theta.shape[0]
     ll = None if counts is None else np.empty(s_total)
     curve = None if levels is None else np.empty((s_total, levels.size))
@@ -450,6 +475,14 @@ def _evaluate(theta: np.ndarray, lam: np.ndarray, grid: PITGrid, counts: np.ndar
         mass, tilt = _unnormalised(th, lm, grid)
         p = mass * np.exp(tilt)
         total = p.sum(axis=1, keepdims=True)
+        if cells is not None:
+            p /= total
+            if ll is not None:
+                ll[a:a + step] = cell_log_likelihood(p, cells)
+            if curve is not None:
+                assert levels is not None
+                curve[a:a + step] = cell_curve(p, cells, levels)
+            continue
         if ll is not None:
             with np.errstate(divide="ignore"):
                 ll[a:a + step] = (np.log(mass[:, nz]) + tilt[:, nz]) @ c - np.log(total[:, 0]) * c.sum()
@@ -489,9 +522,9 @@ def pit_model_draws(
     post : SmoothPITPosterior
         With ``log_marginal_is``, ``pareto_k`` and ``is_ess`` filled in.
     """
-    grid = pit_grid(hist.n_cells)
+    grid = pit_grid(hist.n_cells if post.cells is None else post.cells.n_cells)
     theta, lam, log_ratio = post.sample(num_samples, rng)
-    ll, curve = _evaluate(theta, lam, grid, hist.counts, levels)
+    ll, curve = _evaluate(theta, lam, grid, hist.counts, levels, post.cells)
     assert ll is not None
     logw = ll + log_ratio
     log_marg = float(special.logsumexp(logw) - np.log(num_samples))

@@ -200,10 +200,10 @@ def test_small_study():
     f0, f7 = study.FORECASTERS[0], study.FORECASTERS[2]
     assert f7.name == "std x0.7"
     threshold = 0.85 - 3 * np.sqrt(0.85 * 0.15 / 30)
-    calibrated = study.coverage_row(f0, "gaussian", 1000, 30, seed=1, num_samples=1000)
+    calibrated = study.coverage(f0, "gaussian", 1000, 30, seed=1, num_samples=1000)
     assert calibrated.truth == 0.0 and calibrated.includes0 >= threshold
     assert calibrated.cover_dirichlet == 0.0  # the Dirichlet model's interval never holds 0
-    wide = study.coverage_row(f7, "sample", 1000, 30, seed=2, num_samples=1000)
+    wide = study.coverage(f7, "sample", 1000, 30, seed=2, num_samples=1000)
     assert wide.truth > 0.3 and wide.cover >= threshold
 
 
@@ -217,6 +217,6 @@ def test_study_at_n_1000_meets_the_goal():
     threshold = 0.85 - 3 * np.sqrt(0.85 * 0.15 / 200)
     for i, f in enumerate(study.FORECASTERS):
         for j, form in enumerate(study.FORMS):
-            row = study.coverage_row(f, form, 1000, 200, seed=50 + 10 * i + j, num_samples=1000)
+            row = study.coverage(f, form, 1000, 200, seed=50 + 10 * i + j, num_samples=1000)
             rate = row.includes0 if row.truth == 0.0 else row.cover
             assert rate >= threshold, (f.name, form, rate)

@@ -177,5 +177,5 @@ def test_false_alarm_rate_of_the_full_test():
         sys.modules[name] = mod
         spec.loader.exec_module(mod)
     study = sys.modules[name]
-    row = study.rejection_row(study.FORECASTERS[0], "gaussian", 1000, 1000, seed=77)
+    row = study.rejection(study.FORECASTERS[0], "gaussian", 1000, 1000, seed=77)
     assert row.ad <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 1000)
