@@ -40,7 +40,8 @@ Hessian's diagonal there (:func:`hessian_diagonal`, one pass: a diagonal
 preconditioner); vector scaling's parameters are instead whitened by the
 Cholesky factor of each class's 2 x 2 Hessian block in :math:`(w_j, b_j)`
 (:func:`vector_hessian_blocks`, one pass), which also removes their coupling
-(at K = 1,000, n = 20,000: 190 passes with the diagonal, 65 with the blocks). ``tol`` is L-BFGS-B's ``gtol`` on the gradient of the mean
+(at K = 1,000, n = 20,000: 190 passes with the diagonal, 65 with the blocks).
+``tol`` is L-BFGS-B's ``gtol`` on the gradient of the mean
 loss in those scaled parameters (and ``ftol`` is ``tol *``
 :data:`FTOL_FACTOR`). Vector
 scaling runs block by block over
