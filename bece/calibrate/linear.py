@@ -37,8 +37,11 @@ Every objective is convex; it is minimised by :func:`scipy.optimize.minimize`
 (:math:`w = 1/\hat T`, :math:`W = I/\hat T`, :math:`b = 0`), which each
 family contains, in float64, in parameters scaled by the square root of the
 Hessian's diagonal there (:func:`hessian_diagonal`, one pass: a diagonal
-preconditioner; on 100 classes it cut vector scaling from 362 to 60
-iterations). ``tol`` is L-BFGS-B's ``gtol`` on the gradient of the mean
+preconditioner); vector scaling's parameters are instead whitened by the
+Cholesky factor of each class's 2 x 2 Hessian block in :math:`(w_j, b_j)`
+(:func:`vector_hessian_blocks`, one pass), which also removes their coupling
+(at K = 1,000, n = 20,000: 190 passes with the diagonal, 65 with the blocks).
+``tol`` is L-BFGS-B's ``gtol`` on the gradient of the mean
 loss in those scaled parameters (and ``ftol`` is ``tol *``
 :data:`FTOL_FACTOR`). Vector
 scaling runs block by block over
@@ -72,6 +75,7 @@ __all__ = [
     "VectorScaling",
     "hessian_diagonal",
     "linear_objective",
+    "vector_hessian_blocks",
 ]
 
 #: Default grid of ODIR strengths searched by cross-validation
@@ -166,6 +170,68 @@ def hessian_diagonal(blocks: Blocks, n: int, k: int, theta: np.ndarray, *, full:
     return np.concatenate([dw.ravel(), db])
 
 
+def vector_hessian_blocks(blocks: Blocks, n: int, k: int, theta: np.ndarray,
+                          counter: PassCounter | None = None) -> np.ndarray:
+    r"""Per-class 2 x 2 blocks of vector scaling's Hessian at ``theta`` (one pass).
+
+    Row ``j`` holds :math:`\frac1n \sum_i v_{ij} x_{ij}^2`, :math:`\frac1n \sum_i v_{ij} x_{ij}`,
+    :math:`\frac1n \sum_i v_{ij}` with :math:`v_{ij} = \hat p_{ij}(1 - \hat p_{ij})`: the
+    curvature of :math:`(w_j, b_j)` together, whose coupling (logits with a
+    non-zero mean) a diagonal preconditioner misses.
+    """
+    w, b = theta[:k], theta[k:]
+    h = np.zeros((k, 3))
+    for _, _, x in blocks():
+        p = softmax(x * w + b)
+        v = p * (1.0 - p)
+        vx = v * x
+        h[:, 0] += np.einsum("ij,ij->j", vx, x)
+        h[:, 1] += vx.sum(axis=0)
+        h[:, 2] += v.sum(axis=0)
+    if counter is not None:
+        counter.count += 1
+    return h / n
+
+
+def _minimise_vector(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], theta0: np.ndarray,
+                     h: np.ndarray, tol: float, max_iter: int, name: str) -> tuple[np.ndarray, int]:
+    r"""L-BFGS-B in vector scaling's parameters whitened by the Cholesky factor
+    of each class's 2 x 2 Hessian block ``h`` (:func:`vector_hessian_blocks`):
+    :math:`u_j = L_j^\top (w_j, b_j)`."""
+    k = h.shape[0]
+    floor = 1e-12 * max(float(h[:, 0].max()), float(h[:, 2].max()), 1e-300)
+    l11 = np.sqrt(np.maximum(h[:, 0], floor))
+    l21 = h[:, 1] / l11
+    l22 = np.sqrt(np.maximum(h[:, 2] - l21**2, np.maximum(1e-12 * h[:, 2], floor)))
+
+    def to_theta(u: np.ndarray) -> np.ndarray:
+        b = u[k:] / l22
+        return np.r_[(u[:k] - l21 * b) / l11, b]
+
+    def scaled(u: np.ndarray) -> tuple[float, np.ndarray]:
+        loss, g = fun(to_theta(u))
+        gw = g[:k] / l11
+        return loss, np.r_[gw, (g[k:] - l21 * gw) / l22]
+
+    u0 = np.r_[l11 * theta0[:k] + l21 * theta0[k:], l22 * theta0[k:]]
+    return _run_lbfgs(scaled, u0, to_theta, tol, max_iter, name)
+
+
+def _run_lbfgs(scaled: Callable[[np.ndarray], tuple[float, np.ndarray]], u0: np.ndarray,
+               to_theta: Callable[[np.ndarray], np.ndarray], tol: float, max_iter: int,
+               name: str) -> tuple[np.ndarray, int]:
+    res = minimize(scaled, u0, jac=True, method="L-BFGS-B",
+                   options={"gtol": tol, "ftol": tol * FTOL_FACTOR, "maxiter": max_iter,
+                            "maxfun": 2 * max_iter, "maxcor": 20})
+    if res.nit >= max_iter:
+        from sklearn.exceptions import ConvergenceWarning
+
+        warnings.warn(f"{name}: L-BFGS-B stopped after max_iter={max_iter} iterations "
+                      f"(gradient max {np.abs(res.jac).max():.2e}, tol {tol:g}); raise max_iter",
+                      ConvergenceWarning, stacklevel=4)
+    return to_theta(np.asarray(res.x, dtype=np.float64)), int(res.nit)
+
+
 def _minimise(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], theta0: np.ndarray,
               diag: np.ndarray, tol: float, max_iter: int, name: str) -> tuple[np.ndarray, int]:
     """L-BFGS-B in the parameters scaled by the square root of the Hessian's
@@ -176,16 +242,7 @@ def _minimise(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], theta0: np.
         loss, grad = fun(u / scale)
         return loss, grad / scale
 
-    res = minimize(scaled, theta0 * scale, jac=True, method="L-BFGS-B",
-                   options={"gtol": tol, "ftol": tol * FTOL_FACTOR, "maxiter": max_iter,
-                            "maxfun": 2 * max_iter, "maxcor": 20})
-    if res.nit >= max_iter:
-        from sklearn.exceptions import ConvergenceWarning
-
-        warnings.warn(f"{name}: L-BFGS-B stopped after max_iter={max_iter} iterations "
-                      f"(gradient max {np.abs(res.jac).max():.2e}, tol {tol:g}); raise max_iter",
-                      ConvergenceWarning, stacklevel=3)
-    return np.asarray(res.x, dtype=np.float64) / scale, int(res.nit)
+    return _run_lbfgs(scaled, theta0 * scale, lambda u: u / scale, tol, max_iter, name)
 
 
 def _check_common(est: Any) -> None:
@@ -241,9 +298,9 @@ class VectorScaling(ScoreCalibrator):
         t = fit_temperature(scores, y, check_bounds(self.bounds), counter)
         fun = linear_objective(scores.blocks, y, scores.n, k, full=False, counter=counter)
         theta0 = np.r_[np.full(k, 1.0 / t), np.zeros(k)]
-        diag = hessian_diagonal(scores.blocks, scores.n, k, theta0, full=False, counter=counter)
-        theta, self.n_iter_ = _minimise(fun, theta0, diag, self.tol, self.max_iter,
-                                        type(self).__name__)
+        h = vector_hessian_blocks(scores.blocks, scores.n, k, theta0, counter=counter)
+        theta, self.n_iter_ = _minimise_vector(fun, theta0, h, self.tol, self.max_iter,
+                                               type(self).__name__)
         self.coef_ = theta[:k]
         self.intercept_ = theta[k:] - theta[k:].mean()
         self.nll_ = fun(np.r_[self.coef_, self.intercept_])[0]

@@ -21,7 +21,7 @@ from scipy import optimize, special
 from sklearn.model_selection import KFold
 
 from bece.calibrate import DirichletCalibration, MatrixScaling, TemperatureScaling, VectorScaling
-from bece.calibrate.linear import hessian_diagonal, linear_objective
+from bece.calibrate.linear import hessian_diagonal, linear_objective, vector_hessian_blocks
 from bece.calibrate.scores import as_scores
 
 from .helpers import logits_with_temperature, mean_nll
@@ -109,6 +109,13 @@ def test_gradient_against_finite_differences(data, full):
     numeric = np.array([(fun(theta + h * e)[1] @ e - fun(theta - h * e)[1] @ e) / (2 * h)
                         for e in np.eye(theta.size)])
     np.testing.assert_allclose(diag, numeric, rtol=1e-5, atol=1e-9)
+    if not full:  # vector scaling's 2 x 2 blocks (w_j, b_j): d/db_j of the gradient's w_j part
+        blocks = vector_hessian_blocks(s.blocks, s.n, k, theta)
+        cross = np.array([(fun(theta + h * e)[1][:k] - fun(theta - h * e)[1][:k]) @ f / (2 * h)
+                          for e, f in zip(np.eye(2 * k)[k:], np.eye(k))])
+        np.testing.assert_allclose(blocks[:, 0], numeric[:k], rtol=1e-5, atol=1e-9)
+        np.testing.assert_allclose(blocks[:, 1], cross, rtol=1e-5, atol=1e-9)
+        np.testing.assert_allclose(blocks[:, 2], numeric[k:], rtol=1e-5, atol=1e-9)
 
 
 def test_families_nest(rng):
