@@ -330,19 +330,57 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Above this many rows the metrics that need every pair in memory are
+#: refused (the one-pass metrics are computed for any size).
+WHOLE_DATA_MAX_ROWS = 10_000_000
+
+
 def _metrics(path: Any, args: argparse.Namespace, columns: dict[str, Any],
              options: dict[str, Any], result: Any) -> dict[str, Any]:
     """``--metrics``: the chosen metrics of the file's (outcome, confidence)
-    pairs, the l2 ECE's interval from ``result``'s draws
-    (:func:`bece.metrics.metric_report`)."""
+    pairs on the report's bins. Those of :data:`bece.metrics.streaming.MERGEABLE`
+    from one pass over chunks (intervals: the l2 ECE's from ``result``'s
+    draws, Sun et al.'s asymptotic one, the Poisson bootstrap otherwise);
+    those of ``WHOLE_DATA`` from the pairs in memory (only the prediction
+    columns are read), refused above :data:`WHOLE_DATA_MAX_ROWS` rows."""
     from ..io.files import read_predictions
-    from ..metrics.registry import metric_report
+    from ..io.stream import iter_outcomes
+    from ..metrics.posterior_l2 import l2_ece_draws
+    from ..metrics.registry import METRIC_LABELS, metric_report
+    from ..metrics.streaming import WHOLE_DATA, metric_sums, streamed_metrics
     from ..stats.inputs import as_outcomes
 
-    whole = read_predictions(path, **columns)
-    z, p = as_outcomes(whole.y_true, whole.y_prob, whole.y_pred, **options)
-    return metric_report(np.asarray(z, dtype=np.float64), p, args.metrics, posterior=result,
-                         prob=PROB, seed=args.seed)
+    names = list(args.metrics)
+    bins = result.stats.binning
+    streamed = Path(path).is_dir() or Path(path).suffix.lower() in (".csv", ".parquet", ".pq")
+    sums = None
+    if streamed:
+        for start, z, p in iter_outcomes(path, **options, **columns):
+            part = metric_sums(z, p, bins, start=start, seed=args.seed)
+            sums = part if sums is None else sums + part
+    else:  # NPZ: in memory anyway
+        whole = read_predictions(path, **columns)
+        z, p = as_outcomes(whole.y_true, whole.y_prob, whole.y_pred, **options)
+        sums = metric_sums(np.asarray(z, dtype=np.float64), p, bins, seed=args.seed)
+    if sums is None:
+        raise ValueError(f"{path}: no predictions (0 rows)")
+    out = streamed_metrics(sums, names, prob=PROB, posterior_l2=l2_ece_draws(result))
+    for entry in out.values():
+        entry["one_pass"] = True
+    need = [n for n in names if n in WHOLE_DATA]
+    if need and sums.n > WHOLE_DATA_MAX_ROWS:
+        for n in need:
+            out[n] = {"label": METRIC_LABELS[n], "one_pass": False,
+                      "error": f"needs all {sums.n} pairs in memory ({WHOLE_DATA[n]}); "
+                      f"refused above {WHOLE_DATA_MAX_ROWS:,} rows"}
+    elif need:
+        whole = read_predictions(path, **columns)
+        z, p = as_outcomes(whole.y_true, whole.y_prob, whole.y_pred, **options)
+        rest = metric_report(np.asarray(z, dtype=np.float64), p, need, posterior=result,
+                             prob=PROB, seed=args.seed)
+        for n, entry in rest.items():
+            out[n] = {**entry, "one_pass": False}
+    return {n: out[n] for n in names}
 
 
 def _metrics_text(metrics: dict[str, Any]) -> str:
@@ -353,10 +391,16 @@ def _metrics_text(metrics: dict[str, Any]) -> str:
         elif "p_value" in m:
             lines.append(f"    {m['label']:<42} statistic {m['statistic']:.4f}, "
                          f"p-value {m['p_value']:.4g}")
+        elif "interval" not in m:  # an infinite log loss
+            lines.append(f"    {m['label']:<42} {m['value']:.4f}")
         else:
             lo, hi = m["interval"]
             lines.append(f"    {m['label']:<42} {m['value']:.4f} [{lo:.4f}, {hi:.4f}] "
                          f"{m['interval_method']}")
+    whole = [m["label"] for m in metrics.values() if not m.get("one_pass", True)]
+    if whole:
+        lines.append("    one pass over the file in chunks: the others; all pairs in memory: "
+                     + ", ".join(whole))
     return "\n".join(lines)
 
 

@@ -55,11 +55,12 @@ from ..stats import fused as _fused
 from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
 from ..stats.columns import select_columns
-from ..stats.inputs import check_options, located
+from ..stats.inputs import as_outcomes, check_options, located
 from ..stats.labels import fixed_labels
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
+    "iter_outcomes",
     "file_statistics",
     "FileStatistics",
     "iter_chunks",
@@ -501,6 +502,38 @@ def file_statistics(
         raise ValueError(f"{source}: no predictions (0 rows)")
     return FileStatistics(stats, kind, source, len(probs) if len(probs) > 1 else None,
                           options["labels"] if len(probs) > 1 else None)
+
+
+def iter_outcomes(
+    path: str | Path, *, batch_size: int = DEFAULT_BATCH_SIZE, labels: Any = None,
+    pos_label: Any = None, from_logits: bool = False, row_sum_tol: float | None = None,
+    y_true_col: str = "y_true", y_prob_col: str | None = None, prob_prefix: str = "p_",
+    y_pred_col: str | None = None,
+) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """Yield ``(first_row, z, p)``: the (outcome, confidence) pairs
+    (:func:`bece.stats.inputs.as_outcomes`) of consecutive chunks of a CSV or
+    Parquet file, read as :func:`file_statistics` reads it (text classes
+    fixed by the first chunk; errors name the row)."""
+    path = Path(path)
+    source = str(path)
+    columns: dict[str, Any] = {"y_true_col": y_true_col, "y_prob_col": y_prob_col,
+                               "prob_prefix": prob_prefix, "y_pred_col": y_pred_col}
+    check_options(from_logits, row_sum_tol)
+    try:
+        names, _ = _open_batches(path, _format(path), 1, columns)
+    except Exception as exc:
+        raise _reading_error(exc, source) from None
+    yt, probs, yp = select_columns(names, source, **columns)
+    for start, cols in iter_chunks(path, batch_size=batch_size, **columns):
+        y_true, y_prob, y_pred = _arrays(cols, yt, probs, yp)
+        try:
+            if start == 0:
+                labels = fixed_labels(y_true, y_prob, y_pred, labels)
+            z, p = as_outcomes(y_true, y_prob, y_pred, labels=labels, pos_label=pos_label,
+                               from_logits=from_logits, row_sum_tol=row_sum_tol)
+        except ValueError as exc:
+            raise located(exc, source, start) from None
+        yield start, np.asarray(z, dtype=np.float64), np.asarray(p, dtype=np.float64)
 
 
 def _quantile_binning(

@@ -20,6 +20,7 @@ from .clinical import (
 )
 from .conventions import CONVENTIONS, peer_bins, peer_ece
 from .l2 import ece_sweep, l2_calibration_error
+from .l2_interval import L2ECEInterval, l2_ece_interval, l2_interval_from_sums
 from .multiclass import classwise_ece, per_label_ece, top_label_ece, top_label_inputs
 from .posterior_l2 import l2_ece_draws
 from .registry import METRIC_NAMES, check_metric_names, metric_report
@@ -41,6 +42,7 @@ __all__ = [
     "CORPDecomposition",
     "CalibrationSlope",
     "HosmerLemeshow",
+    "L2ECEInterval",
     "METRIC_NAMES",
     "SpiegelhalterZ",
     "brier_decomposition",
@@ -55,6 +57,8 @@ __all__ = [
     "ks_calibration_error",
     "l2_calibration_error",
     "l2_ece_draws",
+    "l2_ece_interval",
+    "l2_interval_from_sums",
     "log_loss",
     "maximum_calibration_error",
     "metric_report",

@@ -4,7 +4,9 @@
 pairs (:mod:`bece.metrics.pairs`) and gives each an interval: the l2 ECE
 from the posterior draws of a Bayesian ECE when one is passed
 (:func:`~bece.metrics.posterior_l2.l2_ece_draws`, the same draws as the
-l1 posterior), the percentile bootstrap otherwise
+l1 posterior), the asymptotic interval of Sun et al. (2024) for their
+debiased l2 ECE (:func:`~bece.metrics.l2_interval.l2_ece_interval`), the
+percentile bootstrap otherwise
 (:func:`~bece.metrics.bootstrap.bootstrap_interval`); the tests of
 calibration give their statistic and p-value. ``bece report --metrics``
 prints it.
@@ -20,11 +22,13 @@ import numpy as np
 from .bootstrap import bootstrap_interval
 from .clinical import calibration_slope, hosmer_lemeshow, ks_calibration_error, spiegelhalter_z
 from .l2 import ece_sweep, l2_calibration_error
+from .l2_interval import l2_ece_interval
 from .posterior_l2 import l2_ece_draws
 from .scores import brier_score, log_loss
 from .smooth_ece import smooth_calibration_error
 
 __all__ = [
+    "METRIC_LABELS",
     "METRIC_NAMES",
     "check_metric_names",
     "metric_report",
@@ -43,6 +47,7 @@ _ESTIMATES: dict[str, tuple[str, Callable[..., Any]]] = {
     "l2": ("binned l2 (RMS) ECE", l2_calibration_error),
     "debiased_l2": ("debiased l2 ECE (Kumar et al. 2019)",
                     lambda *a, **k: l2_calibration_error(*a, debiased=True, **k)),
+    "l2_sun": ("debiased l2 ECE (Sun et al. 2024)", lambda *a, **k: l2_ece_interval(*a, **k).estimate),
     "smooth_ece": ("smooth ECE (Blasiok & Nakkiran 2023)", smooth_calibration_error),
     "ece_sweep": ("ECE_sweep (Roelofs et al. 2022)", ece_sweep),
     "brier": ("Brier score", brier_score),
@@ -58,6 +63,9 @@ _TESTS: dict[str, tuple[str, Callable[..., Any]]] = {
 
 #: Every name :func:`metric_report` knows, in report order.
 METRIC_NAMES: tuple[str, ...] = (*_ESTIMATES, *_TESTS)
+
+#: The label each name is reported under.
+METRIC_LABELS: dict[str, str] = {k: v[0] for k, v in (*_ESTIMATES.items(), *_TESTS.items())}
 
 
 def check_metric_names(names: Any) -> list[str]:
@@ -120,12 +128,16 @@ def _one(name: str, i: int, z: np.ndarray, p: np.ndarray, posterior: Any, prob: 
                                    for k, v in res.items()}}
     label, fn = _ESTIMATES[name]
     kw: dict[str, Any] = {}
-    if name in ("l2", "debiased_l2") and posterior is not None:
+    if name in ("l2", "debiased_l2", "l2_sun") and posterior is not None:
         kw["binning"] = posterior.stats.binning
     if name == "l2" and posterior is not None:
         lo, hi = np.quantile(l2_ece_draws(posterior), [(1 - prob) / 2, (1 + prob) / 2])
         return {"label": label, "value": float(fn(z, p, **kw)), "interval": [float(lo), float(hi)],
                 "interval_method": f"posterior ({posterior.model} model)"}
+    if name == "l2_sun":  # its own asymptotic interval
+        sun = l2_ece_interval(z, p, prob=prob, **kw)
+        return {"label": label, "value": sun.estimate, "interval": [sun.low, sun.high],
+                "interval_method": f"asymptotic (Sun et al. 2024; {sun.rule})"}
     iv = bootstrap_interval(fn, z, p, prob=prob, n_boot=n_boot, seed=seed + i, **kw)
     return {"label": label, "value": iv.estimate, "interval": [iv.low, iv.high],
             "interval_method": f"bootstrap ({n_boot} resamples)"}
