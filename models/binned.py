@@ -165,13 +165,48 @@ def literal_model(edges, alpha, sigma, tau, *, n=None, z=None, b=None, p=None):
         Observed correctness and bin index.
     p : array of shape (n,), optional
         Observed confidences.
+
+    Examples
+    --------
+    Simulate 100 predictions from the prior (one draw, seeded):
+
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> m = 4
+    >>> edges = np.linspace(0.0, 1.0, m + 1)
+    >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
+    >>> from bece.models import literal_model
+    >>> model = handlers.seed(literal_model, rng_seed=0)
+    >>> trace = handlers.trace(model).get_trace(edges, alpha, sigma, sigma, n=100)
+    >>> {name: site["value"].shape for name, site in trace.items() if site["type"] == "sample"}
+    {'q': (8,), 'mu': (4,), 'cell': (100,), 'p': (100,)}
+    >>> p, b = trace["p"]["value"], trace["cell"]["value"] % m   # confidences and their bins
+    >>> bool(np.all((edges[b] <= p) & (p <= edges[b + 1])))      # each within its bin
+    True
     """
     _per_observation(edges, alpha, sigma, tau, n, z, b, p, literal=True)
 
 
 def conjugate_model(edges, alpha, sigma, tau, *, n=None, z=None, b=None, p=None):
     """The conjugate model: truncation on the prior of mu only, Normal
-    likelihood for the confidences. Arguments as :func:`literal_model`."""
+    likelihood for the confidences. Arguments as :func:`literal_model`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> m = 4
+    >>> edges = np.linspace(0.0, 1.0, m + 1)
+    >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
+    >>> from bece.models import conjugate_model
+    >>> model = handlers.seed(conjugate_model, rng_seed=0)
+    >>> trace = handlers.trace(model).get_trace(edges, alpha, sigma, sigma, n=100)
+    >>> {name: site["value"].shape for name, site in trace.items() if site["type"] == "sample"}
+    {'q': (8,), 'mu': (4,), 'cell': (100,), 'p': (100,)}
+    >>> ece = float(trace["ece"]["value"])                      # a deterministic site
+    >>> trace["accuracy"]["value"].shape, bool(0.0 <= ece <= 1.0)
+    ((4,), True)
+    """
     _per_observation(edges, alpha, sigma, tau, n, z, b, p, literal=False)
 
 
@@ -230,11 +265,59 @@ def literal_collapsed(edges, alpha, sigma, tau, *, counts=None, mean_p=None, ss_
         Mean confidence per bin (any value for empty bins).
     ss_p : array of shape (M,)
         :math:`\\sum (p_i - \\bar p_m)^2` per bin (0 for empty bins).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> m = 4
+    >>> edges = np.linspace(0.0, 1.0, m + 1)
+    >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
+    >>> import jax.numpy as jnp
+    >>> from numpyro.infer.util import log_density
+    >>> from bece import CalibrationStats
+    >>> from bece.models import literal_collapsed
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> stats = CalibrationStats.from_arrays(rng.uniform(size=500) < p, p, n_bins=m)
+    >>> mean_p = stats.sum_p / stats.bin_counts
+    >>> data = {"counts": stats.counts, "mean_p": mean_p, "ss_p": stats.sum_p2 - stats.sum_p * mean_p}
+    >>> args = (edges, alpha, sigma, sigma)
+    >>> near = {"q": jnp.asarray(stats.counts.ravel() / 500), "mu": jnp.asarray(mean_p)}   # near the data
+    >>> far = {"q": jnp.full(2 * m, 1 / (2 * m)), "mu": jnp.asarray(mean_p)}   # accuracy 1/2 in every bin
+    >>> bool(log_density(literal_collapsed, args, data, near)[0] > log_density(literal_collapsed, args, data, far)[0])
+    True
     """
     _collapsed(edges, alpha, sigma, tau, counts, mean_p, ss_p, literal=True)
 
 
 def conjugate_collapsed(edges, alpha, sigma, tau, *, counts=None, mean_p=None, ss_p=None):
     """:func:`conjugate_model` given sufficient statistics. Arguments as
-    :func:`literal_collapsed`."""
+    :func:`literal_collapsed`.
+
+    Examples
+    --------
+    NUTS on this model is what :func:`bece.cross_check` runs; here its
+    sites, given the statistics of 500 predictions:
+
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> m = 4
+    >>> edges = np.linspace(0.0, 1.0, m + 1)
+    >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
+    >>> from bece import CalibrationStats
+    >>> from bece.models import conjugate_collapsed
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> stats = CalibrationStats.from_arrays(rng.uniform(size=500) < p, p, n_bins=m)
+    >>> mean_p = stats.sum_p / stats.bin_counts
+    >>> ss_p = stats.sum_p2 - stats.sum_p * mean_p
+    >>> model = handlers.seed(conjugate_collapsed, rng_seed=0)
+    >>> trace = handlers.trace(model).get_trace(edges, alpha, sigma, sigma, counts=stats.counts,
+    ...                                         mean_p=mean_p, ss_p=ss_p)
+    >>> [name for name, site in trace.items() if site["type"] == "sample"]   # two factors
+    ['q', 'mu', 'cells', 'confidences']
+    >>> [name for name, site in trace.items() if site["type"] == "deterministic"]
+    ['weight', 'accuracy', 'confidence', 'ece']
+    """
     _collapsed(edges, alpha, sigma, tau, counts, mean_p, ss_p, literal=False)

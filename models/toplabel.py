@@ -113,6 +113,21 @@ def top_label_model(edges, alpha, sigma, tau, *, n_labels, n=None, label=None, z
         How ``ece`` averages the labels.
     literal : bool, default False
         Truncate each confidence to its bin (the literal BECE model).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> m = 4
+    >>> edges = np.linspace(0.0, 1.0, m + 1)
+    >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
+    >>> from bece.models import top_label_model
+    >>> model = handlers.seed(top_label_model, rng_seed=0)
+    >>> trace = handlers.trace(model).get_trace(edges, alpha, sigma, sigma, n_labels=3, n=100)
+    >>> {name: site["value"].shape for name, site in trace.items() if site["type"] == "sample"}
+    {'q': (24,), 'mu': (3, 4), 'cell': (100,), 'p': (100,)}
+    >>> trace["label_ece"]["value"].shape, trace["ece"]["value"].shape   # per label, averaged
+    ((3,), ())
     """
     q, mu, low, high = _parameters(edges, alpha, tau, n_labels)
     m = low.shape[1]
@@ -151,6 +166,21 @@ def top_label_collapsed(edges, alpha, sigma, tau, *, n_labels, counts=None, mean
         Mean confidence per (label, bin) (any value where empty).
     ss_p : array of shape (L, M)
         Centred sum of squares per (label, bin); enters only a constant.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> m = 4
+    >>> edges = np.linspace(0.0, 1.0, m + 1)
+    >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
+    >>> from bece.models import top_label_collapsed
+    >>> model = handlers.seed(top_label_collapsed, rng_seed=0)
+    >>> trace = handlers.trace(model).get_trace(edges, alpha, sigma, sigma, n_labels=3)   # prior
+    >>> {name: site["value"].shape for name, site in trace.items() if site["type"] == "deterministic"}
+    {'weight': (3, 4), 'accuracy': (3, 4), 'confidence': (3, 4), 'label_ece': (3,), 'ece': ()}
+    >>> bool(abs(float(trace["weight"]["value"].sum()) - 1.0) < 1e-5)   # the cells' masses add to 1
+    True
     """
     q, mu, low, high = _parameters(edges, alpha, tau, n_labels)
     m = low.shape[1]
