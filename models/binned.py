@@ -285,7 +285,8 @@ def literal_collapsed(edges, alpha, sigma, tau, *, counts=None, mean_p=None, ss_
     >>> args = (edges, alpha, sigma, sigma)
     >>> near = {"q": jnp.asarray(stats.counts.ravel() / 500), "mu": jnp.asarray(mean_p)}   # near the data
     >>> far = {"q": jnp.full(2 * m, 1 / (2 * m)), "mu": jnp.asarray(mean_p)}   # accuracy 1/2 in every bin
-    >>> bool(log_density(literal_collapsed, args, data, near)[0] > log_density(literal_collapsed, args, data, far)[0])
+    >>> log_near = log_density(literal_collapsed, args, data, near)[0]
+    >>> bool(log_near > log_density(literal_collapsed, args, data, far)[0])
     True
     """
     _collapsed(edges, alpha, sigma, tau, counts, mean_p, ss_p, literal=True)

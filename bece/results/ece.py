@@ -75,7 +75,7 @@ class BayesianECE(DrawSummaries):
     >>> y = rng.uniform(size=1000) < p ** 1.5      # over-confident: P(y = 1 | p) = p^1.5
     >>> r = bayesian_ece(y, p, n_bins=10, model="binned", num_samples=2000, seed=1)
     >>> r  # doctest: +ELLIPSIS
-    BayesianECE(mean=0.0..., n=1000, n_bins=10, num_samples=2000, model='binned', method='conjugate', kind='binary')
+    BayesianECE(mean=0.0..., n=1000, n_bins=10, num_samples=2000, model='binned', ...kind='binary')
     >>> r.draws.shape, r.accuracy.shape, r.weight.shape
     ((2000,), (2000, 10), (2000, 10))
     >>> lo, hi = r.interval(0.9)                     # 90% equal-tailed credible interval
