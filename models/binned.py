@@ -168,7 +168,7 @@ def literal_model(edges, alpha, sigma, tau, *, n=None, z=None, b=None, p=None):
 
     Examples
     --------
-    Simulate 100 predictions from the prior (one draw, seeded):
+    Simulate 100 predictions given the bins' parameters (seeded):
 
     >>> import numpy as np
     >>> from numpyro import handlers
@@ -176,7 +176,9 @@ def literal_model(edges, alpha, sigma, tau, *, n=None, z=None, b=None, p=None):
     >>> edges = np.linspace(0.0, 1.0, m + 1)
     >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
     >>> from bece.models import literal_model
-    >>> model = handlers.seed(literal_model, rng_seed=0)
+    >>> q = np.array([0.2, 0.1, 0.05, 0.0, 0.05, 0.15, 0.2, 0.25])   # (incorrect, correct) x bin
+    >>> mu = np.array([0.125, 0.375, 0.625, 0.875])                 # the bins' mean confidences
+    >>> model = handlers.seed(handlers.condition(literal_model, {"q": q, "mu": mu}), rng_seed=0)
     >>> trace = handlers.trace(model).get_trace(edges, alpha, sigma, sigma, n=100)
     >>> {name: site["value"].shape for name, site in trace.items() if site["type"] == "sample"}
     {'q': (8,), 'mu': (4,), 'cell': (100,), 'p': (100,)}
@@ -199,13 +201,14 @@ def conjugate_model(edges, alpha, sigma, tau, *, n=None, z=None, b=None, p=None)
     >>> edges = np.linspace(0.0, 1.0, m + 1)
     >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
     >>> from bece.models import conjugate_model
-    >>> model = handlers.seed(conjugate_model, rng_seed=0)
+    >>> q = np.array([0.2, 0.1, 0.05, 0.0, 0.05, 0.15, 0.2, 0.25])   # (incorrect, correct) x bin
+    >>> mu = np.array([0.125, 0.375, 0.625, 0.875])                 # the bins' mean confidences
+    >>> model = handlers.seed(handlers.condition(conjugate_model, {"q": q, "mu": mu}), rng_seed=0)
     >>> trace = handlers.trace(model).get_trace(edges, alpha, sigma, sigma, n=100)
     >>> {name: site["value"].shape for name, site in trace.items() if site["type"] == "sample"}
     {'q': (8,), 'mu': (4,), 'cell': (100,), 'p': (100,)}
-    >>> ece = float(trace["ece"]["value"])                      # a deterministic site
-    >>> trace["accuracy"]["value"].shape, bool(0.0 <= ece <= 1.0)
-    ((4,), True)
+    >>> round(float(trace["ece"]["value"]), 6)                   # a deterministic site
+    0.15
     """
     _per_observation(edges, alpha, sigma, tau, n, z, b, p, literal=False)
 
@@ -268,26 +271,21 @@ def literal_collapsed(edges, alpha, sigma, tau, *, counts=None, mean_p=None, ss_
 
     Examples
     --------
+    A bin's mean confidence is that of its confidences, truncated Normals
+    around ``mu``: at the bin's centre by symmetry, pulled inwards elsewhere:
+
     >>> import numpy as np
     >>> from numpyro import handlers
+    >>> from bece.models import literal_collapsed
     >>> m = 4
     >>> edges = np.linspace(0.0, 1.0, m + 1)
     >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
-    >>> import jax.numpy as jnp
-    >>> from numpyro.infer.util import log_density
-    >>> from bece import CalibrationStats
-    >>> from bece.models import literal_collapsed
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=500)
-    >>> stats = CalibrationStats.from_arrays(rng.uniform(size=500) < p, p, n_bins=m)
-    >>> mean_p = stats.sum_p / stats.bin_counts
-    >>> data = {"counts": stats.counts, "mean_p": mean_p, "ss_p": stats.sum_p2 - stats.sum_p * mean_p}
-    >>> args = (edges, alpha, sigma, sigma)
-    >>> near = {"q": jnp.asarray(stats.counts.ravel() / 500), "mu": jnp.asarray(mean_p)}   # near the data
-    >>> far = {"q": jnp.full(2 * m, 1 / (2 * m)), "mu": jnp.asarray(mean_p)}   # accuracy 1/2 in every bin
-    >>> log_near = log_density(literal_collapsed, args, data, near)[0]
-    >>> bool(log_near > log_density(literal_collapsed, args, data, far)[0])
-    True
+    >>> q = np.full(2 * m, 1 / (2 * m))
+    >>> mu = np.array([0.125, 0.375, 0.625, 0.99])    # the last one near its bin's upper edge
+    >>> model = handlers.condition(literal_collapsed, {"q": q, "mu": mu})
+    >>> conf = handlers.trace(model).get_trace(edges, alpha, sigma, sigma)["confidence"]["value"]
+    >>> [round(float(c), 4) for c in conf[:3]], bool(0.875 < conf[3] < 0.99)
+    ([0.125, 0.375, 0.625], True)
     """
     _collapsed(edges, alpha, sigma, tau, counts, mean_p, ss_p, literal=True)
 
@@ -298,27 +296,28 @@ def conjugate_collapsed(edges, alpha, sigma, tau, *, counts=None, mean_p=None, s
 
     Examples
     --------
-    NUTS on this model is what :func:`bece.cross_check` runs; here its
-    sites, given the statistics of 500 predictions:
+    NUTS on this model is what :func:`bece.cross_check` runs. Given the
+    parameters, its deterministic sites are the bins' summaries and the ECE
+    :math:`\\sum_m |q_{1,m} - (q_{0,m} + q_{1,m})\\mu_m|`:
 
     >>> import numpy as np
     >>> from numpyro import handlers
+    >>> from bece.models import conjugate_collapsed
     >>> m = 4
     >>> edges = np.linspace(0.0, 1.0, m + 1)
     >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
-    >>> from bece import CalibrationStats
-    >>> from bece.models import conjugate_collapsed
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=500)
-    >>> stats = CalibrationStats.from_arrays(rng.uniform(size=500) < p, p, n_bins=m)
-    >>> mean_p = stats.sum_p / stats.bin_counts
-    >>> ss_p = stats.sum_p2 - stats.sum_p * mean_p
-    >>> model = handlers.seed(conjugate_collapsed, rng_seed=0)
-    >>> trace = handlers.trace(model).get_trace(edges, alpha, sigma, sigma, counts=stats.counts,
-    ...                                         mean_p=mean_p, ss_p=ss_p)
-    >>> [name for name, site in trace.items() if site["type"] == "sample"]   # two factors
-    ['q', 'mu', 'cells', 'confidences']
-    >>> [name for name, site in trace.items() if site["type"] == "deterministic"]
-    ['weight', 'accuracy', 'confidence', 'ece']
+    >>> q = np.array([0.2, 0.1, 0.05, 0.0,       # P(incorrect, bin m)
+    ...               0.05, 0.15, 0.2, 0.25])    # P(correct, bin m)
+    >>> mu = np.array([0.125, 0.375, 0.625, 0.875])
+    >>> model = handlers.condition(conjugate_collapsed, {"q": q, "mu": mu})
+    >>> trace = handlers.trace(model).get_trace(edges, alpha, sigma, sigma)
+    >>> trace["accuracy"]["value"].tolist()
+    [0.2, 0.6, 0.8, 1.0]
+    >>> round(float(trace["ece"]["value"]), 6)   # 0.01875 + 0.05625 + 0.04375 + 0.03125
+    0.15
+
+    With ``counts``, ``mean_p`` and ``ss_p`` (e.g. from a
+    :class:`bece.CalibrationStats`) it adds the factors ``cells`` and
+    ``confidences``, the collapsed likelihood.
     """
     _collapsed(edges, alpha, sigma, tau, counts, mean_p, ss_p, literal=False)

@@ -115,18 +115,19 @@ def pit_model(
 
     Examples
     --------
-    A PIT histogram of 500 values on 100 cells, simulated from the prior:
+    At :math:`a = b = 0` and :math:`w = 0` the PIT is uniform: each of the
+    G = 100 cells has probability 1/100.
 
+    >>> import numpy as np
     >>> from numpyro import handlers
     >>> from bece.models import pit_model
     >>> from bece.regression.smooth import pit_grid
     >>> grid = pit_grid(100)                        # probit edges and the tilt basis
-    >>> model = handlers.seed(pit_model, rng_seed=0)
-    >>> trace = handlers.trace(model).get_trace(grid.z[1:-1], grid.basis, n=500)
-    >>> {name: site["value"].shape for name, site in trace.items() if site["type"] == "sample"}
-    {'shift': (), 'log_spread': (), 'lam': (), 'w': (24,), 'counts': (100,)}
-    >>> int(trace["counts"]["value"].sum())
-    500
+    >>> calibrated = {"shift": 0.0, "log_spread": 0.0, "lam": 0.25, "w": np.zeros(grid.basis.shape[1])}
+    >>> model = handlers.condition(pit_model, calibrated)
+    >>> trace = handlers.trace(model).get_trace(grid.z[1:-1], grid.basis, n=500, counts=np.full(100, 5))
+    >>> trace["counts"]["is_observed"], bool(np.allclose(trace["counts"]["fn"].probs, 0.01, atol=1e-5))
+    (True, True)
     """
     tilt = jnp.asarray(tilt)
     a = numpyro.sample("shift", dist.Normal(0.0, shift_scale))
