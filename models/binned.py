@@ -165,13 +165,51 @@ def literal_model(edges, alpha, sigma, tau, *, n=None, z=None, b=None, p=None):
         Observed correctness and bin index.
     p : array of shape (n,), optional
         Observed confidences.
+
+    Examples
+    --------
+    Simulate 100 predictions given the bins' parameters (seeded):
+
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> m = 4
+    >>> edges = np.linspace(0.0, 1.0, m + 1)
+    >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
+    >>> from bece.models import literal_model
+    >>> q = np.array([0.2, 0.1, 0.05, 0.0, 0.05, 0.15, 0.2, 0.25])   # (incorrect, correct) x bin
+    >>> mu = np.array([0.125, 0.375, 0.625, 0.875])                 # the bins' mean confidences
+    >>> model = handlers.seed(handlers.condition(literal_model, {"q": q, "mu": mu}), rng_seed=0)
+    >>> trace = handlers.trace(model).get_trace(edges, alpha, sigma, sigma, n=100)
+    >>> {name: site["value"].shape for name, site in trace.items() if site["type"] == "sample"}
+    {'q': (8,), 'mu': (4,), 'cell': (100,), 'p': (100,)}
+    >>> p, b = trace["p"]["value"], trace["cell"]["value"] % m   # confidences and their bins
+    >>> bool(np.all((edges[b] <= p) & (p <= edges[b + 1])))      # each within its bin
+    True
     """
     _per_observation(edges, alpha, sigma, tau, n, z, b, p, literal=True)
 
 
 def conjugate_model(edges, alpha, sigma, tau, *, n=None, z=None, b=None, p=None):
     """The conjugate model: truncation on the prior of mu only, Normal
-    likelihood for the confidences. Arguments as :func:`literal_model`."""
+    likelihood for the confidences. Arguments as :func:`literal_model`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> m = 4
+    >>> edges = np.linspace(0.0, 1.0, m + 1)
+    >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
+    >>> from bece.models import conjugate_model
+    >>> q = np.array([0.2, 0.1, 0.05, 0.0, 0.05, 0.15, 0.2, 0.25])   # (incorrect, correct) x bin
+    >>> mu = np.array([0.125, 0.375, 0.625, 0.875])                 # the bins' mean confidences
+    >>> model = handlers.seed(handlers.condition(conjugate_model, {"q": q, "mu": mu}), rng_seed=0)
+    >>> trace = handlers.trace(model).get_trace(edges, alpha, sigma, sigma, n=100)
+    >>> {name: site["value"].shape for name, site in trace.items() if site["type"] == "sample"}
+    {'q': (8,), 'mu': (4,), 'cell': (100,), 'p': (100,)}
+    >>> round(float(trace["ece"]["value"]), 6)                   # a deterministic site
+    0.15
+    """
     _per_observation(edges, alpha, sigma, tau, n, z, b, p, literal=False)
 
 
@@ -230,11 +268,56 @@ def literal_collapsed(edges, alpha, sigma, tau, *, counts=None, mean_p=None, ss_
         Mean confidence per bin (any value for empty bins).
     ss_p : array of shape (M,)
         :math:`\\sum (p_i - \\bar p_m)^2` per bin (0 for empty bins).
+
+    Examples
+    --------
+    A bin's mean confidence is that of its confidences, truncated Normals
+    around ``mu``: at the bin's centre by symmetry, pulled inwards elsewhere:
+
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> from bece.models import literal_collapsed
+    >>> m = 4
+    >>> edges = np.linspace(0.0, 1.0, m + 1)
+    >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
+    >>> q = np.full(2 * m, 1 / (2 * m))
+    >>> mu = np.array([0.125, 0.375, 0.625, 0.99])    # the last one near its bin's upper edge
+    >>> model = handlers.condition(literal_collapsed, {"q": q, "mu": mu})
+    >>> conf = handlers.trace(model).get_trace(edges, alpha, sigma, sigma)["confidence"]["value"]
+    >>> [round(float(c), 4) for c in conf[:3]], bool(0.875 < conf[3] < 0.99)
+    ([0.125, 0.375, 0.625], True)
     """
     _collapsed(edges, alpha, sigma, tau, counts, mean_p, ss_p, literal=True)
 
 
 def conjugate_collapsed(edges, alpha, sigma, tau, *, counts=None, mean_p=None, ss_p=None):
     """:func:`conjugate_model` given sufficient statistics. Arguments as
-    :func:`literal_collapsed`."""
+    :func:`literal_collapsed`.
+
+    Examples
+    --------
+    NUTS on this model is what :func:`bece.cross_check` runs. Given the
+    parameters, its deterministic sites are the bins' summaries and the ECE
+    :math:`\\sum_m |q_{1,m} - (q_{0,m} + q_{1,m})\\mu_m|`:
+
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> from bece.models import conjugate_collapsed
+    >>> m = 4
+    >>> edges = np.linspace(0.0, 1.0, m + 1)
+    >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
+    >>> q = np.array([0.2, 0.1, 0.05, 0.0,       # P(incorrect, bin m)
+    ...               0.05, 0.15, 0.2, 0.25])    # P(correct, bin m)
+    >>> mu = np.array([0.125, 0.375, 0.625, 0.875])
+    >>> model = handlers.condition(conjugate_collapsed, {"q": q, "mu": mu})
+    >>> trace = handlers.trace(model).get_trace(edges, alpha, sigma, sigma)
+    >>> trace["accuracy"]["value"].tolist()
+    [0.2, 0.6, 0.8, 1.0]
+    >>> round(float(trace["ece"]["value"]), 6)   # 0.01875 + 0.05625 + 0.04375 + 0.03125
+    0.15
+
+    With ``counts``, ``mean_p`` and ``ss_p`` (e.g. from a
+    :class:`bece.CalibrationStats`) it adds the factors ``cells`` and
+    ``confidences``, the collapsed likelihood.
+    """
     _collapsed(edges, alpha, sigma, tau, counts, mean_p, ss_p, literal=False)

@@ -112,6 +112,22 @@ def pit_model(
 
     Sample sites: ``shift`` (a), ``log_spread`` (b), ``lam``, ``w`` (K) and
     the observed ``counts``. Nothing of size G is recorded.
+
+    Examples
+    --------
+    At :math:`a = b = 0` and :math:`w = 0` the PIT is uniform: each of the
+    G = 100 cells has probability 1/100.
+
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> from bece.models import pit_model
+    >>> from bece.regression.smooth import pit_grid
+    >>> grid = pit_grid(100)                        # probit edges and the tilt basis
+    >>> calibrated = {"shift": 0.0, "log_spread": 0.0, "lam": 0.25, "w": np.zeros(grid.basis.shape[1])}
+    >>> model = handlers.condition(pit_model, calibrated)
+    >>> trace = handlers.trace(model).get_trace(grid.z[1:-1], grid.basis, n=500, counts=np.full(100, 5))
+    >>> trace["counts"]["is_observed"], bool(np.allclose(trace["counts"]["fn"].probs, 0.01, atol=1e-5))
+    (True, True)
     """
     tilt = jnp.asarray(tilt)
     a = numpyro.sample("shift", dist.Normal(0.0, shift_scale))

@@ -171,6 +171,24 @@ def smooth_model(
     Sample sites: ``a``, ``b``, ``lam``, ``u`` (K - 2), with bins ``tau``
     and ``v`` (M), and the observed ``z``. Nothing of size n is recorded
     (NUTS keeps every recorded site).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> from bece.models import smooth_model
+    >>> from bece.smooth.basis import SmoothBasis, logit_confidence
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> z = (rng.uniform(size=500) < p).astype(int)
+    >>> x = logit_confidence(p)
+    >>> basis = SmoothBasis.from_logits(x, np.ones_like(x), n_knots=6)   # K = 6 knots
+    >>> model = handlers.seed(smooth_model, rng_seed=0)
+    >>> trace = handlers.trace(model).get_trace(basis.knots, basis.transform, x=x, z=z)
+    >>> {name: site["value"].shape for name, site in trace.items() if site["type"] == "sample"}
+    {'a': (), 'b': (), 'lam': (), 'u': (4,), 'z': (500,)}
+    >>> trace["z"]["is_observed"]
+    True
     """
     x = jnp.asarray(x)
     a = numpyro.sample("a", dist.Normal(0.0, intercept_scale))

@@ -43,6 +43,19 @@ def temperature_model(logits, y=None, *, prior_loc=0.0, prior_scale=1.0):
 
     Sample sites: ``log_temperature``, the deterministic ``temperature``
     and the observed ``y``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> from bece.models import temperature_model
+    >>> logits = np.random.default_rng(0).normal(size=(50, 3))
+    >>> trace = handlers.trace(handlers.seed(temperature_model, rng_seed=0)).get_trace(logits)
+    >>> [(name, site["type"], site["value"].shape) for name, site in trace.items() if site["type"] != "plate"]
+    [('log_temperature', 'sample', ()), ('temperature', 'deterministic', ()), ('y', 'sample', (50,))]
+    >>> t, log_t = trace["temperature"]["value"], trace["log_temperature"]["value"]
+    >>> bool(abs(float(t) - float(np.exp(log_t))) < 1e-5 * float(t))
+    True
     """
     logits = jnp.asarray(logits)
     log_t = numpyro.sample("log_temperature", dist.Normal(prior_loc, prior_scale))

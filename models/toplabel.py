@@ -113,6 +113,23 @@ def top_label_model(edges, alpha, sigma, tau, *, n_labels, n=None, label=None, z
         How ``ece`` averages the labels.
     literal : bool, default False
         Truncate each confidence to its bin (the literal BECE model).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> m = 4
+    >>> edges = np.linspace(0.0, 1.0, m + 1)
+    >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
+    >>> from bece.models import top_label_model
+    >>> q = np.full((3, 2, m), 1 / 24).ravel()    # 3 labels, each half right in every bin
+    >>> mu = np.tile([0.125, 0.375, 0.625, 0.875], (3, 1))
+    >>> model = handlers.seed(handlers.condition(top_label_model, {"q": q, "mu": mu}), rng_seed=0)
+    >>> trace = handlers.trace(model).get_trace(edges, alpha, sigma, sigma, n_labels=3, n=100)
+    >>> {name: site["value"].shape for name, site in trace.items() if site["type"] == "sample"}
+    {'q': (24,), 'mu': (3, 4), 'cell': (100,), 'p': (100,)}
+    >>> trace["label_ece"]["value"].shape, trace["ece"]["value"].shape   # per label, averaged
+    ((3,), ())
     """
     q, mu, low, high = _parameters(edges, alpha, tau, n_labels)
     m = low.shape[1]
@@ -151,6 +168,23 @@ def top_label_collapsed(edges, alpha, sigma, tau, *, n_labels, counts=None, mean
         Mean confidence per (label, bin) (any value where empty).
     ss_p : array of shape (L, M)
         Centred sum of squares per (label, bin); enters only a constant.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> m = 4
+    >>> edges = np.linspace(0.0, 1.0, m + 1)
+    >>> alpha, sigma = np.full((2, m), 1 / (2 * m)), np.full(m, 0.25 / np.sqrt(12))   # the defaults
+    >>> from bece.models import top_label_collapsed
+    >>> q = np.full((3, 2, m), 1 / 24).ravel()    # 3 labels, each half right in every bin
+    >>> mu = np.tile([0.125, 0.375, 0.625, 0.875], (3, 1))
+    >>> model = handlers.condition(top_label_collapsed, {"q": q, "mu": mu})
+    >>> trace = handlers.trace(model).get_trace(edges, alpha, sigma, sigma, n_labels=3)
+    >>> {name: site["value"].shape for name, site in trace.items() if site["type"] == "deterministic"}
+    {'weight': (3, 4), 'accuracy': (3, 4), 'confidence': (3, 4), 'label_ece': (3,), 'ece': ()}
+    >>> [round(float(v), 6) for v in trace["label_ece"]["value"]]   # mean |0.5 - mu| = 0.25
+    [0.25, 0.25, 0.25]
     """
     q, mu, low, high = _parameters(edges, alpha, tau, n_labels)
     m = low.shape[1]

@@ -79,6 +79,31 @@ def posterior_ece(
     -------
     BayesianECE
         (:class:`bece.smooth.SmoothBayesianECE` for ``model="smooth"``.)
+
+    Examples
+    --------
+    Statistics of a test set read in chunks, summed, then the posterior:
+
+    >>> import numpy as np
+    >>> from bece import CalibrationStats, posterior_ece
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=3000)
+    >>> y = rng.uniform(size=3000) < p                   # calibrated by construction
+    >>> chunks = np.array_split(np.arange(3000), 3)
+    >>> stats = sum(CalibrationStats.from_arrays(y[i], p[i], n_bins=10) for i in chunks)
+    >>> stats
+    CalibrationStats(n=3000, n_bins=10, rule='uniform', empty_bins=0, kind='binary')
+    >>> r = posterior_ece(stats, num_samples=2000, seed=1)
+    >>> r.model, r.draws.shape, bool(r.interval(0.9)[1] < 0.05)
+    ('binned', (2000,), True)
+
+    The smooth model needs statistics in fine bins that refine the ECE bins:
+
+    >>> from bece.smooth import fine_binning
+    >>> fine = CalibrationStats.from_arrays(y, p, binning=fine_binning(10))
+    >>> s = posterior_ece(fine, model="smooth", n_bins=10, num_samples=2000, seed=1)
+    >>> s.model, s.stats.n_bins, bool(s.interval(0.9)[0] == 0.0)   # can reach 0
+    ('smooth', 10, True)
     """
     if not isinstance(stats, CalibrationStats):
         raise ValueError(f"stats must be a CalibrationStats, got {type(stats).__name__}")
@@ -295,6 +320,25 @@ def posterior_top_label_ece(
     Returns
     -------
     BayesianTopLabelECE
+
+    Examples
+    --------
+    Per-label statistics of two chunks, summed label by label:
+
+    >>> import numpy as np
+    >>> from bece import posterior_top_label_ece
+    >>> from bece.binned.toplabel import top_label_statistics
+    >>> rng = np.random.default_rng(0)
+    >>> prob = rng.dirichlet(np.ones(3), size=2000)
+    >>> y = (rng.uniform(size=(2000, 1)) > prob.cumsum(axis=1)).sum(axis=1)   # calibrated
+    >>> labels, first = top_label_statistics(y[:1000], prob[:1000], n_bins=10)
+    >>> _, rest = top_label_statistics(y[1000:], prob[1000:], n_bins=10)
+    >>> stats = [a + b for a, b in zip(first, rest)]
+    >>> [s.n for s in stats]                           # how often each label is predicted
+    [662, 645, 693]
+    >>> r = posterior_top_label_ece(stats, labels, num_samples=2000, seed=1)
+    >>> r.model, r.n_labels, r.label_draws.shape, bool(r.interval(0.9)[1] < 0.1)
+    ('binned-top-label', 3, (2000, 3), True)
     """
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")

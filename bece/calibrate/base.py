@@ -79,6 +79,28 @@ class ScoreCalibrator(ClassifierMixin, BaseEstimator):
         ``X`` was 1-D (a binary classifier's score).
     n_features_in_ : int
         Columns of ``X`` (K; 1 for 1-D input).
+
+    Examples
+    --------
+    Every calibrator of :mod:`bece.calibrate` is a scikit-learn estimator:
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(scale=3.0, size=(2000, 3))
+    >>> p_true = np.exp(logits / 2) / np.exp(logits / 2).sum(axis=1, keepdims=True)
+    >>> y = (rng.uniform(size=(2000, 1)) > p_true.cumsum(axis=1)).sum(axis=1)   # T = 2
+    >>> from sklearn.base import clone
+    >>> from bece.calibrate import ScoreCalibrator, TemperatureScaling
+    >>> cal = TemperatureScaling(input="auto")
+    >>> isinstance(cal, ScoreCalibrator), cal.get_params()["input"]
+    (True, 'auto')
+    >>> cal = clone(cal).fit(logits[:1000], y[:1000])
+    >>> cal.input_, cal.n_classes_, cal.classes_                # "auto" read logits
+    ('logits', 3, array([0, 1, 2]))
+    >>> cal.predict_proba(logits[1000:]).shape, cal.predict(logits[1000:]).shape
+    ((1000, 3), (1000,))
+    >>> bool(cal.score(logits[1000:], y[1000:]) > 0.5)          # accuracy, as ClassifierMixin
+    True
     """
 
     input: str
@@ -205,5 +227,26 @@ class ScoreCalibrator(ClassifierMixin, BaseEstimator):
 
 
 def from_json(text: str) -> ScoreCalibrator:
-    """Any fitted calibrator from its :meth:`ScoreCalibrator.to_json` string."""
+    """Any fitted calibrator from its :meth:`ScoreCalibrator.to_json` string.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(scale=3.0, size=(2000, 3))
+    >>> p_true = np.exp(logits / 2) / np.exp(logits / 2).sum(axis=1, keepdims=True)
+    >>> y = (rng.uniform(size=(2000, 1)) > p_true.cumsum(axis=1)).sum(axis=1)   # T = 2
+    >>> from bece.calibrate import IsotonicCalibration, TemperatureScaling, from_json
+    >>> fitted = TemperatureScaling(input="logits").fit(logits, y)
+    >>> text = fitted.to_json()                     # store it with the model
+    >>> again = from_json(text)
+    >>> again, again.temperature_ == fitted.temperature_
+    (TemperatureScaling(input='logits'), True)
+    >>> bool(np.array_equal(again.predict_proba(logits), fitted.predict_proba(logits)))
+    True
+    >>> IsotonicCalibration.from_json(text)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: text holds a 'TemperatureScaling', not a...IsotonicCalibration
+    """
     return ScoreCalibrator.from_json(text)

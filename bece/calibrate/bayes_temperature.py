@@ -101,6 +101,22 @@ class TemperaturePosterior:
     n_passes : int
         Passes over the logits.
     prior_loc, prior_scale : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(scale=3.0, size=(2000, 3))
+    >>> p_true = np.exp(logits / 2) / np.exp(logits / 2).sum(axis=1, keepdims=True)
+    >>> y = (rng.uniform(size=(2000, 1)) > p_true.cumsum(axis=1)).sum(axis=1)   # T = 2
+    >>> from bece.calibrate import temperature_posterior
+    >>> post = temperature_posterior(logits[:1000], y[:1000], input="logits")
+    >>> lo, hi = post.interval(0.9)                   # 90% credible interval of T
+    >>> bool(lo < 2.0 < hi), bool(lo < post.mode < hi), bool(0.03 < post.log_sd < 0.1)
+    (True, True, True)
+    >>> t = post.sample(1000, seed=1)                 # draws of T
+    >>> t.shape, bool(np.all((t > 1.5) & (t < 2.5)))
+    ((1000,), True)
     """
 
     log_t: np.ndarray
@@ -304,6 +320,24 @@ class TemperatureScaledECE(DrawSummaries):
         :math:`\\hat T`, maximum likelihood on the validation set.
     posterior : TemperaturePosterior
         The temperature's posterior.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(scale=3.0, size=(2000, 3))
+    >>> p_true = np.exp(logits / 2) / np.exp(logits / 2).sum(axis=1, keepdims=True)
+    >>> y = (rng.uniform(size=(2000, 1)) > p_true.cumsum(axis=1)).sum(axis=1)   # T = 2
+    >>> from functools import partial
+    >>> from bece import bayesian_ece
+    >>> from bece.calibrate import temperature_scaled_ece
+    >>> r = temperature_scaled_ece(logits[:1000], y[:1000], logits[1000:], y[1000:], input="logits",
+    ...                            ece=partial(bayesian_ece, model="binned", n_bins=10),
+    ...                            num_temperatures=20, num_samples=2000)
+    >>> r.draws.shape, r.temperatures.shape, np.unique(r.temperatures).size
+    ((2000,), (2000,), 20)
+    >>> bool(abs(r.temperature - 2.0) < 0.2), r.deployed.num_samples   # the fitted T and its ECE
+    (True, 2000)
     """
 
     draws: np.ndarray
@@ -373,6 +407,26 @@ def temperature_scaled_ece(
     Returns
     -------
     TemperatureScaledECE
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(scale=3.0, size=(2000, 3))
+    >>> p_true = np.exp(logits / 2) / np.exp(logits / 2).sum(axis=1, keepdims=True)
+    >>> y = (rng.uniform(size=(2000, 1)) > p_true.cumsum(axis=1)).sum(axis=1)   # T = 2
+    >>> from functools import partial
+    >>> from bece import bayesian_ece
+    >>> from bece.calibrate import temperature_scaled_ece
+    >>> r = temperature_scaled_ece(logits[:1000], y[:1000], logits[1000:], y[1000:], input="logits",
+    ...                            ece=partial(bayesian_ece, model="binned", n_bins=10),
+    ...                            num_temperatures=20, num_samples=2000)
+    >>> r  # doctest: +ELLIPSIS
+    TemperatureScaledECE(mean=0.0..., interval90=[...]; deployed T=...: mean=0.0..., interval90=[...])
+    >>> lo, hi = r.interval(0.9)          # with T's uncertainty: at least as wide as deployed's
+    >>> dlo, dhi = r.deployed.interval(0.9)
+    >>> bool(hi - lo >= 0.9 * (dhi - dlo)), bool(hi < 0.1)
+    (True, True)
     """
     if not callable(ece):
         raise ValueError(f"ece must be a callable such as bece.bayesian_ece, got {ece!r}")

@@ -116,6 +116,19 @@ class PlattScaling(BinaryCalibrator):
         :math:`a`.
     intercept_ : float
         :math:`c`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.normal(scale=3.0, size=4000)                # a binary classifier's log-odds
+    >>> y = rng.uniform(size=4000) < 1 / (1 + np.exp(-s / 2))   # over-confident: true log-odds s / 2
+    >>> from bece.calibrate import PlattScaling
+    >>> platt = PlattScaling().fit(s[:2000], y[:2000])
+    >>> platt.input_, bool(abs(platt.coef_ - 0.5) < 0.1)   # a = 1/2 undoes the over-confidence
+    ('logits', True)
+    >>> platt.predict_proba(s[2000:]).shape                 # P(y = 0), P(y = 1)
+    (2000, 2)
     """
 
     _fitted = ("coef_", "intercept_")
@@ -164,6 +177,23 @@ class IsotonicCalibration(BinaryCalibrator):
     ----------
     X_thresholds_, y_thresholds_ : ndarray of shape (m,)
         The fitted step function's knots (scikit-learn's attributes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.normal(scale=3.0, size=4000)                # a binary classifier's log-odds
+    >>> y = rng.uniform(size=4000) < 1 / (1 + np.exp(-s / 2))   # over-confident: true log-odds s / 2
+    >>> from bece import expected_calibration_error
+    >>> from bece.calibrate import IsotonicCalibration
+    >>> iso = IsotonicCalibration().fit(s[:2000], y[:2000])
+    >>> bool(np.all(np.diff(iso.y_thresholds_) >= 0))      # a non-decreasing map
+    True
+    >>> p_before = 1 / (1 + np.exp(-s[2000:]))
+    >>> p_after = iso.predict_proba(s[2000:])[:, 1]
+    >>> ece_before = expected_calibration_error(y[2000:], p_before)
+    >>> bool(expected_calibration_error(y[2000:], p_after) < ece_before / 2)
+    True
     """
 
     _fitted = ("X_thresholds_", "y_thresholds_")
@@ -202,6 +232,17 @@ class BetaCalibration(BinaryCalibrator):
     a_, b_, c_ : float
         The fitted map (module docstring); :math:`a = b` is Platt scaling on
         the log-odds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.normal(scale=3.0, size=4000)                # a binary classifier's log-odds
+    >>> y = rng.uniform(size=4000) < 1 / (1 + np.exp(-s / 2))   # over-confident: true log-odds s / 2
+    >>> from bece.calibrate import BetaCalibration
+    >>> beta = BetaCalibration().fit(s[:2000], y[:2000])
+    >>> bool(abs(beta.a_ - 0.5) < 0.1), bool(abs(beta.b_ - 0.5) < 0.1)   # Platt's a = b = 1/2
+    (True, True)
     """
 
     _fitted = ("a_", "b_", "c_")

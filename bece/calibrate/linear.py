@@ -278,6 +278,21 @@ class VectorScaling(ScoreCalibrator):
         Passes over the data (softmax evaluations), temperature scaling's included.
     n_iter_ : int
         L-BFGS-B iterations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(scale=3.0, size=(3000, 3))
+    >>> p_true = np.exp(logits / 2) / np.exp(logits / 2).sum(axis=1, keepdims=True)
+    >>> y = (rng.uniform(size=(3000, 1)) > p_true.cumsum(axis=1)).sum(axis=1)   # T = 2
+    >>> from bece.calibrate import VectorScaling
+    >>> vs = VectorScaling(input="logits").fit(logits, y)
+    >>> vs.coef_.shape, bool(np.allclose(vs.coef_, 0.5, atol=0.05))   # w = 1/T per class
+    ((3,), True)
+    >>> q = vs.predict_proba(logits)
+    >>> q.shape, bool(np.allclose(q.sum(axis=1), 1.0))
+    ((3000, 3), True)
     """
 
     _fitted = ("coef_", "intercept_", "nll_", "n_passes_", "n_iter_")
@@ -347,6 +362,22 @@ class MatrixScaling(ScoreCalibrator):
         the cross-validation's included.
     n_iter_ : int
         L-BFGS-B iterations of the final fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(scale=3.0, size=(3000, 3))
+    >>> p_true = np.exp(logits / 2) / np.exp(logits / 2).sum(axis=1, keepdims=True)
+    >>> y = (rng.uniform(size=(3000, 1)) > p_true.cumsum(axis=1)).sum(axis=1)   # T = 2
+    >>> from bece.calibrate import MatrixScaling
+    >>> ms = MatrixScaling(input="logits", reg_lambda=0.01, reg_mu=0.01).fit(logits, y)
+    >>> W = ms.coef_                                        # close to I / T
+    >>> bool(np.allclose(np.diag(W), 0.5, atol=0.05)), bool(np.abs(W - np.diag(np.diag(W))).max() < 0.05)
+    (True, True)
+
+    With ``reg_lambda`` and ``reg_mu`` left at None, they are chosen by
+    cross-validation over ``reg_grid`` (``cv_nll_`` holds the held-out NLL).
     """
 
     _fitted = ("coef_", "intercept_", "reg_lambda_", "reg_mu_", "cv_nll_", "nll_", "n_passes_",
@@ -460,6 +491,22 @@ class DirichletCalibration(MatrixScaling):
     (module docstring); the same parameters and attributes as
     :class:`MatrixScaling`. :math:`W = I/T`, :math:`b = 0` is temperature
     scaling, where the fit starts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(scale=3.0, size=(3000, 3))
+    >>> p_true = np.exp(logits / 2) / np.exp(logits / 2).sum(axis=1, keepdims=True)
+    >>> y = (rng.uniform(size=(3000, 1)) > p_true.cumsum(axis=1)).sum(axis=1)   # T = 2
+    >>> from bece.calibrate import DirichletCalibration
+    >>> from bece.metrics import log_loss
+    >>> dc = DirichletCalibration(input="logits", reg_lambda=0.01, reg_mu=0.01)
+    >>> dc = dc.fit(logits[:2000], y[:2000])
+    >>> p_test = np.exp(logits[2000:]) / np.exp(logits[2000:]).sum(axis=1, keepdims=True)
+    >>> before, after = log_loss(y[2000:], p_test), log_loss(y[2000:], dc.predict_proba(logits[2000:]))
+    >>> bool(after < before - 0.05)                         # test-set NLL
+    True
     """
 
     _log_features = True

@@ -76,7 +76,17 @@ class Predictions:
 
 
 def example_path() -> Path:
-    """Path of the example shipped with bece (digits, logistic regression)."""
+    """Path of the example shipped with bece (digits, logistic regression).
+
+    Examples
+    --------
+    >>> from bece.io import example_path
+    >>> path = example_path()
+    >>> path.name, path.exists()
+    ('example.csv', True)
+    >>> path.read_text().splitlines()[0]             # y_true, then one column per class
+    'y_true,p_0,p_1,p_2,p_3,p_4,p_5,p_6,p_7,p_8,p_9'
+    """
     return Path(str(resources.files("bece") / "data" / "example.csv"))
 
 
@@ -231,6 +241,17 @@ def read_predictions(
         For an unknown extension, a directory without Parquet files, an
         unreadable file, missing or duplicated columns, NPZ arrays that are
         not columns of one length, or missing values.
+
+    Examples
+    --------
+    >>> from bece import bayesian_ece
+    >>> from bece.io import example_path, read_predictions
+    >>> data = read_predictions(example_path())
+    >>> data.kind, data.n_classes, data.y_true.shape, data.y_prob.shape
+    ('top-label', 10, (899,), (899, 10))
+    >>> r = bayesian_ece(data.y_true, data.y_prob, num_samples=1000)
+    >>> r.stats.n, r.kind
+    (899, 'top-label')
     """
     path = Path(path)
     columns: dict[str, Any] = {"y_true_col": y_true_col, "y_prob_col": y_prob_col, "prob_prefix": prob_prefix,
@@ -444,6 +465,16 @@ def read_statistics(
     bece.io.stream.FileStatistics
         ``.stats``, ``.kind`` (``"binary"``, ``"top-label"`` or
         ``"triples"``), ``.source`` and ``.n_classes``.
+
+    Examples
+    --------
+    >>> from bece import posterior_ece
+    >>> from bece.io import example_path, read_statistics
+    >>> fs = read_statistics(example_path(), n_bins=10, batch_size=300)   # three batches
+    >>> fs.stats, fs.kind, fs.n_classes
+    (CalibrationStats(n=899, n_bins=10, rule='uniform', empty_bins=3, kind='top-label'), 'top-label', 10)
+    >>> posterior_ece(fs.stats, num_samples=1000).num_samples
+    1000
     """
     from ..stats.calibration_stats import CalibrationStats
     from ..stats.inputs import as_outcomes, located

@@ -299,6 +299,22 @@ def iter_chunks(
     :func:`bece.io.read_predictions`) to a NumPy array of at most
     ``batch_size`` rows. Missing values raise ``ValueError`` naming the
     column and the row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import CalibrationStats
+    >>> from bece.io import example_path, iter_chunks
+    >>> stats = []
+    >>> for first, columns in iter_chunks(example_path(), batch_size=400):
+    ...     prob = np.column_stack([columns[f"p_{k}"] for k in range(10)])
+    ...     stats.append(CalibrationStats.from_arrays(columns["y_true"], prob, n_bins=10))
+    ...     print(first, prob.shape)
+    0 (400, 10)
+    400 (400, 10)
+    800 (99, 10)
+    >>> sum(stats).n
+    899
     """
     names_of = {"y_true_col": y_true_col, "y_prob_col": y_prob_col, "prob_prefix": prob_prefix,
                 "y_pred_col": y_pred_col}

@@ -108,6 +108,19 @@ def smooth_calibration_error_at(
     bandwidth : float
         The kernel's standard deviation :math:`\\sigma`, in (0, 1].
     sample_weight : array_like of shape (n,), optional
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece.metrics import smooth_calibration_error, smooth_calibration_error_at
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = rng.uniform(size=2000) < p ** 2           # true miscalibration: E|p - p^2| = 1/6
+    >>> value, sigma = smooth_calibration_error(y, p, return_bandwidth=True)
+    >>> bool(abs(smooth_calibration_error_at(y, p, sigma) - value) < 1e-9)   # at its fixed point
+    True
+    >>> [round(smooth_calibration_error_at(y, p, s), 2) for s in (0.01, 0.05, 0.2)]
+    [0.17, 0.17, 0.17]
     """
     if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float, np.floating)) \
             or not 0.0 < float(bandwidth) <= 1.0:

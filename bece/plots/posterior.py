@@ -79,6 +79,24 @@ def plot_ece_posterior(
     Returns
     -------
     matplotlib Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")                      # no window: a script or a test
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> import bece
+    >>> from bece.plots import plot_ece_posterior
+    >>> rng = np.random.default_rng(0)
+    >>> t = rng.uniform(size=1000)
+    >>> y = rng.uniform(size=1000) < t             # t is calibrated, t ** 0.7 is not
+    >>> a = bece.bayesian_ece(y, t, n_bins=10, model="binned", num_samples=1000)
+    >>> b = bece.bayesian_ece(y, t ** 0.7, n_bins=10, model="binned", num_samples=1000)
+    >>> ax = plot_ece_posterior(a, b, labels=["t", "t ** 0.7"])
+    >>> ax.get_xlabel(), [label.get_text() for label in ax.get_yticklabels()]
+    ('expected calibration error (ECE)', ['t', 't ** 0.7'])
+    >>> plt.close(ax.figure)
     """
     prob = check_prob(prob)
     if kind not in ("forest", "density"):
@@ -160,6 +178,24 @@ def plot_comparison(
         ``prob`` interval shaded, a line at 0 and
         :math:`P(\\mathrm{ECE}_A < \\mathrm{ECE}_B)` in the title. Tick
         labels are thinned until none overlap.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")                      # no window: a script or a test
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> import bece
+    >>> from bece.plots import plot_comparison
+    >>> rng = np.random.default_rng(0)
+    >>> t = rng.uniform(size=1000)
+    >>> y = rng.uniform(size=1000) < t             # t is calibrated, t ** 0.7 is not
+    >>> c = bece.compare(y, t, t ** 0.7, n_bins=10, num_samples=1000, model="binned")
+    >>> fig = plot_comparison(c, labels=("t", "t ** 0.7"))
+    >>> print(fig.axes[2].get_title())             # the third panel: ECE(A) - ECE(B)
+    paired difference, n = 1,000
+    P(ECE(t) < ECE(t ** 0.7)) = 1.000
+    >>> plt.close(fig)
     """
     prob = check_prob(prob)
     if not hasattr(comparison, "diff_draws"):

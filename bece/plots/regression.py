@@ -36,6 +36,21 @@ def plot_calibration_curve(
         The diagonal, the band (``fill_between`` over the levels), the
         posterior median curve and the observed points
         :math:`(p_j, \\hat p_j)` (Kuleshov et al. 2018).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")                      # no window: a script or a test
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from bece.plots import plot_calibration_curve
+    >>> from bece.regression import bayesian_calibration_error, pit
+    >>> y = np.random.default_rng(0).normal(size=1000)
+    >>> r = bayesian_calibration_error(pit(y, mean=0.0, std=0.7), num_samples=1000)
+    >>> ax = plot_calibration_curve(r)
+    >>> [line.get_label() for line in ax.get_lines()]
+    ['perfect calibration', 'posterior median', 'observed (empirical)']
+    >>> plt.close(ax.figure)
     """
     prob = check_prob(prob)
     for name in ("levels", "curve", "observed"):

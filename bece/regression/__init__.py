@@ -29,6 +29,25 @@ the probability integral transform :math:`u_t = F_t(y_t)`:
 The smooth model is written out in NumPyro in :mod:`bece.models.regression`.
 Only numpy and scipy are imported here; scikit-learn (for
 :class:`Recalibrator`) and ArviZ load when used.
+
+Examples
+--------
+A Gaussian forecaster whose predictive sd is 0.7 times too small:
+
+>>> import numpy as np
+>>> from bece import regression
+>>> rng = np.random.default_rng(0)
+>>> y = rng.normal(size=2000)
+>>> u = regression.pit(y, mean=0.0, std=0.7)               # u_t = F_t(y_t)
+>>> levels, observed = regression.calibration_curve(u, levels=[0.1, 0.5, 0.9])
+>>> bool(observed[0] > 0.15), bool(observed[2] < 0.85)      # too many targets in the tails
+(True, True)
+>>> t = regression.calibration_test(u)
+>>> t.reject(0.05), bool(t.prob_calibrated < 1e-6)
+(True, True)
+>>> good = regression.pit(y, mean=0.0, std=1.0)
+>>> regression.calibration_error(good) < regression.calibration_error(u)
+True
 """
 
 from .bayesian import BayesianCalibrationError, bayesian_calibration_error

@@ -143,6 +143,21 @@ class BayesianCalibrationError(DrawSummaries):
         The smooth model's fit: evidence, Pareto :math:`\\hat k`, ...
     histogram : PITHistogram or None
         The PIT histogram the smooth model was fitted to.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece.regression import bayesian_calibration_error, pit
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.normal(size=2000)
+    >>> r = bayesian_calibration_error(pit(y, mean=0.0, std=0.7), num_samples=2000)
+    >>> r  # doctest: +ELLIPSIS
+    BayesianCalibrationError(model='smooth', mean=0.3..., n=2000, levels=99, num_samples=2000)
+    >>> r.curve.shape, float(r.levels[9])
+    ((2000, 99), 0.1)
+    >>> lo, hi = r.curve_interval(0.9)     # P(u <= 0.1) is Phi(0.7 * Phi^-1(0.1)) = 0.185
+    >>> bool(lo[9] < 0.185 < hi[9]), bool(r.prob_calibrated < 1e-6), bool(r.calibrated.any())
+    (True, True, False)
     """
 
     draws: np.ndarray

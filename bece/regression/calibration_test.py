@@ -154,6 +154,17 @@ class RegressionCalibrationTest:
         :math:`P(H_0)/P(H_1)`.
     posterior : SmoothPITPosterior
         The smooth model's fit, whose marginal likelihood gives the Bayes factor.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece.regression import calibration_test, pit
+    >>> y = np.random.default_rng(0).normal(size=2000)
+    >>> t = calibration_test(pit(y, mean=0.0, std=0.7))          # over-confident
+    >>> t  # doctest: +ELLIPSIS
+    RegressionCalibrationTest(method='anderson-darling', statistic=..., n=2000)
+    >>> t.reject(0.05), bool(t.log_bayes_factor < -10), t.resampled.shape
+    (True, True, (1000,))
     """
 
     statistic: float

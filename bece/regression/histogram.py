@@ -58,7 +58,26 @@ TIE_CHECK_MAX = 1 << 20
 
 
 class DiscretePITWarning(UserWarning):
-    """The PIT values look discrete (many ties); the message says what to do."""
+    """The PIT values look discrete (many ties); the message says what to do.
+
+    Examples
+    --------
+    The PIT of a forecast given by 20 draws takes the values k/20 only:
+
+    >>> import warnings
+    >>> import numpy as np
+    >>> from bece.regression import DiscretePITWarning, calibration_test, pit
+    >>> rng = np.random.default_rng(0)
+    >>> y, draws = rng.normal(size=2000), rng.normal(size=(2000, 20))
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     t = calibration_test(pit(y, samples=draws))
+    >>> [w.category.__name__ for w in caught]
+    ['DiscretePITWarning']
+    >>> u = pit(y, samples=draws, randomize=True, seed=0)       # what the message advises
+    >>> np.unique(u).size
+    2000
+    """
 
 
 def check_cells(n_cells: Any) -> int:

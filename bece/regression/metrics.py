@@ -224,6 +224,16 @@ def root_mean_squared_calibration_error(
 
     Parameters as :func:`mean_absolute_calibration_error`. With unit weights
     on the same levels, ``calibration_error = J * rmsce**2``.
+
+    Examples
+    --------
+    >>> from bece.regression import calibration_error, root_mean_squared_calibration_error
+    >>> u, levels = [0.1, 0.4, 0.4, 0.9], [0.25, 0.5, 0.75]   # observed 0.25, 0.75, 0.75
+    >>> round(root_mean_squared_calibration_error(u, levels), 10)   # sqrt(0.25**2 / 3)
+    0.1443375673
+    >>> round(3 * root_mean_squared_calibration_error(u, levels) ** 2, 10) == round(
+    ...     calibration_error(u, levels), 10)
+    True
     """
     p, obs = _ut_curve(pit, levels, kind)
     return float(np.sqrt(np.mean((p - obs) ** 2)))
@@ -246,6 +256,15 @@ def miscalibration_area(
 
     which is uncertainty-toolbox's trapezoid/hourglass rule. Parameters as
     :func:`mean_absolute_calibration_error`; needs J >= 2 levels.
+
+    Examples
+    --------
+    >>> from bece.regression import miscalibration_area
+    >>> u, levels = [0.1, 0.4, 0.4, 0.9], [0.25, 0.5, 0.75]   # d = 0, 0.25, 0
+    >>> round(miscalibration_area(u, levels), 10)             # two triangles of 0.25 x 0.25 / 2
+    0.0625
+    >>> miscalibration_area([0.1, 0.4, 0.6, 0.9], levels)       # observed 0.25, 0.5, 0.75
+    0.0
     """
     p, obs = _ut_curve(pit, levels, kind)
     if p.size < 2:

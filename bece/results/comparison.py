@@ -34,6 +34,22 @@ class Comparison(DrawSummaries):
         Joint counts :math:`C_{z^a, b^a, z^b, b^b}`.
     concentration : ndarray of shape (2, M, 2, M)
         Prior concentration :math:`\\alpha^{ab}` of the joint cells.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import compare
+    >>> rng = np.random.default_rng(0)
+    >>> t = rng.uniform(size=1000)
+    >>> y = rng.uniform(size=1000) < t             # t is calibrated, t ** 0.7 is not
+    >>> c = compare(y, t, t ** 0.7, n_bins=10, num_samples=2000, seed=1, model="binned")
+    >>> c  # doctest: +ELLIPSIS
+    Comparison(ece_a=0.0..., ece_b=0.0..., n=1000, num_samples=2000, model='binned', kind='binary')
+    >>> c.diff_draws.shape, bool(np.allclose(c.diff_draws, c.a.draws - c.b.draws))
+    ((2000,), True)
+    >>> lo, hi = c.interval(0.9)                     # of ECE_a - ECE_b
+    >>> bool(hi < 0), bool(c.prob_a_better > 0.95)
+    (True, True)
     """
 
     a: BayesianECE

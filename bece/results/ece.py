@@ -65,6 +65,24 @@ class BayesianECE(DrawSummaries):
         otherwise (the binned models, the smooth model alone).
     prior_odds : float or None
         The prior odds of calibration used for ``prob_calibrated``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import bayesian_ece
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=1000)
+    >>> y = rng.uniform(size=1000) < p ** 1.5      # over-confident: P(y = 1 | p) = p^1.5
+    >>> r = bayesian_ece(y, p, n_bins=10, model="binned", num_samples=2000, seed=1)
+    >>> r  # doctest: +ELLIPSIS
+    BayesianECE(mean=0.0..., n=1000, n_bins=10, num_samples=2000, model='binned', ...kind='binary')
+    >>> r.draws.shape, r.accuracy.shape, r.weight.shape
+    ((2000,), (2000, 10), (2000, 10))
+    >>> lo, hi = r.interval(0.9)                     # 90% equal-tailed credible interval
+    >>> bool(0.05 < lo < r.mean < hi < 0.15)
+    True
+    >>> r.to_inference_data().posterior["ece"].shape   # one chain of independent draws
+    (1, 2000)
     """
 
     draws: np.ndarray
@@ -220,6 +238,20 @@ class BayesianTopLabelECE(BayesianECE):
     label_stats : tuple of L CalibrationStats
     label_accuracy, label_confidence, label_weight : ndarray of shape (S, L, M) or None
         Per (label, bin) draws; None when not kept (large ``S * L * M``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import bayesian_top_label_ece
+    >>> rng = np.random.default_rng(0)
+    >>> prob = rng.dirichlet(np.ones(3), size=2000)
+    >>> y = (rng.uniform(size=(2000, 1)) > prob.cumsum(axis=1)).sum(axis=1)   # calibrated
+    >>> r = bayesian_top_label_ece(y, prob, n_bins=10, model="binned", num_samples=2000, seed=1)
+    >>> r.n_labels, r.labels, r.label_draws.shape, r.average
+    (3, array([0, 1, 2]), (2000, 3), 'label')
+    >>> lo, hi = r.label_interval(0.9)               # each predicted label's ECE
+    >>> bool(np.all(hi < 0.15)), bool(np.all(lo < r.label_plugin))
+    (True, True)
     """
 
     labels: np.ndarray
@@ -303,6 +335,24 @@ class SmoothBayesianECE(BayesianECE):
 
     ``prob_calibrated`` and ``prior_odds`` (:class:`BayesianECE`) are set
     when the draws average the smooth model with exact calibration.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import bayesian_ece
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=1000)
+    >>> y = rng.uniform(size=1000) < p ** 1.5      # over-confident: P(y = 1 | p) = p^1.5
+    >>> r = bayesian_ece(y, p, n_bins=10, num_samples=2000, seed=1)   # the default model
+    >>> type(r).__name__, r.model, r.method
+    ('SmoothBayesianECE', 'smooth', 'laplace')
+    >>> r.curve.shape == (r.num_samples, r.curve_grid.size)
+    True
+    >>> median_curve = np.median(r.curve, axis=0)  # posterior median of P(y = 1 | p)
+    >>> bool(np.max(np.abs(median_curve - r.curve_grid ** 1.5)) < 0.1)
+    True
+    >>> bool(r.prob_calibrated < 0.01)             # miscalibration this large is found
+    True
     """
 
     curve_grid: np.ndarray

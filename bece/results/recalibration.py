@@ -81,6 +81,23 @@ class Recalibration:
     classes : ndarray or None
         The label of each column, or None when the labels are the column
         indices themselves.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bece
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(scale=3.0, size=(2000, 4))
+    >>> p = np.exp(logits / 2) / np.exp(logits / 2).sum(axis=1, keepdims=True)
+    >>> y = (rng.uniform(size=(2000, 1)) > p.cumsum(axis=1)).sum(axis=1)   # drawn with T = 2
+    >>> r = bece.recalibrate(y[:1000], logits[:1000], y[1000:], logits[1000:], input="logits",
+    ...                      model="binned", n_bins=10, num_samples=2000)
+    >>> r  # doctest: +ELLIPSIS
+    Recalibration(method='temperature', ece_before=0.1..., ece_after=0.0..., n_val=1000, n_test=1000)
+    >>> r.calibrator, r.y_prob.shape
+    (TemperatureScaling(input='logits'), (1000, 4))
+    >>> bool(r.interval(0.9)[1] < 0), bool(r.nll_after < r.nll_before)
+    (True, True)
     """
 
     method: str

@@ -117,6 +117,19 @@ class CalibrationTest:
         The smooth model's fit (its marginal likelihoods give the Bayes factor).
     kind : {"binary", "top-label", "triples"} or None
         How the predictions were read (:func:`bece.stats.inputs.input_kind`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import calibration_test
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = rng.uniform(size=2000) < p ** 1.5      # over-confident: P(y = 1 | p) = p^1.5
+    >>> t = calibration_test(y, p, seed=1)
+    >>> t  # doctest: +ELLIPSIS
+    CalibrationTest(statistic=0.1..., n=2000, n_bins=15, num_resamples=1000, kind='binary')
+    >>> t.reject(0.05), bool(t.prob_calibrated < 0.001), t.verdict().label
+    (True, True, 'miscalibrated')
     """
 
     statistic: float

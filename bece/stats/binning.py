@@ -65,6 +65,21 @@ class Binning:
     rule : {"uniform", "edges"}
         ``"uniform"`` indexes by :math:`\\min(\\lfloor pM \\rfloor, M-1)`;
         ``"edges"`` by ``searchsorted`` on ``edges``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import Binning, bayesian_ece
+    >>> uniform = Binning(np.linspace(0, 1, 6), "uniform")
+    >>> uniform, uniform.index(np.array([0.0, 0.19, 0.2, 0.99, 1.0]))   # p = 1 joins the top bin
+    (Binning(rule='uniform', n_bins=5), array([0, 0, 1, 4, 4]))
+    >>> narrow = Binning([0.0, 0.5, 0.8, 0.9, 1.0], "edges")      # finer bins at high confidence
+    >>> narrow.index(np.array([0.3, 0.5, 0.95, 1.0]))
+    array([0, 1, 3, 3])
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(0.5, 1.0, size=500); y = rng.uniform(size=500) < p
+    >>> bayesian_ece(y, p, binning=narrow, model="binned").stats.n_bins
+    4
     """
 
     __slots__ = ("edges", "rule")

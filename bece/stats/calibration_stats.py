@@ -124,6 +124,31 @@ class CalibrationStats:
         ``y_pred == y_true``. None when not known (statistics built from
         counts). ``+`` keeps it when both agree (None takes the other's)
         and refuses statistics of two different kinds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import CalibrationStats, posterior_ece
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=1000)
+    >>> y = rng.uniform(size=1000) < p
+    >>> stats = CalibrationStats.from_arrays(y, p, n_bins=10)
+    >>> stats
+    CalibrationStats(n=1000, n_bins=10, rule='uniform', empty_bins=0, kind='binary')
+    >>> stats.counts.shape, stats.counts.dtype, stats.sum_p.dtype
+    ((2, 10), dtype('int64'), dtype('float64'))
+    >>> bool(np.max(np.abs(stats.confidence - (np.arange(10) + 0.5) / 10)) < 0.01)
+    True
+
+    Statistics of chunks add up to those of the whole:
+
+    >>> first = CalibrationStats.from_arrays(y[:600], p[:600], n_bins=10)
+    >>> rest = CalibrationStats.from_arrays(y[600:], p[600:], n_bins=10)
+    >>> merged = first + rest
+    >>> bool(np.array_equal(merged.counts, stats.counts)), bool(np.allclose(merged.sum_p, stats.sum_p))
+    (True, True)
+    >>> posterior_ece(merged, num_samples=2000).num_samples
+    2000
     """
 
     __slots__ = ("binning", "counts", "kind", "sum_p", "sum_p2")

@@ -60,6 +60,25 @@ class CrossCheck:
     inference_data : arviz.InferenceData or xarray.DataTree
         All NUTS output (:func:`mcmc_inference_data`), with sample stats, in
         the installed ArviZ's format (InferenceData on 0.2x, DataTree on 1.x).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import cross_check
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = rng.uniform(size=500) < p
+    >>> cc = cross_check(y, p, n_bins=4)
+    >>> cc  # doctest: +ELLIPSIS
+    CrossCheck(model='conjugate', agree=True, max_z=... (threshold ...), rhat_max=..., ess_min=..., ...)
+    >>> cc.converged, bool(cc.max_z <= cc.z_threshold)
+    (True, True)
+    >>> cc.nuts.method, cc.closed_form.method, cc.nuts.draws.shape
+    ('nuts', 'conjugate', (4000,))
+    >>> sorted(set(cc.table.columns) & {"closed_form", "nuts", "z"})
+    ['closed_form', 'nuts', 'z']
+    >>> cc.inference_data.posterior["ece"].shape      # (chain, draw)
+    (4, 1000)
     """
 
     model: str

@@ -94,6 +94,15 @@ def literal_gap(
     -------
     pandas.DataFrame
         One row per n: :func:`form_gap`'s values.
+
+    Examples
+    --------
+    >>> from bece.validation import literal_gap
+    >>> gap = literal_gap([100, 10_000], num_samples=2000)
+    >>> list(gap["n"])
+    [100, 10000]
+    >>> bool((gap["gap_sd"].abs() < 0.1).all())   # in conjugate posterior sds: negligible
+    True
     """
     import pandas as pd
 
