@@ -11,8 +11,8 @@ Kuleshov et al. (2018) with its interval, and the calibration curve with its
 import matplotlib.pyplot as plt
 import numpy as np
 
-from bece.regression import bayesian_calibration_error, calibration_test, pit
 from bece.plots import plot_calibration_curve
+from bece.regression import bayesian_calibration_error, calibration_test, pit
 
 rng = np.random.default_rng(0)
 mu = rng.normal(size=1000)
