@@ -199,3 +199,26 @@ def test_readme_example_runs(tmp_path, monkeypatch):
     exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
     assert (tmp_path / "reliability.png").stat().st_size > 10_000
     assert "docs/_static/reliability.png" in readme and (DOCS / "_static" / "reliability.png").exists()
+
+
+def test_benchmark_tables_helper(tmp_path):
+    """benchmarks/doc_tables.py: the tables a script prints, under a first line naming its command."""
+    import datetime
+
+    tables = _load(ROOT / "benchmarks" / "doc_tables.py", "doc_tables")
+    printed = "machine: 2 cores\nsome text\n| a | b |\n|---|---|\n| 1 | 2 |\n(12 s)\n\n| c |\n|---|\n"
+    expected = "machine: 2 cores\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n| c |\n|---|"
+    assert tables.table_blocks(printed) == expected
+    assert tables.command("run.py", ["--quick", "a b"]) == "python benchmarks/run.py --quick 'a b'"
+    assert tables.first_line("python benchmarks/run.py", datetime.date(2026, 11, 27)) == (
+        "Produced by `python benchmarks/run.py` on 2026-11-27."
+    )
+    argv = ["--reps", "3", "--markdown", str(tmp_path / "t.md"), "--quick"]
+    assert tables.pop_markdown("x.py", argv) == (str(tmp_path / "t.md"), ["--reps", "3", "--quick"])
+    assert argv == ["--reps", "3", "--quick"]
+    path, rest = tables.pop_markdown("recalibration.py", ["--part", "cost"], part_option="--part")
+    assert Path(path) == DOCS / "tables" / "recalibration-cost.md" and rest == ["--part", "cost"]
+    tables.write(tmp_path / "t.md", "| x |\n|---|", "x.py", ["--q"], date=datetime.date(2026, 1, 2))
+    written = (tmp_path / "t.md").read_text()
+    assert written == "Produced by `python benchmarks/x.py --q` on 2026-01-02.\n\n| x |\n|---|\n"
+    tables.write("", "| x |", "x.py", [])  # an empty path writes nothing
