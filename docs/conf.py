@@ -61,7 +61,6 @@ templates_path = ["_templates"]
 # executing all four here would take minutes); they are rendered as stored.
 # The tutorials (.md with code cells) have no stored outputs and are executed
 # at each build ("auto": only what has no outputs).
-os.environ.setdefault("MPLBACKEND", "Agg")
 
 # -- MyST-NB -----------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
