@@ -11,7 +11,6 @@ MathJax is served from the build itself (``sphinx-mathjax-offline``).
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -54,6 +53,8 @@ exclude_patterns = [
     "auto_examples/*.md5",
 ]
 templates_path = ["_templates"]
+# Curly quotes and ellipses, but "--" stays two hyphens (command-line options).
+smartquotes_action = "qe"
 
 # -- notebooks ----------------------------------------------------------------
 # docs/notebooks/ holds executed copies of notebooks/*.ipynb, written by

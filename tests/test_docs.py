@@ -187,8 +187,25 @@ def test_docs_extra_lists_what_conf_py_loads():
         assert f'"{ext}"' in conf
 
 
+def _readme_example() -> str:
+    readme = (ROOT / "README.md").read_text()
+    return re.findall(r"```python\n(.*?)```", readme, flags=re.S)[0]
+
+
+def test_readme_example_compiles_and_shows_its_figure():
+    """Fast: the README's example is short, valid Python, and its figure is in the repository."""
+    code = _readme_example()
+    assert len(code.strip().splitlines()) <= 16, "the README's example should stay short"
+    compile(code, "README.md", "exec")
+    assert "savefig(\"reliability.png\")" in code
+    assert "docs/_static/reliability.png" in (ROOT / "README.md").read_text()
+    assert (DOCS / "_static" / "reliability.png").stat().st_size > 10_000
+
+
+@pytest.mark.slow
 def test_readme_example_runs(tmp_path, monkeypatch):
-    """The README's first Python block runs as written and draws its figure."""
+    """The README's first Python block runs as written and draws its figure (5-25 s: a
+    posterior and a calibration test; slow, like the notebooks' full runs)."""
     import matplotlib
 
     matplotlib.use("Agg")
