@@ -82,4 +82,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, __file__.rsplit("/", 1)[0])
-    main()
+    from doc_tables import run_main  # --markdown PATH: the tables for docs/tables/
+
+    run_main(main, __file__)

@@ -116,4 +116,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from doc_tables import run_main  # --markdown PATH: the tables for docs/tables/
+
+    run_main(main, __file__)

@@ -264,4 +264,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from doc_tables import run_main  # --markdown PATH: the tables for docs/tables/
+
+    sys.exit(run_main(main, __file__))

@@ -43,8 +43,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    print(f"{'case':<11} {'ECE':>6} {'n':>6}  {'consistent':>10} {'inconcl.':>8} {'miscal.':>7}  "
-          f"{'p<0.05':>6} {'P(cal)<0.5':>10}  {'s/test':>6}")
+    print("| case | true ECE | n | consistent | inconclusive | miscalibrated | p < 0.05 "
+          "| P(calibrated) < 0.5 | s / test |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, power in CASES:
         ece = true_ece(power)
         for n in SIZES:
@@ -61,11 +62,13 @@ def main() -> None:
             took = (time.perf_counter() - start) / args.reps
             share = {k: labels.count(k) / args.reps for k in
                      ("consistent with calibration", "inconclusive", "miscalibrated")}
-            print(f"{name:<11} {ece:>6.4f} {n:>6}  {share['consistent with calibration']:>10.2f} "
-                  f"{share['inconclusive']:>8.2f} {share['miscalibrated']:>7.2f}  "
-                  f"{rejects / args.reps:>6.2f} {against / args.reps:>10.2f}  {took:>6.2f}",
+            print(f"| {name} | {ece:.4f} | {n:,} | {share['consistent with calibration']:.2f} "
+                  f"| {share['inconclusive']:.2f} | {share['miscalibrated']:.2f} "
+                  f"| {rejects / args.reps:.2f} | {against / args.reps:.2f} | {took:.2f} |",
                   flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    from doc_tables import run_main  # --markdown PATH: the tables for docs/tables/
+
+    run_main(main, __file__)
