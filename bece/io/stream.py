@@ -10,34 +10,34 @@ rounding (the same terms added in another order). Columns follow
 :mod:`bece.io`.
 
 Memory. For uniform or explicit bins only one batch is held at a time:
-``batch_size`` rows (default 2^20) for Parquet, whose reader also holds the
-row group being decoded (pyarrow writes row groups of at most 2^20 rows by
-default; a file written as one huge row group needs that group in memory),
-and 8 MiB blocks of text for CSV (larger only for a file with a longer
-line: the block grows to hold it). Quantile bins need the global quantiles
-of the confidences, so they take two passes: the first keeps one float64
-confidence per row (8 bytes per row; 16 at the peak for CSV, whose row
-count is unknown in advance) and places the edges with ``np.quantile``
-exactly as :func:`bece.stats.binning.make_binning` does on the whole column, the
-second computes the statistics in those bins. NPZ files are read whole by
+``batch_size`` rows (default 2^20) for Parquet, whose reader also holds the row
+group being decoded (pyarrow writes row groups of at most 2^20 rows by default;
+a file written as one huge row group needs that group in memory), and 8 MiB
+blocks of text for CSV (larger only for a file with a longer line: the block
+grows to hold it). Quantile bins need the global quantiles of the confidences,
+so they take two passes: the first keeps one float64 confidence per row (8
+bytes per row; 16 at the peak for CSV, whose row count is unknown in advance)
+and places the edges with ``np.quantile`` exactly as
+:func:`bece.stats.binning.make_binning` does on the whole column, the second
+computes the statistics in those bins. NPZ files are read whole by
 :func:`bece.io.read_predictions` (``np.load`` has no chunked reader).
 
-Every check of :func:`bece.stats.inputs.as_outcomes` runs on every batch; an error
-names the file and the row (counted from 0 over the whole file, header
+Every check of :func:`bece.stats.inputs.as_outcomes` runs on every batch; an
+error names the file and the row (counted from 0 over the whole file, header
 excluded), e.g. ``pred.csv: y_prob contains NaN: 1 value(s) (row 1234567:
 nan)``. CSV column types: probability columns are read as float64; label
-columns are typed from the first 8 MiB block and, where a later block holds
-a value that type cannot (``1.0`` after integers), read on as float64 from
-that row: the types :func:`bece.io.read_predictions` gives by looking at the
-whole file (integers stay int64; labels such as ``1.0`` are then checked to
-be whole numbers, as in memory).
+columns are typed from the first 8 MiB block and, where a later block holds a
+value that type cannot (``1.0`` after integers), read on as float64 from that
+row: the types :func:`bece.io.read_predictions` gives by looking at the whole
+file (integers stay int64; labels such as ``1.0`` are then checked to be whole
+numbers, as in memory).
 
 A directory is read as a Parquet dataset (the output of Spark, Dask or
 pyarrow's ``write_dataset``): its ``*.parquet``/``*.pq`` files, in all its
-sub-directories, one after another in natural order of their paths
-(``part.2`` before ``part.10``), skipping names that start with ``.`` or
-``_`` (``_SUCCESS``, ``_metadata``, checksum files) as pyarrow does; the
-columns come from the files, not from directory names such as ``key=value``.
+sub-directories, one after another in natural order of their paths (``part.2``
+before ``part.10``), skipping names that start with ``.`` or ``_``
+(``_SUCCESS``, ``_metadata``, checksum files) as pyarrow does; the columns come
+from the files, not from directory names such as ``key=value``.
 """
 
 from __future__ import annotations
@@ -530,10 +530,9 @@ def iter_outcomes(
     (:func:`bece.stats.inputs.as_outcomes`) of consecutive chunks of a CSV or
     Parquet file, read as :func:`file_statistics` reads it (text classes
     fixed by the first chunk; errors name the row)."""
-    path = Path(path)
-    source = str(path)
-    columns: dict[str, Any] = {"y_true_col": y_true_col, "y_prob_col": y_prob_col,
-                               "prob_prefix": prob_prefix, "y_pred_col": y_pred_col}
+    path, source = Path(path), str(path)
+    columns: dict[str, Any] = dict(y_true_col=y_true_col, y_prob_col=y_prob_col,
+                                   prob_prefix=prob_prefix, y_pred_col=y_pred_col)
     check_options(from_logits, row_sum_tol)
     try:
         names, _ = _open_batches(path, _format(path), 1, columns)
@@ -543,8 +542,7 @@ def iter_outcomes(
     for start, cols in iter_chunks(path, batch_size=batch_size, **columns):
         y_true, y_prob, y_pred = _arrays(cols, yt, probs, yp)
         try:
-            if start == 0:
-                labels = fixed_labels(y_true, y_prob, y_pred, labels)
+            labels = fixed_labels(y_true, y_prob, y_pred, labels) if start == 0 else labels
             z, p = as_outcomes(y_true, y_prob, y_pred, labels=labels, pos_label=pos_label,
                                from_logits=from_logits, row_sum_tol=row_sum_tol)
         except ValueError as exc:
