@@ -54,7 +54,7 @@ def compare(
         ``"smooth"`` (the default, as :func:`bayesian_ece`'s): both models'
         smooth calibration curves, drawn with shared outcome perturbations
         and one Bayesian bootstrap over the examples
-        (:mod:`bece.smooth.paired`; README "Paired comparisons" has its
+        (:mod:`bece.smooth.paired`; the documentation's validation page, "Paired comparisons", has its
         coverage). ``"binned"``: one Dirichlet over the joint (correct,
         bin) cells of both models (:mod:`bece.binned.compare`).
 

@@ -62,7 +62,7 @@ def posterior_ece(
         the conjugate model. ``"literal"``: the literal BECE model (each
         confidence a truncated Normal in its bin), by exact one-dimensional
         sampling (:mod:`bece.binned.literal`). ``"binned"``: the reference
-        binned model, the conjugate form (README, "Which binned model").
+        binned model, the conjugate form (documentation: "Which binned model").
         ``"smooth"``: the smooth calibration-curve model by Laplace
         (:func:`bece.smooth.smooth_posterior_ece`), from statistics in fine
         bins that refine the ECE bins (``binning=bece.smooth.fine_binning(
@@ -188,8 +188,8 @@ def bayesian_ece(
         with exact calibration by its posterior probability
         (:mod:`bece.smooth.average`), so the interval can reach 0. It pools
         information across bins, so its intervals stay honest at small n
-        where the binned posterior's do not (README, "Which model is the
-        default"); ``alpha``, ``sigma``, ``tau`` and ``preset`` do not apply
+        where the binned posterior's do not (documentation: validation,
+        "The smooth model against the binned one"); ``alpha``, ``sigma``, ``tau`` and ``preset`` do not apply
         to it. Its result is a :class:`bece.smooth.SmoothBayesianECE`, with
         ``method="laplace"``, the posterior curve (``.curve`` on
         ``.curve_grid``) and ``prob_calibrated``.
@@ -421,7 +421,7 @@ def bayesian_top_label_ece(
         the binned model in every (label, bin) cell, each estimated on its
         own (:func:`bece.binned.bayesian_top_label_ece`); with many labels
         its cells hold a handful of predictions each and its intervals lie
-        above the truth (README, "Which model is the default").
+        above the truth (documentation: validation, "Top-label").
     labels : array_like, optional
         The class of each column of ``y_prob`` in order (``clf.classes_``);
         the result's ``labels`` are then these classes.

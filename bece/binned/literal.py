@@ -78,7 +78,7 @@ __all__ = [
 
 #: the two forms of the binned BECE model (``model=`` of the binned entry points)
 FORMS = ("conjugate", "literal")
-#: the form ``model="binned"`` means (README, "Which binned model")
+#: the form ``model="binned"`` means (documentation: explanation, "Which binned model")
 REFERENCE_FORM = "conjugate"
 
 _LOG_SQRT_2PI = 0.9189385332046727

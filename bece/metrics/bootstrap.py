@@ -8,7 +8,7 @@ their rows), the metric on each, and the ``(1 - prob)/2`` and
 ``(1 + prob)/2`` quantiles of those values. Its coverage is not guaranteed:
 for a biased estimator (the plug-in l2 ECE at small n) it inherits the bias;
 ``benchmarks/l2_coverage.py`` measures it for the l2 ECE (table in the
-README).
+documentation's validation page).
 """
 
 from __future__ import annotations

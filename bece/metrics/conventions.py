@@ -39,14 +39,14 @@ convention      default M  bins (``p`` a confidence)
 On continuous confidences away from the edges the uniform conventions agree
 to float64 rounding (torchmetrics to float32 rounding); they part on
 confidences that sit exactly on an edge (0.2 with 5 bins, 1.0, 0.0) and on
-what ``M`` means. The README section "Which ECE?" gives a three-point example
+what ``M`` means. The documentation page "Which ECE?" gives a three-point example
 of every difference.
 
 The tests check each convention against hand-computed cases and, for
 scikit-learn and MAPIE (installed with the test extra), against the library
 itself; torchmetrics, netcal, relplot and Kumar's ``uncertainty-calibration``
 are compared in ``benchmarks/peer_ece.py`` (run in an environment that has
-them), whose table is in the README.
+them), whose table is in the documentation's validation page.
 
 References
 ----------

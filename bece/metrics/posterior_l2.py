@@ -15,7 +15,7 @@ binned Brier decomposition (its square),
 
 so the l1 and l2 posteriors are draw-for-draw of the same population and
 their intervals are consistent. The interval's coverage is measured by
-``benchmarks/l2_coverage.py`` (table in the README).
+``benchmarks/l2_coverage.py`` (table in the documentation's validation page).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from none: at even odds a true ECE of 0.014 gives a mean :math:`\pi_0` of
 0.89 at n = 300 and 0.54 at n = 10^4, and the averaged intervals cover it in
 0.61 and 0.57 of replications. The default, :math:`O = 0.02`, is the largest
 of the odds studied (0, 0.02, 0.05, 0.1, 0.25, 1; ``benchmarks/averaged_study.py``,
-100 replications per row, README "Intervals that can reach 0") that keeps
+100 replications per row, documentation: validation, "Averaging with exact calibration") that keeps
 every problem's coverage within two Monte Carlo standard errors of 0.85
 wherever the smooth model alone does, while calibrated data get an interval
 from 0 in 0.95 (n = 300) to 1.00 (n = 10^4) of replications.
