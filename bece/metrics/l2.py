@@ -100,7 +100,15 @@ def l2_calibration_error(
     z, p, w = weighted_pairs(y_true, y_prob, y_pred=y_pred, sample_weight=sample_weight,
                              labels=labels, pos_label=pos_label, from_logits=from_logits)
     spec = make_binning(p, n_bins, binning)
-    share, pbar, zbar, cnt = _bin_means(z, p, w, spec.index(p), spec.n_bins)
+    return l2_from_bin_means(*_bin_means(z, p, w, spec.index(p), spec.n_bins), debiased=debiased)
+
+
+def l2_from_bin_means(share: np.ndarray, pbar: np.ndarray, zbar: np.ndarray, cnt: np.ndarray, *,
+                      debiased: bool = False) -> float:
+    """The binned l2 calibration error from its non-empty bins' weight shares,
+    mean confidences, mean outcomes and counts (plug-in, or Kumar et al.'s
+    debiased estimator); shared by :func:`l2_calibration_error` and the
+    one-pass sums of :mod:`bece.metrics.streaming`."""
     sq = (pbar - zbar) ** 2
     if debiased:
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -44,6 +44,7 @@ import numpy as np
 
 from ..base.checks import check_prob
 from ..stats.binning import Binning
+from .l2 import l2_from_bin_means
 from .l2_interval import l2_interval_from_sums
 
 __all__ = [
@@ -213,14 +214,8 @@ def _values(name: str, bins: np.ndarray, scalars: np.ndarray) -> float:
     seen = cnt > 0
     share = cnt[seen] / n
     pbar, zbar = sp[seen] / cnt[seen], sz[seen] / cnt[seen]
-    if name == "l2":
-        return float(np.sqrt(np.dot(share, (pbar - zbar) ** 2)))
-    if name == "debiased_l2":
-        k = cnt[seen]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            corr = np.where(k >= 2, zbar * (1.0 - zbar) / (k - 1.0), 0.0)
-        term = np.where(k >= 2, (pbar - zbar) ** 2 - corr, 0.0)
-        return float(np.sqrt(max(float(np.dot(share, term)), 0.0)))
+    if name in ("l2", "debiased_l2"):
+        return l2_from_bin_means(share, pbar, zbar, cnt[seen], debiased=name == "debiased_l2")
     if name == "brier":
         return float(su2.sum() / n)
     if name == "log_loss":
