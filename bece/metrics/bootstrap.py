@@ -51,6 +51,27 @@ BLOCK = 4096
 # inverse CDF of uniforms, 1.6x faster than Generator.poisson
 _POISSON_CDF = np.cumsum(np.exp(-1.0) / np.cumprod(np.concatenate([[1.0], np.arange(1.0, 20.0)])))
 
+# the same counts by table look-up: u's cell of a 2^16 grid gives its count,
+# except in the few cells that hold a CDF value, where searchsorted decides
+_GRID = 1 << 16
+_CELL_LOW = np.searchsorted(_POISSON_CDF, np.arange(_GRID) / _GRID, side="right")
+_CELL_HIGH = np.searchsorted(_POISSON_CDF, np.nextafter(np.arange(1, _GRID + 1) / _GRID, 0.0),
+                             side="right")
+_TABLE = _CELL_LOW.astype(np.uint8)
+_SPLIT = _CELL_LOW != _CELL_HIGH
+
+
+def _counts(u: np.ndarray) -> np.ndarray:
+    """Poisson(1) inverse CDF of uniforms in [0, 1):
+    ``searchsorted(_POISSON_CDF, u, side="right")``, twice as fast."""
+    cell = (u * _GRID).astype(np.intp)
+    w = _TABLE[cell]
+    split = _SPLIT[cell]
+    if split.any():
+        w[split] = np.searchsorted(_POISSON_CDF, u[split], side="right")
+    return w
+
+
 # memory of one group of replicates' counts in bootstrap_interval (bytes)
 _GROUP_BYTES = 1 << 25
 
@@ -99,8 +120,7 @@ def poisson_weights(start: int, size: int, n_boot: int, seed: int,
         u = np.random.default_rng([seed, block]).random((BLOCK, n_boot))[:, replicates]
         lo = max(start, block * BLOCK)
         hi = min(start + size, (block + 1) * BLOCK)
-        out[lo - start:hi - start] = np.searchsorted(
-            _POISSON_CDF, u[lo - block * BLOCK:hi - block * BLOCK], side="right")
+        out[lo - start:hi - start] = _counts(u[lo - block * BLOCK:hi - block * BLOCK])
     return out
 
 

@@ -178,12 +178,12 @@ def metric_sums(z: np.ndarray, p: np.ndarray, binning: Binning, *, start: int = 
             take = min(BLOCK - row % BLOCK, p.size - at)
             w = poisson_weights(row, take, n_boot, seed)  # (take, B)
             part = slice(at, at + take)
+            # bin by bin over the rows sorted by bin
             sub = idx[part]
             order = np.argsort(sub, kind="stable")
-            counts = np.bincount(sub, minlength=m)
-            cuts = np.concatenate([[0], np.cumsum(counts)])
+            cuts = np.concatenate([[0], np.cumsum(np.bincount(sub, minlength=m))])
             cb = cols[part]
-            for b in np.flatnonzero(counts):
+            for b in np.flatnonzero(np.diff(cuts)):
                 rows = order[cuts[b]:cuts[b + 1]]
                 boot_bins[:, b, :] += w[rows].T @ cb[rows]
             boot_scalars += w.T @ sc[part]

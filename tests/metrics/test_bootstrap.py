@@ -56,6 +56,20 @@ def test_poisson_weights_do_not_depend_on_the_cut():
     assert not np.array_equal(poisson_weights(0, 100, 7, seed=2), w[:100])
 
 
+def test_poisson_counts_are_the_inverse_cdf():
+    """2 million counts against the number of scipy's Poisson(1) CDF values
+    at or below the same uniforms (about 250 of them fall in the few grid
+    cells where the table look-up defers to a search)."""
+    from scipy.stats import poisson
+
+    n, b = 50_000, 40
+    w = poisson_weights(0, n, b, seed=9)
+    u = np.concatenate([np.random.default_rng([9, k]).random((BLOCK, b))
+                        for k in range(n // BLOCK + 1)])[:n]
+    cdf = poisson.cdf(np.arange(20), 1.0)
+    assert np.array_equal(w, (u[:, :, None] >= cdf).sum(axis=2))
+
+
 def test_a_replicate_without_rows_is_left_out():
     # n = 1: each replicate is empty with probability e^-1 (about 74 of 200)
     iv = bootstrap_interval(brier_score, [1], [0.7], n_boot=200, seed=0)
