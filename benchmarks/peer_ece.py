@@ -207,9 +207,11 @@ def run(args: argparse.Namespace) -> None:
         print(f"| {name} | {v} |")
     print()
     order = ["torchmetrics", "netcal", "sklearn", "mapie", "kumar", "relplot", "helm"]
-    print("| input | convention | M | bece | peer | bece - peer |\n|---|---|---|---|---|---|")
+    print("| input | " + " | ".join(f"{c} (M)" for c in order) + " |\n|"
+          + "---|" * (len(order) + 1))
     worst: dict[str, float] = {}
     for name, (y, p, ms) in allc.items():
+        cells = []
         for conv in order:
             ours = peer_ece(y, p, convention=conv, n_bins=ms[conv])
             if conv == "sklearn":
@@ -222,9 +224,10 @@ def run(args: argparse.Namespace) -> None:
             f32 = conv == "torchmetrics" and (p.ndim == 2 or p.dtype == np.float32)
             key = conv + (" (float32)" if f32 else "")
             worst[key] = max(worst.get(key, 0.0), abs(d))
-            print(f"| {name} | {conv} | {ms[conv]} | {ours:.12f} | {ref:.12f} | {d:.1e} |")
+            cells.append(f"{d:.1e} ({ms[conv]})")
+        print(f"| {name} | " + " | ".join(cells) + " |")
     print()
-    print("| convention | largest \\|bece - peer\\| over the inputs |\n|---|---|")
+    print("| convention | largest \\|bece - peer\\| over the inputs above |\n|---|---|")
     for key, v in worst.items():
         print(f"| {key} | {v:.1e} |")
     print()
@@ -240,7 +243,7 @@ def run(args: argparse.Namespace) -> None:
 
 def other_metrics(allc, peers) -> None:
     """smooth ECE vs relplot.smECE; debiased and plug-in l2 on Kumar's equal-mass
-    bins vs uncertainty-calibration; l2 on 15 uniform bins vs torchmetrics
+    bins (right-closed, as Kumar's) vs uncertainty-calibration; l2 on 15 uniform bins vs torchmetrics
     (float64 (n,) input); all on the (confidence, correct) pairs."""
     from bece.metrics import l2_calibration_error, smooth_calibration_error
 
@@ -255,7 +258,11 @@ def other_metrics(allc, peers) -> None:
             c = p.max(axis=1).astype(np.float64)
         else:
             z, c = y, p.astype(np.float64)
-        edges = np.r_[0.0, res["kumar_bins"]]
+        # Kumar's bins are right-closed, (e_{m-1}, e_m] with the upper edges
+        # e_m (data values, so ties sit on them); bece's are left-closed:
+        # the same bins are bece's edges moved up by one ulp
+        upper = np.asarray(res["kumar_bins"])
+        edges = np.r_[0.0, np.nextafter(upper[:-1], np.inf), 1.0]
         rows = [
             ("smooth ECE / relplot.smECE", smooth_calibration_error(z, c), res["smece"]),
             ("debiased l2 / Kumar (equal mass)",
