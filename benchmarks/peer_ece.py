@@ -5,8 +5,9 @@ called on the same inputs: scikit-learn (``calibration_curve``) and MAPIE in
 this interpreter (the test extra); torchmetrics, netcal, relplot and Kumar's
 ``uncertainty-calibration`` (package ``calibration``, which HELM's
 ``ece_10_bin`` calls) in another interpreter that has them, by subprocess
-(``--peers-python``, default ``/tmp/peers-venv/bin/python``). These peers are
-not installable in CI (torch is heavy); this benchmark is their comparison,
+(``--peers-python``, default ``/tmp/peers-venv/bin/python``: an interpreter
+with the packages of bece's ``peers`` extra in pyproject.toml). These peers
+are not installed in CI (torch is heavy); this benchmark is their comparison,
 and the unit tests check the same conventions on hand-computed cases.
 
 Inputs: the public CIFAR-10/100 network outputs of ``--data`` (default
