@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy import integrate, optimize
@@ -78,6 +79,9 @@ def main() -> None:
     ap.add_argument("--ns", default="300,1000,5000")
     ap.add_argument("--powers", default="1.5,3", help="k of the miscalibrated populations")
     ap.add_argument("--metrics", default=",".join(ESTIMATES + TESTS))
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the rows of the --markdown file that this run does not recompute "
+                    "(a run in parts; the caption names the earlier commands)")
     add_markdown_option(ap, __file__)
     args = ap.parse_args()
     ns = [int(v) for v in args.ns.split(",")]
@@ -91,6 +95,16 @@ def main() -> None:
     thead = ["| test | k | n | R | share with p < 0.1 |", "|---|---|---|---|---|"]
     rows: dict[tuple[str, float, int], str] = {}
     trows: dict[tuple[str, float, int], str] = {}
+    earlier = ""
+    if args.keep and Path(args.markdown).is_file():
+        text = Path(args.markdown).read_text().splitlines()
+        earlier = text[0].removeprefix("Produced by ").split(" on ")[0]
+        earlier = earlier.split("; rows of an earlier run: ")[0]
+        for line in text:
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if line.startswith("| ") and cells[0] in ESTIMATES + TESTS:
+                key = (cells[0], float(cells[1]), int(cells[2]))
+                (rows if len(cells) > 5 else trows)[key] = line
     for k in ([1.0] if tests else []) + powers:
         tr = truths(k)
         for n in ns:
@@ -126,7 +140,7 @@ def main() -> None:
             for line in [*(rows[key] for key in rows if key[1:] == (k, n)),
                          *(trows[key] for key in trows if key[1:] == (k, n))]:
                 print(line, flush=True)
-            body = []
+            body = [f"Rows of an earlier run kept: {earlier}.", ""] if earlier else []
             if rows:
                 body += [f"Coverage of the 90% intervals of bece.metrics.metric_report (Poisson "
                          f"bootstrap, {args.boot} replicates; Monte Carlo s.e. of a coverage "

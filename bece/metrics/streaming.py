@@ -229,7 +229,9 @@ def streamed_metrics(sums: MetricSums, names: Any, *, prob: float = 0.9,
     -------
     dict
         As :func:`bece.metrics.metric_report`; ``brier`` also carries its
-        Murphy decomposition on the bins.
+        Murphy decomposition on the bins, and with ``posterior_l2`` the
+        posterior interval of its reliability term (the squared binned l2
+        ECE, so the squares of the same draws).
     """
     from scipy.stats import norm
 
@@ -270,6 +272,11 @@ def streamed_metrics(sums: MetricSums, names: Any, *, prob: float = 0.9,
                          interval_method=f"Poisson bootstrap ({n_boot} replicates, one pass)")
         if name == "brier":
             entry["decomposition"] = _murphy(sums.bins)
+            if posterior_l2 is not None:  # reliability = squared binned l2 ECE
+                lo, hi = np.quantile(np.square(posterior_l2), q)
+                entry["decomposition"]["reliability_interval"] = [float(lo), float(hi)]
+                entry["decomposition"]["reliability_interval_method"] = (
+                    "posterior (the squared l2 ECE draws)")
         out[name] = entry
     return out
 

@@ -40,6 +40,10 @@ def test_report_equals_the_functions(rng):
     iv = bootstrap_interval(brier_score, y, p, n_boot=50, seed=4)
     assert d["brier"]["interval"] == pytest.approx([iv.low, iv.high], rel=1e-12)
     assert d["brier"]["value"] == pytest.approx(iv.estimate, rel=1e-12)
+    dec = d["brier"]["decomposition"]  # reliability = l2^2, its posterior the squared draws
+    assert dec["reliability"] == pytest.approx(d["l2"]["value"] ** 2, rel=1e-10)
+    assert dec["reliability_interval"] == pytest.approx(
+        list(np.quantile(l2_ece_draws(post) ** 2, [0.05, 0.95])), rel=1e-12)
     t = spiegelhalter_z(y, p)
     assert (d["spiegelhalter"]["statistic"], d["spiegelhalter"]["p_value"]) == (t.statistic,
                                                                               t.p_value)
