@@ -79,8 +79,8 @@ WHOLE_DATA: dict[str, str] = {
     "ks": "cumulative sums in sorted order",
     "slope": "Newton iterations over all pairs",
     "intercept": "Newton iterations over all pairs",
-    "hosmer_lemeshow": "groups cut at the deciles of the confidences (equal-count groups "
-                       "of the sorted pairs)",
+    "hosmer_lemeshow": "groups cut at the deciles of the confidences: equal-count groups "
+                       "of the sorted pairs",
 }
 
 # per-bin sums: count, p, z, u, u^2; scalars: log loss, number of infinite
