@@ -4,7 +4,8 @@ For every convention of :func:`bece.metrics.peer_ece` the peer itself is
 called on the same inputs: scikit-learn (``calibration_curve``) and MAPIE in
 this interpreter (the test extra); torchmetrics, netcal, relplot and Kumar's
 ``uncertainty-calibration`` (package ``calibration``, which HELM's
-``ece_10_bin`` calls) in another interpreter that has them, by subprocess
+``ece_10_bin`` calls) and probmetrics (Brier, log loss, KS) in another
+interpreter that has them, by subprocess
 (``--peers-python``, default ``/tmp/peers-venv/bin/python``: an interpreter
 with the packages of bece's ``peers`` extra in pyproject.toml). These peers
 are not installed in CI (torch is heavy); this benchmark is their comparison,
@@ -87,9 +88,17 @@ for name in names:
             c64, ci, p=2, debias=False, num_bins=15, binning_scheme=cal.get_equal_bins))
         res["torchmetrics_l2"] = float(binary_calibration_error(
             torch.from_numpy(c64), torch.from_numpy(ci), n_bins=15, norm="l2"))
+        from probmetrics.metrics import BrierLoss, KolmogorovSmirnovCalibrationMetric, LogLoss
+        two = torch.from_numpy(np.stack([1.0 - c64, c64], axis=1))
+        lab = torch.from_numpy(ci)
+        res["pm_brier"] = float(BrierLoss().compute_from_labels_probs(lab, two))
+        res["pm_brier_1d"] = float(BrierLoss(binary_as_multiclass=False).compute_from_labels_probs(
+            lab, two))
+        res["pm_logloss"] = float(LogLoss().compute_from_labels_probs(lab, two))
+        res["pm_ks"] = float(KolmogorovSmirnovCalibrationMetric().compute_from_labels_probs(lab, two))
     out[name] = res
 out["_versions"] = {p: version(p) for p in ("torch", "torchmetrics", "netcal", "relplot",
-                                             "uncertainty-calibration")}
+                                             "uncertainty-calibration", "probmetrics")}
 print(json.dumps(out))
 """
 
@@ -246,7 +255,16 @@ def other_metrics(allc, peers) -> None:
     """smooth ECE vs relplot.smECE; debiased and plug-in l2 on Kumar's equal-mass
     bins (right-closed, as Kumar's) vs uncertainty-calibration; l2 on 15 uniform bins vs torchmetrics
     (float64 (n,) input); all on the (confidence, correct) pairs."""
-    from bece.metrics import l2_calibration_error, smooth_calibration_error
+    from sklearn.metrics import brier_score_loss
+    from sklearn.metrics import log_loss as sk_log_loss
+
+    from bece.metrics import (
+        brier_score,
+        ks_calibration_error,
+        l2_calibration_error,
+        log_loss,
+        smooth_calibration_error,
+    )
 
     print("| input (top-label pairs) | metric / peer | bece | peer | bece - peer |\n"
           "|---|---|---|---|---|")
@@ -272,9 +290,18 @@ def other_metrics(allc, peers) -> None:
              res["kumar_l2"]),
             ("l2 15 bins / torchmetrics float64", l2_calibration_error(z, c),
              res["torchmetrics_l2"]),
+            ("Brier / scikit-learn brier_score_loss", brier_score(z, c), brier_score_loss(z, c)),
+            ("log loss / scikit-learn log_loss", log_loss(z, c), sk_log_loss(z, c)),
+            ("2 x Brier / probmetrics brier (2 classes)", 2 * brier_score(z, c), res["pm_brier"]),
+            ("n x Brier / probmetrics brier-binary-as-1d", z.size * brier_score(z, c),
+             res["pm_brier_1d"]),
+            ("log loss / probmetrics logloss", log_loss(z, c), res["pm_logloss"]),
+            ("KS / probmetrics kolmogorov-smirnov (float32)", ks_calibration_error(z, c),
+             res["pm_ks"]),
         ]
         for metric, ours, ref in rows:
-            print(f"| {name} | {metric} | {ours:.12f} | {ref:.12f} | {ours - ref:.1e} |")
+            diff = ours - ref if np.isfinite(ours) or np.isfinite(ref) else 0.0
+            print(f"| {name} | {metric} | {ours:.12f} | {ref:.12f} | {diff:.1e} |")
 
 
 if __name__ == "__main__":
