@@ -307,15 +307,17 @@ def default_only(reps: int, out: Path) -> None:
         text[0] = re.sub(r" The default posterior column: .*$", "", text[0]) + (
             f" The default posterior column: `{cmd}` on {datetime.date.today().isoformat()}"
             f" (R = {reps} in its first {done} of {len(rows)} rows).")
-        text[2] = default_caption(text[2])
+        text[2] = default_caption(text[2], [int(text[j].strip().strip("|").split("|")[13])
+                                            for j in rows])
         out.write_text("\n".join(text))
 
 
-def default_caption(line: str) -> str:
-    """The caption's words on the default posterior column, for R = 100, 20, 10."""
-    return re.sub(r"except the default posterior column \(R default data sets: [^;]*;",
-                  "except the default posterior column (R default data sets, the last column: "
-                  "s.e. 0.03 at 100, 0.07 at 20, 0.09 at 10;", line)
+def default_caption(line: str, reps: list[int]) -> str:
+    """The caption's words on the default posterior column, for its R values."""
+    se = ", ".join(f"{np.sqrt(0.09 / r):.2f} at {r}" for r in sorted(set(reps), reverse=True))
+    return re.sub(r"except the default posterior column \(R default data sets[^;]*;",
+                  f"except the default posterior column (R default data sets, the last column: "
+                  f"s.e. {se};", line)
 
 
 def _write(out: Path, lines: list[str], reps: int, reps_smooth: int, prob: float) -> None:
