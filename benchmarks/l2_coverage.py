@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -80,12 +81,19 @@ def main() -> None:
     ap.add_argument("--sun", type=int, default=0, help="data sets per row of the Sun et al. table")
     ap.add_argument("--sun-smooth", type=int, default=40,
                     help="data sets per row for the default (smooth) posterior")
+    ap.add_argument("--default-only", type=int, default=0, metavar="R",
+                    help="recompute only the default posterior column of the table in --markdown "
+                    "on the first R data sets of each of its rows (the same data sets as the other "
+                    "columns), row by row, keeping the other columns")
     ap.add_argument("--designs", default="simu1,simu2,power")
     ap.add_argument("--pars", default=None,
                     help="beta (simu1, simu2) or k (power) values of the Sun et al. table")
     ap.add_argument("--markdown", default=str(Path(__file__).resolve().parent.parent / "docs"
                                               / "tables" / "l2_coverage.md"))
     args = ap.parse_args()
+    if args.default_only:
+        default_only(args.default_only, Path(args.markdown))
+        return
     if args.sun:
         pars = None if args.pars is None else [float(v) for v in args.pars.split(",")]
         sun_table(args.sun, args.sun_smooth, args.designs.split(","), Path(args.markdown), pars,
@@ -260,6 +268,56 @@ def sun_table(reps: int, reps_smooth: int, designs: list[str], out: Path,
         print(line, f"({time.time() - start:.0f} s)", flush=True)
         _write(out, lines, reps, reps_smooth, prob)  # after every row: a stopped run keeps its rows
     print(f"written to {out}")
+
+
+def default_only(reps: int, out: Path) -> None:
+    """The default posterior column of an existing table, on R data sets per row.
+
+    Each row's data sets are drawn as :func:`sun_table` drew them in a run of
+    one design (its generator seeded ``[0, 1000 * par, n]``; each data set
+    followed by the bootstrap's 200 x n resample indices, drawn here and not
+    used), so the column covers the first R data sets of the other columns.
+    The table is rewritten after every row; a stopped run keeps its rows.
+    """
+    prob = 0.9
+    text = out.read_text().split("\n")
+    rows = [i for i, line in enumerate(text) if re.match(r"\| (simu1|simu2|power) \|", line)]
+    for i in rows:
+        cells = [c.strip() for c in text[i].strip().strip("|").split("|")]
+        d, par, n, m, t2 = cells[0], float(cells[1]), int(cells[2]), int(cells[3]), float(cells[4])
+        if d in ("simu1", "simu2"):
+            t2 = sun_truth(d, par, m) if par != 1 else 0.0
+        else:
+            t2 = truth(par)[1] if par != 1 else 0.0
+        rng = np.random.default_rng([0, int(1000 * par), n])
+        cover = width = 0.0
+        start = time.time()
+        for r in range(reps):
+            z, p = sun_data(d, par, n, rng)
+            rng.integers(0, n, size=(200, n))  # the bootstrap's draws in sun_table
+            post = bece.bayesian_ece(z, p, n_bins=m, num_samples=2000, seed=r)
+            lo, hi = np.quantile(l2_ece_draws(post), [(1 - prob) / 2, (1 + prob) / 2])
+            cover += lo <= t2 <= hi
+            width += hi - lo
+        cells[11:14] = [f"{cover / reps:.3f}", f"{width / reps:.4f}", str(reps)]
+        text[i] = "| " + " | ".join(cells) + " |"
+        print(text[i], f"({time.time() - start:.0f} s)", flush=True)
+        cmd = "python benchmarks/l2_coverage.py " + " ".join(sys.argv[1:])
+        done = rows.index(i) + 1
+        text[0] = re.sub(r" The default posterior column: .*$", "", text[0]) + (
+            f" The default posterior column: `{cmd}` on {datetime.date.today().isoformat()}"
+            f" (R = {reps} in its first {done} of {len(rows)} rows).")
+        text[2] = default_caption(text[2], [int(text[j].strip().strip("|").split("|")[13])
+                                            for j in rows])
+        out.write_text("\n".join(text))
+
+
+def default_caption(line: str, reps: list[int]) -> str:
+    """The caption's words on the default posterior column, for its R values."""
+    se = ", ".join(f"{np.sqrt(0.09 / r):.2f} at {r}" for r in sorted(set(reps), reverse=True))
+    return re.sub(r"except the default posterior column \(R default data sets[^;]*;",
+                  f"except the default posterior column (R default data sets, the last column: "
+                  f"s.e. {se};", line)
 
 
 def _write(out: Path, lines: list[str], reps: int, reps_smooth: int, prob: float) -> None:

@@ -45,7 +45,8 @@ PUBLIC = {
     "bece.metrics": [
         "peer_ece", "l2_calibration_error", "ece_sweep", "smooth_calibration_error",
         "smooth_calibration_error_at", "brier_score", "log_loss", "brier_decomposition",
-        "corp_decomposition", "calibration_slope", "spiegelhalter_z", "hosmer_lemeshow",
+        "corp_decomposition", "calibration_slope", "calibration_in_the_large", "spiegelhalter_z",
+        "hosmer_lemeshow",
         "ks_calibration_error", "l2_ece_draws", "bootstrap_interval",
     ],
     "bece.plots": ["reliability_diagram", "plot_ece_posterior", "plot_comparison", "plot_calibration_curve"],

@@ -21,6 +21,7 @@ from .options import (
     TOP_LABEL_SMOOTH,
     binned_options_unused,
     check_model,
+    refuse_sample_weight,
     smooth_options_unused,
 )
 
@@ -147,6 +148,7 @@ def bayesian_ece(
     from_logits: bool = False,
     row_sum_tol: float | None = None,
     prior_odds: float | None = None,
+    sample_weight: None = None,
 ) -> BayesianECE:
     """Posterior over a classifier's expected calibration error (BECE).
 
@@ -220,6 +222,10 @@ def bayesian_ece(
         smooth model (default
         :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS` = 0.02, chosen by the
         validation study; 0 gives the smooth model alone).
+    sample_weight : None
+        Not supported: the posterior models count predictions, so a weight
+        raises ``ValueError`` (the plug-in metrics of :mod:`bece.metrics`
+        take ``sample_weight``).
 
     Returns
     -------
@@ -246,6 +252,7 @@ def bayesian_ece(
     >>> bool(b.interval(0.9)[0] > 0.0)                 # its interval cannot reach 0
     True
     """
+    refuse_sample_weight(sample_weight)
     options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
                "row_sum_tol": row_sum_tol}
     if model == "smooth":
@@ -381,6 +388,7 @@ def bayesian_top_label_ece(
     from_logits: bool = False,
     row_sum_tol: float | None = None,
     prior_odds: float | None = None,
+    sample_weight: None = None,
 ) -> BayesianTopLabelECE:
     """Posterior over a multiclass classifier's top-label ECE.
 
@@ -435,6 +443,8 @@ def bayesian_top_label_ece(
         ``model="smooth"`` only: prior odds of exact calibration (default
         :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS`; 0: the hierarchical
         model alone).
+    sample_weight : None
+        Not supported (``ValueError``), as in :func:`bayesian_ece`.
 
     Returns
     -------
@@ -460,6 +470,7 @@ def bayesian_top_label_ece(
     >>> b.model, bool(b.plugin == r.plugin)
     ('binned-top-label', True)
     """
+    refuse_sample_weight(sample_weight)
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
     options: dict[str, Any] = {"labels": labels, "from_logits": from_logits, "row_sum_tol": row_sum_tol}

@@ -12,6 +12,7 @@ __all__ = [
     "TOP_LABEL_SMOOTH",
     "binned_options_unused",
     "check_model",
+    "refuse_sample_weight",
     "smooth_options_unused",
 ]
 
@@ -21,6 +22,16 @@ MODELS = ("binned", *FORMS, "smooth")
 def check_model(model: str) -> None:
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+
+
+def refuse_sample_weight(sample_weight: Any) -> None:
+    """The posteriors take no sample weights: a ValueError that says why."""
+    if sample_weight is not None:
+        raise ValueError(
+            "sample_weight is not supported by the posterior: its models count predictions "
+            "(each one Bernoulli outcome), and a weighted count has no such likelihood. The "
+            "plug-in metrics of bece.metrics take sample_weight; for whole-number weights, "
+            "repeat the rows (np.repeat)")
 
 
 def binned_options_unused(where: str = "bece.smooth.smooth_ece and bece.smooth.smooth_posterior_ece",

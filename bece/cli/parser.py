@@ -240,11 +240,14 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument(
         "--metrics", metavar="NAMES", type=_metric_names,
         help="also report these calibration metrics, each with its interval (the l2 ECE from the "
-        "posterior draws, l2_sun's asymptotic one, the others by bootstrap) or p-value, "
+        "posterior draws, l2_sun's asymptotic one, the others by Poisson bootstrap, 200 "
+        "replicates from --seed, as bece.metrics.metric_report) or p-value, "
         "comma-separated: l2, debiased_l2, l2_sun, smooth_ece, ece_sweep, brier, log_loss, ks, "
-        "slope, intercept, spiegelhalter, hosmer_lemeshow, or 'all'. l2, debiased_l2, l2_sun, "
-        "brier, log_loss and spiegelhalter are computed in one pass over the file in chunks; the "
-        "others need all predictions in memory (refused above 10,000,000 rows)",
+        "slope, citl, intercept, spiegelhalter, hosmer_lemeshow, or 'all'. l2, debiased_l2, "
+        "l2_sun, brier, log_loss, citl (mean p - mean y) and spiegelhalter are computed in one "
+        "pass over the file in chunks; the others (hosmer_lemeshow: its groups are cut at the "
+        "deciles of the confidences) need all predictions in memory (refused above 10,000,000 "
+        "rows)",
     )
     reg = rep.add_argument_group(
         "regression forecasts", "column names (a regression file is recognised by them)"

@@ -347,7 +347,7 @@ def _metrics(path: Any, args: argparse.Namespace, columns: dict[str, Any],
     from ..io.stream import iter_outcomes
     from ..metrics.posterior_l2 import l2_ece_draws
     from ..metrics.registry import METRIC_LABELS, metric_report
-    from ..metrics.streaming import WHOLE_DATA, metric_sums, streamed_metrics
+    from ..metrics.streaming import MERGEABLE, WHOLE_DATA, metric_sums, streamed_metrics
     from ..stats.inputs import as_outcomes
 
     names = list(args.metrics)
@@ -367,10 +367,11 @@ def _metrics(path: Any, args: argparse.Namespace, columns: dict[str, Any],
     out = streamed_metrics(sums, names, prob=PROB, posterior_l2=l2_ece_draws(result))
     for entry in out.values():
         entry["one_pass"] = True
-    need = [n for n in names if n in WHOLE_DATA]
+    need = [n for n in names if n not in MERGEABLE]
     if need and sums.n > WHOLE_DATA_MAX_ROWS:
         for n in need:
             out[n] = {"label": METRIC_LABELS[n], "one_pass": False,
+                      "needs_all_pairs": WHOLE_DATA[n],
                       "error": f"needs all {sums.n} pairs in memory ({WHOLE_DATA[n]}); "
                       f"refused above {WHOLE_DATA_MAX_ROWS:,} rows"}
     elif need:
@@ -379,7 +380,7 @@ def _metrics(path: Any, args: argparse.Namespace, columns: dict[str, Any],
         rest = metric_report(np.asarray(z, dtype=np.float64), p, need, posterior=result,
                              prob=PROB, seed=args.seed)
         for n, entry in rest.items():
-            out[n] = {**entry, "one_pass": False}
+            out[n] = {**entry, "one_pass": False, "needs_all_pairs": WHOLE_DATA[n]}
     return {n: out[n] for n in names}
 
 
@@ -397,10 +398,11 @@ def _metrics_text(metrics: dict[str, Any]) -> str:
             lo, hi = m["interval"]
             lines.append(f"    {m['label']:<42} {m['value']:.4f} [{lo:.4f}, {hi:.4f}] "
                          f"{m['interval_method']}")
-    whole = [m["label"] for m in metrics.values() if not m.get("one_pass", True)]
+    whole = [f"{m['label']} ({m['needs_all_pairs']})" for m in metrics.values()
+             if not m.get("one_pass", True)]
     if whole:
         lines.append("    one pass over the file in chunks: the others; all pairs in memory: "
-                     + ", ".join(whole))
+                     + "; ".join(whole))
     return "\n".join(lines)
 
 

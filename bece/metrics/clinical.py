@@ -1,4 +1,5 @@
-"""Calibration slope and intercept, Spiegelhalter's Z, Hosmer-Lemeshow, KS error.
+"""Calibration slope and intercept, calibration-in-the-large, Spiegelhalter's Z,
+Hosmer-Lemeshow, KS error.
 
 The measures of calibration that clinical prediction papers report, for
 pairs :math:`(z_i, p_i)` with weights :math:`w_i` (:mod:`bece.metrics.pairs`;
@@ -10,6 +11,13 @@ gives the slope :math:`b` (1 when calibrated, below 1 when over-confident)
 and :math:`a`; the calibration-in-the-large intercept :math:`a_0` is the fit
 of :math:`a_0 + x` (slope fixed at 1, 0 when calibrated). Newton's method to
 a step below 1e-12; standard errors from the inverse Fisher information.
+
+Calibration-in-the-large as a difference of means (Van Calster et al. 2016,
+the "mean calibration"): :math:`\\sum_i w_i (p_i - z_i) / \\sum_i w_i`, the
+mean predicted probability less the observed frequency (positive when the
+predictions are too high; for top-label pairs, mean confidence less
+accuracy). Unlike :math:`a_0` it is a sum, so it comes from one pass over
+chunks (:mod:`bece.metrics.streaming`).
 
 Spiegelhalter's (1986) Z:
 
@@ -45,6 +53,11 @@ neural networks using splines"): with the pairs sorted by :math:`p`,
 
 the maximum taken at the last of each run of equal confidences (so the
 result does not depend on the order of ties).
+
+Of these, calibration-in-the-large and Spiegelhalter's Z are sums over the
+pairs (one pass over chunks); the slope and :math:`a_0` (Newton iterations),
+Hosmer-Lemeshow (groups cut at the deciles of :math:`p`) and the KS error
+(cumulative sums in sorted order) need all pairs at once.
 """
 
 from __future__ import annotations
@@ -61,6 +74,7 @@ __all__ = [
     "CalibrationSlope",
     "HosmerLemeshow",
     "SpiegelhalterZ",
+    "calibration_in_the_large",
     "calibration_slope",
     "hosmer_lemeshow",
     "ks_calibration_error",
@@ -166,6 +180,39 @@ def calibration_slope(
                             float(np.sqrt(cov0[0, 0])))
 
 
+def calibration_in_the_large(
+    y_true: ArrayLike, y_prob: ArrayLike, *, y_pred: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None, labels: ArrayLike | None = None,
+    pos_label: Any = None, from_logits: bool = False,
+) -> float:
+    """Calibration-in-the-large: mean predicted probability less observed frequency.
+
+    ``sum(w * (p - z)) / sum(w)`` over the pairs: positive when the
+    predictions are too high on average (for (n, K) input, read top-label:
+    mean confidence less accuracy), 0 when they are right on average, which
+    calibration implies but does not need. Compare the logistic intercept
+    ``calibration_slope(...).intercept_in_the_large``, which answers the
+    same question on the logit scale by Newton iterations. This one is a
+    sum, so ``bece report --metrics citl`` computes it in one pass
+    over a file.
+
+    Parameters are those of :func:`calibration_slope` (0 and 1 allowed).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from bece.metrics import calibration_in_the_large
+    >>> round(calibration_in_the_large([0, 1, 1, 0], [0.2, 0.6, 0.9, 0.5]), 6)  # 2.2/4 - 2/4
+    0.05
+    """
+    z, p, w = weighted_pairs(y_true, y_prob, y_pred=y_pred, sample_weight=sample_weight,
+                             labels=labels, pos_label=pos_label, from_logits=from_logits)
+    return float(np.dot(w, p - z) / w.sum())
+
+
 def spiegelhalter_z(
     y_true: ArrayLike, y_prob: ArrayLike, *, y_pred: ArrayLike | None = None,
     sample_weight: ArrayLike | None = None, labels: ArrayLike | None = None,
@@ -201,6 +248,11 @@ def hosmer_lemeshow(
     labels: ArrayLike | None = None, pos_label: Any = None, from_logits: bool = False,
 ) -> HosmerLemeshow:
     """Hosmer-Lemeshow goodness-of-fit test over groups of equal count.
+
+    Its groups are cut at the quantiles of ``y_prob`` (equal counts of the
+    sorted pairs), so it needs all pairs at once: ``bece report --metrics``
+    reads the prediction columns whole for it (not in one pass over chunks)
+    and refuses it above 10 million rows.
 
     Parameters
     ----------

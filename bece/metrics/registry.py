@@ -6,10 +6,19 @@ from the posterior draws of a Bayesian ECE when one is passed
 (:func:`~bece.metrics.posterior_l2.l2_ece_draws`, the same draws as the
 l1 posterior), the asymptotic interval of Sun et al. (2024) for their
 debiased l2 ECE (:func:`~bece.metrics.l2_interval.l2_ece_interval`), the
-percentile bootstrap otherwise
+percentile Poisson bootstrap otherwise
 (:func:`~bece.metrics.bootstrap.bootstrap_interval`); the tests of
 calibration give their statistic and p-value. ``bece report --metrics``
 prints it.
+
+One bootstrap: the metrics that are sums over the pairs
+(:data:`~bece.metrics.streaming.MERGEABLE`) come from
+:func:`~bece.metrics.streaming.metric_sums`, as ``bece report --metrics``
+computes them in one pass over a file, and the others from
+:func:`~bece.metrics.bootstrap_interval` with the same Poisson counts (row
+i's depend on ``(seed, i)`` only). So the same pairs and seed give the same
+intervals here, from chunks and from the command line, and every metric's
+replicate r is the same resample of the rows.
 """
 
 from __future__ import annotations
@@ -19,13 +28,21 @@ from typing import Any
 
 import numpy as np
 
+from ..stats.binning import make_binning
 from .bootstrap import bootstrap_interval
-from .clinical import calibration_slope, hosmer_lemeshow, ks_calibration_error, spiegelhalter_z
+from .clinical import (
+    calibration_in_the_large,
+    calibration_slope,
+    hosmer_lemeshow,
+    ks_calibration_error,
+    spiegelhalter_z,
+)
 from .l2 import ece_sweep, l2_calibration_error
 from .l2_interval import l2_ece_interval
 from .posterior_l2 import l2_ece_draws
 from .scores import brier_score, log_loss
 from .smooth_ece import smooth_calibration_error
+from .streaming import MERGEABLE, metric_sums, streamed_metrics
 
 __all__ = [
     "METRIC_LABELS",
@@ -54,7 +71,8 @@ _ESTIMATES: dict[str, tuple[str, Callable[..., Any]]] = {
     "log_loss": ("log loss", log_loss),
     "ks": ("KS calibration error (Gupta et al. 2021)", ks_calibration_error),
     "slope": ("calibration slope", _slope),
-    "intercept": ("calibration-in-the-large", _citl),
+    "citl": ("calibration-in-the-large (mean p - mean y)", calibration_in_the_large),
+    "intercept": ("calibration intercept (logistic, slope 1)", _citl),
 }
 _TESTS: dict[str, tuple[str, Callable[..., Any]]] = {
     "spiegelhalter": ("Spiegelhalter's Z", spiegelhalter_z),
@@ -97,7 +115,9 @@ def metric_report(
         its interval from the posterior draws.
     prob : float, default 0.9
     n_boot, seed
-        The bootstrap's resamples and random seed.
+        The Poisson bootstrap's replicates and its seed (an int): row i's
+        counts depend on ``(seed, i)`` only, and every metric uses the same
+        replicates.
 
     Returns
     -------
@@ -108,18 +128,28 @@ def metric_report(
         confidence of exactly 1) gets ``{"label", "error"}`` with the reason.
     """
     names = list(METRIC_NAMES) if names == "all" or names == ["all"] else check_metric_names(names)
+    z = np.asarray(z, dtype=np.float64)
+    p = np.asarray(p, dtype=np.float64)
     out: dict[str, dict[str, Any]] = {}
-    for i, name in enumerate(names):
+    summed = [n for n in names if n in MERGEABLE and n not in _TESTS]
+    if summed:  # exactly as bece report --metrics, one pass or not
+        bins = posterior.stats.binning if posterior is not None else make_binning(p, 15, "uniform")
+        sums = metric_sums(z, p, bins, n_boot=n_boot, seed=seed)
+        draws = l2_ece_draws(posterior) if posterior is not None else None
+        out.update(streamed_metrics(sums, summed, prob=prob, posterior_l2=draws))
+    for name in names:
+        if name in out:
+            continue
         try:
-            out[name] = _one(name, i, z, p, posterior, prob, n_boot, seed)
+            out[name] = _one(name, z, p, prob, n_boot, seed)
         except ValueError as exc:  # reported, not dropped: e.g. a slope with p = 1.0
             label = (_TESTS.get(name) or _ESTIMATES[name])[0]
             out[name] = {"label": label, "error": str(exc)}
-    return out
+    return {n: out[n] for n in names}
 
 
-def _one(name: str, i: int, z: np.ndarray, p: np.ndarray, posterior: Any, prob: float,
-         n_boot: int, seed: int) -> dict[str, Any]:
+def _one(name: str, z: np.ndarray, p: np.ndarray, prob: float, n_boot: int,
+         seed: int) -> dict[str, Any]:
     """One metric's entry of :func:`metric_report`."""
     if name in _TESTS:
         label, test = _TESTS[name]
@@ -127,17 +157,6 @@ def _one(name: str, i: int, z: np.ndarray, p: np.ndarray, posterior: Any, prob: 
         return {"label": label, **{k: float(v) if isinstance(v, float) else v
                                    for k, v in res.items()}}
     label, fn = _ESTIMATES[name]
-    kw: dict[str, Any] = {}
-    if name in ("l2", "debiased_l2", "l2_sun") and posterior is not None:
-        kw["binning"] = posterior.stats.binning
-    if name == "l2" and posterior is not None:
-        lo, hi = np.quantile(l2_ece_draws(posterior), [(1 - prob) / 2, (1 + prob) / 2])
-        return {"label": label, "value": float(fn(z, p, **kw)), "interval": [float(lo), float(hi)],
-                "interval_method": f"posterior ({posterior.model} model)"}
-    if name == "l2_sun":  # its own asymptotic interval
-        sun = l2_ece_interval(z, p, prob=prob, **kw)
-        return {"label": label, "value": sun.estimate, "interval": [sun.low, sun.high],
-                "interval_method": f"asymptotic (Sun et al. 2024; {sun.rule})"}
-    iv = bootstrap_interval(fn, z, p, prob=prob, n_boot=n_boot, seed=seed + i, **kw)
+    iv = bootstrap_interval(fn, z, p, prob=prob, n_boot=n_boot, seed=seed)
     return {"label": label, "value": iv.estimate, "interval": [iv.low, iv.high],
-            "interval_method": f"bootstrap ({n_boot} resamples)"}
+            "interval_method": f"Poisson bootstrap ({n_boot} replicates)"}

@@ -16,23 +16,28 @@ chunk in bounded memory. From them, exactly as the in-memory functions:
   on these bins (:func:`~bece.metrics.brier_decomposition` with
   ``binning=``);
 * ``log_loss``: :func:`~bece.metrics.log_loss`;
+* ``citl``: :func:`~bece.metrics.calibration_in_the_large`;
 * ``spiegelhalter``: :func:`~bece.metrics.spiegelhalter_z`.
 
 The other metrics of :data:`~bece.metrics.METRIC_NAMES` need every pair at
 once (:data:`WHOLE_DATA`): the smooth ECE and ECE_sweep (sorted pairs), the
 KS error (cumulative sums in sorted order), the calibration slope and the
-calibration-in-the-large intercept (Newton iterations over all pairs),
-Hosmer-Lemeshow (equal-count groups of the sorted pairs).
+logistic calibration intercept (Newton iterations over all pairs),
+Hosmer-Lemeshow (its groups are cut at the deciles of the confidences, which
+one pass cannot know before it ends; a second pass could count them from
+the quantiles, but the deciles of a chunked file are not exact without
+holding or sorting all confidences, so it is computed on the whole data).
 
-Intervals from one pass: the Poisson bootstrap (Hanley & MacGibbon 2006;
-Chamandy et al. 2012). Each pair gets ``n_boot`` independent Poisson(1)
-weights, one per replicate, and every replicate's sums are added like the
-sums themselves; the percentile interval of a metric is taken over the
-replicates. The weights of a pair depend only on ``seed`` and its row number
-in the file (drawn per block of :data:`BLOCK` rows), so the intervals do not
-depend on how the file is cut into chunks. It is the multinomial bootstrap
-of :func:`~bece.metrics.bootstrap_interval` with a random total count
-(mean n), the same to first order.
+Intervals from one pass: the Poisson bootstrap of
+:func:`~bece.metrics.bootstrap_interval` (its default). Each pair gets
+``n_boot`` independent Poisson(1) counts, one per replicate
+(:func:`~bece.metrics.bootstrap.poisson_weights`), and every replicate's
+sums are added like the sums themselves; the percentile interval of a
+metric is taken over the replicates. The counts of a pair depend only on
+``seed`` and its row number in the file, so the intervals do not depend on
+how the file is cut into chunks, and they equal (to rounding)
+``bootstrap_interval(metric, ..., seed=seed)`` on the whole data, which
+repeats row i ``w[i, r]`` times in replicate r.
 """
 
 from __future__ import annotations
@@ -44,20 +49,17 @@ import numpy as np
 
 from ..base.checks import check_prob
 from ..stats.binning import Binning
+from .bootstrap import BLOCK, poisson_weights
 from .l2 import l2_from_bin_means
 from .l2_interval import l2_interval_from_sums
 
 __all__ = [
-    "BLOCK",
     "MERGEABLE",
     "WHOLE_DATA",
     "MetricSums",
     "metric_sums",
     "streamed_metrics",
 ]
-
-#: Rows per block of bootstrap weights (they depend on the row number only).
-BLOCK = 4096
 
 #: Metrics computed from :class:`MetricSums`, with their labels.
 MERGEABLE: dict[str, str] = {
@@ -66,6 +68,7 @@ MERGEABLE: dict[str, str] = {
     "l2_sun": "debiased l2 ECE (Sun et al. 2024)",
     "brier": "Brier score",
     "log_loss": "log loss",
+    "citl": "calibration-in-the-large (mean p - mean y)",
     "spiegelhalter": "Spiegelhalter's Z",
 }
 
@@ -76,7 +79,8 @@ WHOLE_DATA: dict[str, str] = {
     "ks": "cumulative sums in sorted order",
     "slope": "Newton iterations over all pairs",
     "intercept": "Newton iterations over all pairs",
-    "hosmer_lemeshow": "equal-count groups of the sorted pairs",
+    "hosmer_lemeshow": "groups cut at the deciles of the confidences: equal-count groups "
+                       "of the sorted pairs",
 }
 
 # per-bin sums: count, p, z, u, u^2; scalars: log loss, number of infinite
@@ -117,25 +121,6 @@ class MetricSums:
         return MetricSums(self.binning, self.bins + other.bins, self.scalars + other.scalars,
                           self.boot_bins + other.boot_bins, self.boot_scalars + other.boot_scalars,
                           self.seed)
-
-
-# CDF of Poisson(1) at 0 .. 19 (the mass above 19 is 2e-19): the weights by
-# inverse CDF of uniforms, 1.6x faster than Generator.poisson
-_POISSON_CDF = np.cumsum(np.exp(-1.0) / np.cumprod(np.concatenate([[1.0], np.arange(1.0, 20.0)])))
-
-
-def _poisson_weights(start: int, size: int, n_boot: int, seed: int) -> np.ndarray:
-    """(size, n_boot) Poisson(1) weights of rows start .. start + size - 1,
-    each row's weights a function of (seed, row number) only."""
-    out = np.empty((size, n_boot))
-    first, last = start // BLOCK, (start + size - 1) // BLOCK
-    for block in range(first, last + 1):
-        u = np.random.default_rng([seed, block]).random((BLOCK, n_boot))
-        w = np.searchsorted(_POISSON_CDF, u, side="right")
-        lo = max(start, block * BLOCK)
-        hi = min(start + size, (block + 1) * BLOCK)
-        out[lo - start:hi - start] = w[lo - block * BLOCK:hi - block * BLOCK]
-    return out
 
 
 def metric_sums(z: np.ndarray, p: np.ndarray, binning: Binning, *, start: int = 0,
@@ -191,14 +176,14 @@ def metric_sums(z: np.ndarray, p: np.ndarray, binning: Binning, *, start: int = 
         while at < p.size:
             row = start + at
             take = min(BLOCK - row % BLOCK, p.size - at)
-            w = _poisson_weights(row, take, n_boot, seed)  # (take, B)
+            w = poisson_weights(row, take, n_boot, seed)  # (take, B)
             part = slice(at, at + take)
+            # bin by bin over the rows sorted by bin
             sub = idx[part]
             order = np.argsort(sub, kind="stable")
-            counts = np.bincount(sub, minlength=m)
-            cuts = np.concatenate([[0], np.cumsum(counts)])
+            cuts = np.concatenate([[0], np.cumsum(np.bincount(sub, minlength=m))])
             cb = cols[part]
-            for b in np.flatnonzero(counts):
+            for b in np.flatnonzero(np.diff(cuts)):
                 rows = order[cuts[b]:cuts[b + 1]]
                 boot_bins[:, b, :] += w[rows].T @ cb[rows]
             boot_scalars += w.T @ sc[part]
@@ -218,6 +203,8 @@ def _values(name: str, bins: np.ndarray, scalars: np.ndarray) -> float:
         return l2_from_bin_means(share, pbar, zbar, cnt[seen], debiased=name == "debiased_l2")
     if name == "brier":
         return float(su2.sum() / n)
+    if name == "citl":
+        return float(-su.sum() / n)
     if name == "log_loss":
         return float("inf") if scalars[1] > 0 else float(scalars[0] / n)
     raise ValueError(f"no one-pass value for {name!r}")
@@ -242,7 +229,9 @@ def streamed_metrics(sums: MetricSums, names: Any, *, prob: float = 0.9,
     -------
     dict
         As :func:`bece.metrics.metric_report`; ``brier`` also carries its
-        Murphy decomposition on the bins.
+        Murphy decomposition on the bins, and with ``posterior_l2`` the
+        posterior interval of its reliability term (the squared binned l2
+        ECE, so the squares of the same draws).
     """
     from scipy.stats import norm
 
@@ -283,6 +272,11 @@ def streamed_metrics(sums: MetricSums, names: Any, *, prob: float = 0.9,
                          interval_method=f"Poisson bootstrap ({n_boot} replicates, one pass)")
         if name == "brier":
             entry["decomposition"] = _murphy(sums.bins)
+            if posterior_l2 is not None:  # reliability = squared binned l2 ECE
+                lo, hi = np.quantile(np.square(posterior_l2), q)
+                entry["decomposition"]["reliability_interval"] = [float(lo), float(hi)]
+                entry["decomposition"]["reliability_interval_method"] = (
+                    "posterior (the squared l2 ECE draws)")
         out[name] = entry
     return out
 

@@ -9,7 +9,13 @@ import pytest
 from scipy import optimize, stats
 from scipy.special import expit
 
-from bece.metrics import calibration_slope, hosmer_lemeshow, ks_calibration_error, spiegelhalter_z
+from bece.metrics import (
+    calibration_in_the_large,
+    calibration_slope,
+    hosmer_lemeshow,
+    ks_calibration_error,
+    spiegelhalter_z,
+)
 
 from ..conftest import simulate_binary
 
@@ -119,6 +125,29 @@ def test_ks_hand_case_loop_and_ties(rng):
     perm = rng.permutation(p.size)
     assert ks_calibration_error(y[perm], p[perm]) == pytest.approx(ks_calibration_error(y, p),
                                                                   abs=1e-13)
+
+
+def test_calibration_in_the_large_hand_case_weights_and_top_label(rng):
+    # (0.2 - 0) + (0.6 - 1) + (0.9 - 1) + (0.5 - 0) = 0.2; / 4
+    assert calibration_in_the_large([0, 1, 1, 0], [0.2, 0.6, 0.9, 0.5]) == pytest.approx(0.05,
+                                                                                      abs=1e-15)
+    # weights 1, 2, 1, 0: (0.2 - 0.8 - 0.1) / 4
+    assert calibration_in_the_large([0, 1, 1, 0], [0.2, 0.6, 0.9, 0.5],
+                                    sample_weight=[1, 2, 1, 0]) == pytest.approx(-0.175, abs=1e-15)
+    y, p = simulate_binary(500, rng, power=1.5)
+    w = rng.uniform(0.5, 2.0, size=500)
+    assert calibration_in_the_large(y, p, sample_weight=w) == pytest.approx(
+        np.average(p, weights=w) - np.average(y, weights=w), rel=1e-12)
+    # (n, K): mean confidence less accuracy of the top label; y_pred names the label
+    probs = rng.dirichlet(np.ones(4), size=300)
+    labels = rng.integers(0, 4, size=300)
+    top = probs.argmax(axis=1)
+    want = probs.max(axis=1).mean() - (top == labels).mean()
+    assert calibration_in_the_large(labels, probs) == pytest.approx(want, rel=1e-12)
+    conf = probs[np.arange(300), top]
+    assert calibration_in_the_large(labels, conf, y_pred=top) == pytest.approx(want, rel=1e-12)
+    with pytest.raises(ValueError, match="sample_weight"):
+        calibration_in_the_large([0, 1], [0.2, 0.6], sample_weight=[1.0])
 
 
 def test_bad_input():

@@ -12,7 +12,7 @@ from ..conftest import simulate_multiclass
 
 FLOATS = [
     bm.brier_score, bm.log_loss, bm.l2_calibration_error, bm.ece_sweep,
-    bm.smooth_calibration_error, bm.ks_calibration_error,
+    bm.smooth_calibration_error, bm.ks_calibration_error, bm.calibration_in_the_large,
     lambda *a, **k: bm.calibration_slope(*a, **k).slope,
     lambda *a, **k: bm.spiegelhalter_z(*a, **k).statistic,
     lambda *a, **k: bm.hosmer_lemeshow(*a, **k).statistic,
@@ -40,3 +40,16 @@ def test_bad_input_names_the_argument(metric):
         metric([0, 1, 2], [0.2, 0.5, 0.7])
     with pytest.raises(ValueError, match="sample_weight"):
         metric([0, 1, 1], [0.2, 0.5, 0.7], sample_weight=[1.0, 2.0])
+
+
+def test_posteriors_refuse_weights_the_plug_ins_take_them():
+    import bece
+
+    y, p, w = [0, 1, 1, 0], [0.2, 0.6, 0.9, 0.4], [1.0, 2.0, 1.0, 0.5]
+    for fn in (bece.bayesian_ece, bece.bayesian_top_label_ece):
+        with pytest.raises(ValueError, match="sample_weight is not supported by the posterior"):
+            fn(y, p, sample_weight=w)
+    # the plug-in with whole-number weights equals the repeated rows
+    rep = np.repeat(np.arange(4), [1, 2, 1, 0])
+    assert bm.brier_score(y, p, sample_weight=[1, 2, 1, 0]) == pytest.approx(
+        bm.brier_score(np.array(y)[rep], np.array(p)[rep]), rel=1e-12)

@@ -15,12 +15,18 @@ from bece.metrics import (
     METRIC_NAMES,
     bootstrap_interval,
     brier_score,
+    calibration_in_the_large,
+    calibration_slope,
     check_metric_names,
+    ece_sweep,
+    ks_calibration_error,
     l2_calibration_error,
     l2_ece_draws,
+    log_loss,
     metric_report,
     spiegelhalter_z,
 )
+from bece.metrics.streaming import MERGEABLE, WHOLE_DATA
 
 from ..conftest import simulate_binary
 
@@ -29,10 +35,15 @@ def test_report_equals_the_functions(rng):
     y, p = simulate_binary(500, rng, power=1.5)
     post = bece.bayesian_ece(y, p, num_samples=1000)
     d = metric_report(y, p, ["l2", "brier", "spiegelhalter"], posterior=post, n_boot=50, seed=4)
-    assert d["l2"]["value"] == l2_calibration_error(y, p)
+    assert d["l2"]["value"] == pytest.approx(l2_calibration_error(y, p), rel=1e-12)
     assert d["l2"]["interval"] == pytest.approx(list(np.quantile(l2_ece_draws(post), [0.05, 0.95])))
-    iv = bootstrap_interval(brier_score, y, p, n_boot=50, seed=4 + 1)  # seed + position
-    assert d["brier"]["interval"] == [iv.low, iv.high] and d["brier"]["value"] == iv.estimate
+    iv = bootstrap_interval(brier_score, y, p, n_boot=50, seed=4)
+    assert d["brier"]["interval"] == pytest.approx([iv.low, iv.high], rel=1e-12)
+    assert d["brier"]["value"] == pytest.approx(iv.estimate, rel=1e-12)
+    dec = d["brier"]["decomposition"]  # reliability = l2^2, its posterior the squared draws
+    assert dec["reliability"] == pytest.approx(d["l2"]["value"] ** 2, rel=1e-10)
+    assert dec["reliability_interval"] == pytest.approx(
+        list(np.quantile(l2_ece_draws(post) ** 2, [0.05, 0.95])), rel=1e-12)
     t = spiegelhalter_z(y, p)
     assert (d["spiegelhalter"]["statistic"], d["spiegelhalter"]["p_value"]) == (t.statistic,
                                                                               t.p_value)
@@ -66,3 +77,52 @@ def test_cli_text_and_bad_name(capsys):
     assert main(["report", "--metrics", "l3"]) == 2
     _, err = capsys.readouterr()
     assert err.count("\n") <= 1 and "metrics must be names among" in err
+
+
+ESTIMATES = ["l2", "debiased_l2", "brier", "log_loss", "citl", "ece_sweep", "ks", "intercept"]
+
+
+def test_one_bootstrap_for_every_metric(rng):
+    """metric_report's intervals, whether from the one-pass sums (l2, debiased
+    l2, Brier, log loss, citl) or from the whole data (the others), are
+    bootstrap_interval's Poisson bootstrap with the same seed: the same
+    replicates (rows repeated by their counts) for every metric."""
+    y, p = simulate_binary(3000, rng, power=1.5)
+    fns = {"l2": l2_calibration_error,
+           "debiased_l2": lambda *a, **k: l2_calibration_error(*a, debiased=True, **k),
+           "brier": brier_score, "log_loss": log_loss, "citl": calibration_in_the_large,
+           "ece_sweep": ece_sweep, "ks": ks_calibration_error,
+           "intercept": lambda *a, **k: calibration_slope(*a, **k).intercept_in_the_large}
+    d = metric_report(y, p, ESTIMATES, n_boot=40, seed=11, prob=0.8)
+    assert list(d) == ESTIMATES
+    for name in ESTIMATES:
+        iv = bootstrap_interval(fns[name], y, p, n_boot=40, seed=11, prob=0.8)
+        assert d[name]["value"] == pytest.approx(iv.estimate, rel=1e-12), name
+        assert d[name]["interval"] == pytest.approx([iv.low, iv.high], rel=1e-10), name
+        assert "Poisson bootstrap (40 replicates" in d[name]["interval_method"]
+
+
+def test_cli_chunks_and_arrays_give_the_same_intervals(tmp_path, capsys):
+    """bece report --metrics on a CSV (read in chunks) equals metric_report on
+    the arrays, with the same seed, for one-pass and whole-data metrics."""
+    rng = np.random.default_rng(8)
+    p = rng.uniform(0.02, 0.98, size=2500)
+    y = (rng.uniform(size=2500) < p**1.3).astype(np.int64)
+    rows = "\n".join(f"{a},{b:.17g}" for a, b in zip(y, p))
+    (tmp_path / "f.csv").write_text("y_true,y_prob\n" + rows + "\n")
+    names = ["debiased_l2", "brier", "citl", "log_loss", "ks", "hosmer_lemeshow"]
+    assert main(["report", str(tmp_path / "f.csv"), "--json", "--model", "binned", "--samples",
+                 "300", "--no-verdict", "--seed", "5", "--metrics", ",".join(names)]) == 0
+    cli = json.loads(capsys.readouterr().out)["metrics"]
+    mem = metric_report(y, p, names, seed=5)
+    for name in names:
+        assert cli[name]["one_pass"] == (name not in ("ks", "hosmer_lemeshow"))
+        for key, v in mem[name].items():
+            if isinstance(v, (float, list)):
+                assert cli[name][key] == pytest.approx(v, rel=1e-10), (name, key)
+    assert "deciles" in cli["hosmer_lemeshow"]["needs_all_pairs"]
+
+
+def test_every_name_is_one_pass_or_says_why_not():
+    assert set(MERGEABLE) | set(WHOLE_DATA) == set(METRIC_NAMES)
+    assert not set(MERGEABLE) & set(WHOLE_DATA)

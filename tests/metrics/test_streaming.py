@@ -14,6 +14,7 @@ from bece.cli import main
 from bece.metrics import (
     brier_decomposition,
     brier_score,
+    calibration_in_the_large,
     l2_calibration_error,
     l2_ece_interval,
     log_loss,
@@ -72,6 +73,7 @@ def test_values_equal_in_memory_functions():
     assert out["l2_sun"]["interval"] == pytest.approx([sun.low, sun.high], rel=1e-12)
     assert out["brier"]["value"] == pytest.approx(brier_score(z, p), rel=1e-12)
     assert out["log_loss"]["value"] == pytest.approx(log_loss(z, p), rel=1e-12)
+    assert out["citl"]["value"] == pytest.approx(calibration_in_the_large(z, p), rel=1e-12)
     t = spiegelhalter_z(z, p)
     assert out["spiegelhalter"]["statistic"] == pytest.approx(t.statistic, rel=1e-12)
     assert out["spiegelhalter"]["p_value"] == pytest.approx(t.p_value, rel=1e-10)
