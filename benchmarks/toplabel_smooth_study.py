@@ -53,6 +53,8 @@ from bece.smooth.toplabel import label_posterior_draws, prepare_label_atoms
 from bece.smooth.toplabel_fit import fit_top_label_smooth
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+if not DATA.is_dir():  # a worktree two levels below the shared folder's parent
+    DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 N_BINS = 15
 LEVEL = 0.9
 NETWORKS = {

@@ -285,9 +285,9 @@ def label_posterior_draws(
     posteriori, so a resampled pair is a draw of both). The curve draws are
     returned too (``beta``, ``label_beta``, ``lam``, ``tau``, ``kappa``).
     """
-    beta, label_beta, lam, tau, kappa, log_ratio = post.sample(num_samples, rng)
+    beta, label_beta, lam, tau, kappa, omega, log_ratio = post.sample(num_samples, rng)
     e = label_ece_draws(atoms, post, beta, label_beta, rng, keep=keep, loglik=True)
-    e.update(beta=beta, label_beta=label_beta, lam=lam, tau=tau, kappa=kappa)
+    e.update(beta=beta, label_beta=label_beta, lam=lam, tau=tau, kappa=kappa, omega=omega)
     idx, info = psis_resample(e.pop("loglik") + log_ratio, rng)
     post = replace(post, **info)
     if idx is not None:
@@ -348,6 +348,7 @@ def smooth_top_label_ece(
     smoothness_scale: float = 0.5,
     bin_scale: float | None = None,
     label_scale: float = 0.5,
+    tilt_scale: float = 0.5,
     grid: str | int | None = "auto",
     num_samples: int | None = None,
     seed: Seed = 0,
@@ -369,7 +370,9 @@ def smooth_top_label_ece(
     bin_scale : float or None, default None
         Prior mean of the shared per-bin deviations' scale; None: none.
     label_scale : float, default 0.5
-        Prior mean of :math:`\\kappa`, the label deviations' scale.
+        Prior mean of :math:`\\kappa`, the scale of the label shifts.
+    tilt_scale : float, default 0.5
+        Prior mean of :math:`\\omega`, the scale of the label tilts.
     grid : "auto", None or int, default "auto"
         None: one atom per prediction; an int r: r sub-cells per ECE bin and
         label; "auto": exact up to 2,000 predictions, else r = 128 halved
@@ -411,7 +414,7 @@ def smooth_top_label_ece(
     return _posterior(atoms, label_stats, labels, average, num_samples, seed, keep_bins, prior_odds,
                       n_knots=n_knots, intercept_scale=intercept_scale, slope_scale=slope_scale,
                       smoothness_scale=smoothness_scale, bin_scale=bin_scale,
-                      label_scale=label_scale)
+                      label_scale=label_scale, tilt_scale=tilt_scale)
 
 
 def smooth_posterior_top_label_ece(
@@ -427,6 +430,7 @@ def smooth_posterior_top_label_ece(
     smoothness_scale: float = 0.5,
     bin_scale: float | None = None,
     label_scale: float = 0.5,
+    tilt_scale: float = 0.5,
     grid: str | int = "auto",
     num_samples: int | None = None,
     seed: Seed = 0,
@@ -457,7 +461,7 @@ def smooth_posterior_top_label_ece(
     grid : "auto" or int, default "auto"
         Sub-cells per ECE bin.
     average, n_knots, intercept_scale, slope_scale, smoothness_scale, bin_scale, label_scale,
-    num_samples, seed, keep_bins, prior_odds
+    tilt_scale, num_samples, seed, keep_bins, prior_odds
         As :func:`smooth_top_label_ece`.
 
     Returns
@@ -482,4 +486,4 @@ def smooth_posterior_top_label_ece(
     return _posterior(atoms, label_stats, names, average, num_samples, seed, keep_bins, prior_odds,
                       n_knots=n_knots, intercept_scale=intercept_scale, slope_scale=slope_scale,
                       smoothness_scale=smoothness_scale, bin_scale=bin_scale,
-                      label_scale=label_scale)
+                      label_scale=label_scale, tilt_scale=tilt_scale)
