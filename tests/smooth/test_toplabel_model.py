@@ -92,7 +92,8 @@ def test_jax_curve_equals_the_numpy_design_of_the_fast_path():
     label_beta = np.stack([prm["kappa"] * prm["c"], prm["omega"] * prm["e"]], axis=-1)
     post = TopLabelSmoothPosterior(
         basis=basis, center=0.5, spread=2.0, n_labels=L, lambdas=np.ones(1), taus=np.ones(1),
-        kappas=np.ones(1), omegas=np.ones(1), prior_mass=np.ones(1), log_evidence=np.zeros(1), weights=np.ones(1),
+        kappas=np.ones(1), omegas=np.ones(1), prior_mass=np.ones(1), log_evidence=np.zeros(1),
+        weights=np.ones(1),
         modes=np.zeros((1, 1)), label_modes=np.zeros((1, L, 2)), chol=np.zeros((1, 1, 1)),
         label_chol=np.zeros((1, L, 2, 2)), coupling=np.zeros((1, L, 2, 1)),
         prior_scales=np.ones(1), smoothness_scale=0.5, bin_scale=0.25, label_scale=0.5,
