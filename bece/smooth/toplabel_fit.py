@@ -439,8 +439,8 @@ def fit_label_grid(design: LabelDesign, *grids: tuple[np.ndarray, np.ndarray]) -
         if idx not in done:
             ts = np.zeros(p_dim) if start is None else start.ts
             tl = np.zeros((n_labels, 2)) if start is None else start.tl
-            hyper = [float(grids[d][0][idx[d]]) for d in range(dims)]
-            fit = _newton(design, *hyper, ts, tl)
+            lam, tau, kappa, omega = (float(grids[d][0][idx[d]]) for d in range(dims))
+            fit = _newton(design, lam, tau, kappa, omega, ts, tl)
             lj = fit.log_evidence + sum(float(log_mass[d][idx[d]]) for d in range(dims))
             done[idx] = (fit, lj)
         return done[idx][1]
