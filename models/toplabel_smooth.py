@@ -17,13 +17,12 @@ curve, a curve shared by all labels (the smooth model of
     \omega \sim \mathrm{Exponential}(\text{mean } s_\omega),
 
 with :math:`a, b, \lambda, u, \tau, v` and their priors as in
-:func:`bece.models.smooth.smooth_model`. :math:`x_0` and :math:`s_x` (the
-count-weighted mean and standard deviation of the observed logits, passed
-by the caller as data: the fast path uses :math:`x_0 = 0`, i.e. p = 1/2,
-and the root mean square of the observed logits) make :math:`\kappa c_l` the
-label's logit shift at p = 1/2 (a per-label bias) and :math:`\omega e_l` its
-change of slope per :math:`s_x` (a per-label temperature, whose effect grows
-with :math:`|x|`); the deviation's prior variance at :math:`x` is
+:func:`bece.models.smooth.smooth_model`. :math:`x_0` and :math:`s_x` are
+passed by the caller as data; the fast path uses :math:`x_0 = 0` (p = 1/2)
+and :math:`s_x = 1`, so that :math:`\kappa c_l` is the label's logit shift
+at p = 1/2 (a per-label bias) and :math:`\omega e_l` its change of logit
+slope (a per-label inverse temperature, whose effect grows with
+:math:`|x|`); the deviation's prior variance at :math:`x` is
 :math:`\kappa^2 + \omega^2 \tilde x^2`. Two scales, because the two are
 identified differently: the shift by the low confidences where errors are
 common, the tilt mostly by how the curve saturates next to 1; one scale
@@ -89,7 +88,7 @@ def top_label_smooth_model(
     smoothness_scale=0.5,
     bin_scale=0.25,
     label_scale=0.5,
-    tilt_scale=0.5,
+    tilt_scale=0.25,
 ):
     r"""Shared smooth curve plus per-label shift and tilt, with learned scales.
 
@@ -119,7 +118,7 @@ def top_label_smooth_model(
         The shared curve's prior, as :func:`bece.models.smooth.smooth_model`.
     label_scale : float, default 0.5
         Prior mean :math:`s_\kappa` of the label shifts' scale.
-    tilt_scale : float, default 0.5
+    tilt_scale : float, default 0.25
         Prior mean :math:`s_\omega` of the label tilts' scale.
 
     Sample sites: ``a``, ``b``, ``lam``, ``u`` (K - 2), with bins ``tau`` and

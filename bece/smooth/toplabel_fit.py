@@ -3,7 +3,7 @@ r"""The Laplace/INLA fit of the hierarchical top-label model, by blocks.
 Coefficients :math:`\theta = (\theta_s, \theta_1, \dots, \theta_L)`: the
 shared curve's :math:`\theta_s = (a, b, u[, v])` (P of them, about 10, or 25
 with bin deviations) and each label's :math:`\theta_l = (c_l, e_l)`. For
-fixed hyper-parameters :math:`\eta = (\lambda, \kappa[, \tau])` the log
+fixed hyper-parameters :math:`\eta = (\lambda, \kappa, \omega[, \tau])` the log
 posterior is concave and its negative Hessian is an *arrowhead*: a dense
 shared block :math:`A` (P x P), a 2 x 2 block :math:`C_l` per label, and the
 couplings :math:`B_l` (P x 2); labels are coupled only through
@@ -25,9 +25,12 @@ L_S^\top`, the precision of :math:`\theta_s`'s marginal) and
 
 Hyper-parameters: a product grid as in :func:`bece.smooth.fit_smooth`
 (each value standing for the exponential prior's mass between its
-geometric neighbours over :math:`[10^{-2}, 10]` times the prior mean: 16
-values of :math:`\lambda`, 16 of :math:`\kappa`, 8 of :math:`\tau` with bin
-deviations), explored from its best point outwards: a hill climb over
+geometric neighbours over :math:`[10^{-2}, 10]` times the prior mean: 8
+values of :math:`\lambda`, 16 of the shift scale :math:`\kappa`, 8 of the
+tilt scale :math:`\omega`, 8 of :math:`\tau` with bin deviations; the
+shift scale is usually sharply identified, the smoothness and the tilt scale
+rarely, and a coarse grid of a flat direction costs little accuracy),
+explored from its best point outwards: a hill climb over
 neighbouring grid points, then every neighbour of a point whose log
 posterior is within ``FLOOD_DROP`` (9) of the best is evaluated too. Points
 never reached carry less than :math:`e^{-9}` of the best point's weight
@@ -231,7 +234,7 @@ class TopLabelSmoothPosterior:
         The shared curve's basis.
     center, spread : float
         :math:`x_0`, :math:`s_x` of the label tilt :math:`\\omega e_l (x - x_0)/s_x`
-        (:math:`x_0 = 0`, :math:`s_x` the root mean square of the logits).
+        (the fit uses :math:`x_0 = 0`, :math:`s_x = 1`: a per-label slope).
     n_labels : int
     lambdas, taus, kappas, omegas : ndarray of shape (G,)
         The grid points kept (posterior weight above 1e-12; ``taus`` 0
@@ -543,7 +546,7 @@ def fit_top_label_smooth(
     smoothness_scale: float = 0.5,
     bin_scale: float | None = None,
     label_scale: float = 0.5,
-    tilt_scale: float = 0.5,
+    tilt_scale: float = 0.25,
 ) -> TopLabelSmoothPosterior:
     """Laplace mixture posterior of the hierarchical top-label model (module docstring).
 
@@ -558,8 +561,11 @@ def fit_top_label_smooth(
     label_scale : float, default 0.5
         :math:`s_\\kappa`, prior mean of the label shifts' scale
         :math:`\\kappa` (exponential PC prior: 14% above 1 logit unit).
-    tilt_scale : float, default 0.5
-        :math:`s_\\omega`, prior mean of the label tilts' scale :math:`\\omega`.
+    tilt_scale : float, default 0.25
+        :math:`s_\\omega`, prior mean of the label tilts' scale :math:`\\omega`:
+        the spread of the labels' logit slopes (inverse temperatures) about
+        the shared one, as a fraction of it (14% prior probability that the
+        labels' temperatures differ by more than about 50%).
     """
     n_knots = positive_int(n_knots, "n_knots")
     if n_knots < 3:
@@ -574,12 +580,9 @@ def fit_top_label_smooth(
     m = atoms.binning.n_bins if s_t is not None else 0
     t = atoms.trials.astype(np.float64)
     basis = SmoothBasis.from_logits(atoms.x, t, n_knots, m)
-    # the tilt is about logit 0 (p = 1/2), where a per-label temperature has
-    # no effect, in units of the logits' root mean square
-    center = 0.0
-    spread = float(np.sqrt(np.dot(t, atoms.x**2) / t.sum()))
-    if not np.isfinite(spread) or spread <= 1e-8:
-        spread = 1.0
+    # the tilt is a change of the logit slope about logit 0 (p = 1/2), where a
+    # per-label temperature has no effect
+    center, spread = 0.0, 1.0
     scales = np.concatenate([[s_a, s_b], np.ones(basis.n_spline + basis.n_bins)])
     design = LabelDesign(atoms, basis, center, spread, scales)
     one = (np.ones(1), np.ones(1))

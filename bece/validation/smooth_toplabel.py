@@ -45,7 +45,7 @@ def cross_check_smooth_top_label(
     smoothness_scale: float = 0.5,
     bin_scale: float | None = None,
     label_scale: float = 0.5,
-    tilt_scale: float = 0.5,
+    tilt_scale: float = 0.25,
     grid: str | int | None = "auto",
     num_chains: int = 4,
     num_warmup: int = 1000,
