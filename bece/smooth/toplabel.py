@@ -6,7 +6,7 @@ predictions, and the absolute value in each label's ECE turns their noise
 into an upward bias (on CIFAR-100 network outputs its 90% interval lay
 entirely above the plug-in on 8 of 10 data sets). Here each predicted
 label's calibration curve is a curve shared by all labels plus a deviation
-of learned scale (written out in NumPyro in
+whose two parts have learned scales (written out in NumPyro in
 :mod:`bece.models.toplabel_smooth`):
 
 .. math::
