@@ -10,21 +10,28 @@ curve, a curve shared by all labels (the smooth model of
 
     \operatorname{logit} P(z = 1 \mid p, \ell = l) &= f(x) + d_l(x), \\
     f(x) &= x + a + b\,x + \lambda\,\phi(x)^\top u \ [+\ \tau\,v_{m(p)}], \\
-    d_l(x) &= \kappa\,\big(c_l + e_l\,\tilde x\big), \qquad
+    d_l(x) &= \kappa\,c_l + \omega\,e_l\,\tilde x, \qquad
         \tilde x = (x - x_0)/s_x, \\
     c_l, e_l &\sim \mathcal N(0, 1) \ \text{(independent over labels)}, \qquad
-    \kappa \sim \mathrm{Exponential}(\text{mean } s_\kappa),
+    \kappa \sim \mathrm{Exponential}(\text{mean } s_\kappa), \quad
+    \omega \sim \mathrm{Exponential}(\text{mean } s_\omega),
 
 with :math:`a, b, \lambda, u, \tau, v` and their priors as in
-:func:`bece.models.smooth.smooth_model`. :math:`x_0` and :math:`s_x` (the
-count-weighted mean and standard deviation of the observed logits, passed
-by the caller as data) make :math:`c_l` the label's logit shift at a typical
-confidence and :math:`e_l` its change of slope per standard deviation of
-:math:`x`, so that one scale :math:`\kappa` fits both; the deviation's prior
-RMS over the observed confidences is :math:`\kappa\sqrt2`. The exponential
-(penalised-complexity) prior shrinks :math:`\kappa` towards 0, where all
-labels share one curve; a label with few predictions borrows the shared
-curve, one with many gets its own shift and tilt.
+:func:`bece.models.smooth.smooth_model`. :math:`x_0` and :math:`s_x` are
+passed by the caller as data; the fast path uses :math:`x_0 = 0` (p = 1/2)
+and :math:`s_x = 1`, so that :math:`\kappa c_l` is the label's logit shift
+at p = 1/2 (a per-label bias) and :math:`\omega e_l` its change of logit
+slope (a per-label inverse temperature, whose effect grows with
+:math:`|x|`); the deviation's prior variance at :math:`x` is
+:math:`\kappa^2 + \omega^2 \tilde x^2`. Two scales, because the two are
+identified differently: the shift by the low confidences where errors are
+common, the tilt mostly by how the curve saturates next to 1; one scale
+shared by both lets the well-measured small shifts set the size of the
+tilts too, and shrinks the labels' deviations at high confidence. The
+exponential (penalised-complexity) priors shrink :math:`\kappa` and
+:math:`\omega` towards 0, where all labels share one curve; a label with
+few predictions borrows the shared curve, one with many gets its own shift
+and tilt.
 
 Outcomes: :math:`z_j \sim \mathrm{Binomial}(t_j, \sigma(f(x_j) + d_{l_j}(x_j)))`
 for entries that aggregate :math:`t_j` predictions of one label in a fine
@@ -49,16 +56,18 @@ __all__ = ["top_label_curve_logit", "top_label_smooth_model"]
 
 
 def top_label_curve_logit(x, label, knots, transform, a, b, lam, u, kappa, c, e, *, center=0.0,
-                          spread=1.0, bins=None, tau=None, v=None):
-    r""":math:`f(x) + \kappa (c_l + e_l (x - x_0)/s_x)` for one parameter set.
+                          spread=1.0, bins=None, tau=None, v=None, omega=None):
+    r""":math:`f(x) + \kappa c_l + \omega e_l (x - x_0)/s_x` for one parameter set.
 
     ``x`` and ``label`` (indices 0 .. L-1) have shape (n,), ``c`` and ``e``
-    shape (L,); the rest as :func:`bece.models.smooth.curve_logit`.
+    shape (L,); ``omega`` None uses ``kappa`` for the tilts too; the rest as
+    :func:`bece.models.smooth.curve_logit`.
     """
     x = jnp.asarray(x)
     label = jnp.asarray(label)
     f = curve_logit(x, knots, transform, a, b, lam, u, bins, tau, v)
-    return f + kappa * (c[label] + e[label] * (x - center) / spread)
+    omega = kappa if omega is None else omega
+    return f + kappa * c[label] + omega * e[label] * (x - center) / spread
 
 
 def top_label_smooth_model(
@@ -79,8 +88,9 @@ def top_label_smooth_model(
     smoothness_scale=0.5,
     bin_scale=0.25,
     label_scale=0.5,
+    tilt_scale=0.25,
 ):
-    r"""Shared smooth curve plus per-label shift and tilt, with a learned label scale.
+    r"""Shared smooth curve plus per-label shift and tilt, with learned scales.
 
     Parameters
     ----------
@@ -107,10 +117,12 @@ def top_label_smooth_model(
     intercept_scale, slope_scale, smoothness_scale, bin_scale : float
         The shared curve's prior, as :func:`bece.models.smooth.smooth_model`.
     label_scale : float, default 0.5
-        Prior mean :math:`s_\kappa` of the label deviations' scale.
+        Prior mean :math:`s_\kappa` of the label shifts' scale.
+    tilt_scale : float, default 0.25
+        Prior mean :math:`s_\omega` of the label tilts' scale.
 
     Sample sites: ``a``, ``b``, ``lam``, ``u`` (K - 2), with bins ``tau`` and
-    ``v`` (M), ``kappa``, ``c`` and ``e`` (L), and the observed ``z``.
+    ``v`` (M), ``kappa``, ``omega``, ``c`` and ``e`` (L), and the observed ``z``.
     """
     x = jnp.asarray(x)
     a = numpyro.sample("a", dist.Normal(0.0, intercept_scale))
@@ -126,11 +138,12 @@ def top_label_smooth_model(
         with numpyro.plate("bin", n_bins):
             v = numpyro.sample("v", dist.Normal(0.0, 1.0))
     kappa = numpyro.sample("kappa", dist.Exponential(1.0 / label_scale))
+    omega = numpyro.sample("omega", dist.Exponential(1.0 / tilt_scale))
     with numpyro.plate("label", n_labels):
         c = numpyro.sample("c", dist.Normal(0.0, 1.0))
         e = numpyro.sample("e", dist.Normal(0.0, 1.0))
     f = top_label_curve_logit(x, label, knots, transform, a, b, lam, u, kappa, c, e,
-                              center=center, spread=spread, bins=bins, tau=tau, v=v)
+                              center=center, spread=spread, bins=bins, tau=tau, v=v, omega=omega)
     with numpyro.plate("obs", x.shape[0]):
         if trials is None:
             numpyro.sample("z", dist.Bernoulli(logits=f), obs=z)

@@ -316,8 +316,8 @@ def posterior_top_label_ece(
         ``"binned"``, ``"conjugate"``, ``"literal"``: the binned model in each
         (label, bin) cell (:func:`bece.binned.posterior_top_label_ece`).
         ``"smooth"``: the hierarchical smooth model, a shared calibration
-        curve plus a per-label shift and tilt of learned scale
-        (:func:`bece.smooth.toplabel.smooth_posterior_top_label_ece`), from
+        curve plus a per-label logit shift and slope change, each of learned
+        scale (:func:`bece.smooth.toplabel.smooth_posterior_top_label_ece`), from
         statistics in fine bins that refine the ECE bins; ``alpha``,
         ``sigma`` and ``tau`` do not apply to it.
     n_bins, binning : optional
@@ -419,8 +419,9 @@ def bayesian_top_label_ece(
     model : {"smooth", "binned", "conjugate", "literal"}, default "smooth"
         ``"smooth"`` (the default): the hierarchical smooth model
         (:mod:`bece.smooth.toplabel`): each label's curve is a shared smooth
-        calibration curve plus a shift and tilt of learned scale, so labels
-        with few predictions borrow from the others, averaged with exact
+        calibration curve plus a logit shift and slope change, each of
+        learned scale, so labels with few predictions borrow from the
+        others, averaged with exact
         calibration of every label by its posterior probability
         (``prob_calibrated``); ``alpha``, ``sigma``, ``tau`` do not apply to
         it (``bece.smooth.toplabel.smooth_top_label_ece`` takes its options).

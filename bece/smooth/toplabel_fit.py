@@ -3,7 +3,7 @@ r"""The Laplace/INLA fit of the hierarchical top-label model, by blocks.
 Coefficients :math:`\theta = (\theta_s, \theta_1, \dots, \theta_L)`: the
 shared curve's :math:`\theta_s = (a, b, u[, v])` (P of them, about 10, or 25
 with bin deviations) and each label's :math:`\theta_l = (c_l, e_l)`. For
-fixed hyper-parameters :math:`\eta = (\lambda, \kappa[, \tau])` the log
+fixed hyper-parameters :math:`\eta = (\lambda, \kappa, \omega[, \tau])` the log
 posterior is concave and its negative Hessian is an *arrowhead*: a dense
 shared block :math:`A` (P x P), a 2 x 2 block :math:`C_l` per label, and the
 couplings :math:`B_l` (P x 2); labels are coupled only through
@@ -25,9 +25,12 @@ L_S^\top`, the precision of :math:`\theta_s`'s marginal) and
 
 Hyper-parameters: a product grid as in :func:`bece.smooth.fit_smooth`
 (each value standing for the exponential prior's mass between its
-geometric neighbours over :math:`[10^{-2}, 10]` times the prior mean: 16
-values of :math:`\lambda`, 16 of :math:`\kappa`, 8 of :math:`\tau` with bin
-deviations), explored from its best point outwards: a hill climb over
+geometric neighbours over :math:`[10^{-2}, 10]` times the prior mean: 8
+values of :math:`\lambda`, 16 of the shift scale :math:`\kappa`, 8 of the
+tilt scale :math:`\omega`, 8 of :math:`\tau` with bin deviations; the
+shift scale is usually sharply identified, the smoothness and the tilt scale
+rarely, and a coarse grid of a flat direction costs little accuracy),
+explored from its best point outwards: a hill climb over
 neighbouring grid points, then every neighbour of a point whose log
 posterior is within ``FLOOD_DROP`` (9) of the best is evaluated too. Points
 never reached carry less than :math:`e^{-9}` of the best point's weight
@@ -46,7 +49,7 @@ from scipy import linalg, sparse, special
 from ..base.checks import positive_int
 from ..base.psis import psislw
 from .basis import DEFAULT_N_KNOTS, SmoothBasis
-from .fit import HYPER_RANGE, N_LAMBDA, PARETO_K_MAX, check_scale
+from .fit import HYPER_RANGE, PARETO_K_MAX, check_scale
 from .toplabel_atoms import LabelAtoms
 
 __all__ = [
@@ -57,11 +60,15 @@ __all__ = [
     "psis_resample",
     "LabelDesign",
     "N_KAPPA",
+    "N_LAMBDA_LABEL",
+    "N_OMEGA",
     "N_TAU_LABEL",
     "TopLabelSmoothPosterior",
 ]
 
 N_KAPPA = 16
+N_OMEGA = 8
+N_LAMBDA_LABEL = 8
 N_TAU_LABEL = 8
 FLOOD_DROP = 9.0
 KEEP_WEIGHT = 1e-12
@@ -103,11 +110,11 @@ class LabelDesign:
         self.prec = 1.0 / prior_scales**2
 
     def logits(self, ts: np.ndarray, tl: np.ndarray, cs: np.ndarray, tau: float,
-               kappa: float) -> np.ndarray:
+               kappa: float, omega: float) -> np.ndarray:
         f = self.x + self.Ds @ (cs * ts[:self.k])
         if self.m:
             f += tau * ts[self.k:][self.bin]
-        f += kappa * (tl[self.label, 0] + tl[self.label, 1] * self.zx)
+        f += kappa * tl[self.label, 0] + omega * tl[self.label, 1] * self.zx
         return f
 
 
@@ -141,17 +148,17 @@ class _Fit:
     coupling: np.ndarray   # (L, 2, P) = C_l^{-1} B_l^T
 
 
-def _newton(d: LabelDesign, lam: float, tau: float, kappa: float, ts: np.ndarray, tl: np.ndarray,
-            max_iter: int = 100) -> _Fit:
+def _newton(d: LabelDesign, lam: float, tau: float, kappa: float, omega: float, ts: np.ndarray,
+            tl: np.ndarray, max_iter: int = 100) -> _Fit:
     """Mode and blocks of the negative Hessian of the log posterior of theta
-    given (lam, tau, kappa) (module docstring). Concave: damped Newton."""
+    given (lam, tau, kappa, omega) (module docstring). Concave: damped Newton."""
     k, m, n_labels = d.k, d.m, d.n_labels
     cs = np.ones(k)
     cs[2:] = lam
     prec = d.prec
 
     def objective(ts_: np.ndarray, tl_: np.ndarray) -> tuple[float, np.ndarray]:
-        f = d.logits(ts_, tl_, cs, tau, kappa)
+        f = d.logits(ts_, tl_, cs, tau, kappa, omega)
         ll = float(np.dot(d.c, f) - np.dot(d.t, np.logaddexp(0.0, f)))
         return ll - 0.5 * float(np.dot(prec * ts_, ts_)) - 0.5 * float(np.sum(tl_ * tl_)), f
 
@@ -165,14 +172,15 @@ def _newton(d: LabelDesign, lam: float, tau: float, kappa: float, ts: np.ndarray
         wz = w * d.zx
         lab_r = np.stack([np.bincount(d.label, r, n_labels), np.bincount(d.label, r * d.zx, n_labels)],
                          axis=1)
-        gl = kappa * lab_r - tl
+        gl = np.array([kappa, omega]) * lab_r - tl
         wd = d.Ds * w[:, None]
         H = np.diag(prec)
         H[:k, :k] += cs[:, None] * (d.Ds.T @ wd) * cs[None, :]
         cross = np.empty((n_labels, k + m, 2))
         cross[:, :k, 0] = np.add.reduceat(wd, d.label_starts, axis=0)
         cross[:, :k, 1] = np.add.reduceat(wd * d.zx[:, None], d.label_starts, axis=0)
-        cross[:, :k] *= kappa * cs[None, :, None]
+        cross[:, :k, 0] *= kappa * cs
+        cross[:, :k, 1] *= omega * cs
         if m:
             assert d.bin_mat is not None
             bw = np.bincount(d.bin, w, m)
@@ -183,14 +191,14 @@ def _newton(d: LabelDesign, lam: float, tau: float, kappa: float, ts: np.ndarray
             gs[k:] += tau * np.bincount(d.bin, r, m)
             size = n_labels * m
             cross[:, k:, 0] = kappa * tau * np.bincount(d.cell, w, size).reshape(n_labels, m)
-            cross[:, k:, 1] = kappa * tau * np.bincount(d.cell, wz, size).reshape(n_labels, m)
+            cross[:, k:, 1] = omega * tau * np.bincount(d.cell, wz, size).reshape(n_labels, m)
         blk = np.empty((n_labels, 2, 2))
         sw = np.bincount(d.label, w, n_labels)
         swz = np.bincount(d.label, wz, n_labels)
         swzz = np.bincount(d.label, wz * d.zx, n_labels)
         blk[:, 0, 0] = kappa**2 * sw + 1.0
-        blk[:, 0, 1] = blk[:, 1, 0] = kappa**2 * swz
-        blk[:, 1, 1] = kappa**2 * swzz + 1.0
+        blk[:, 0, 1] = blk[:, 1, 0] = kappa * omega * swz
+        blk[:, 1, 1] = omega**2 * swzz + 1.0
         cinv, logdet_l = _inv2(blk)
         coupling = cinv @ cross.transpose(0, 2, 1)  # (L, 2, P): C_l^{-1} B_l^T
         wide = cross.transpose(1, 0, 2).reshape(k + m, 2 * n_labels)  # [B_1 ... B_L]
@@ -225,11 +233,13 @@ class TopLabelSmoothPosterior:
     basis : SmoothBasis
         The shared curve's basis.
     center, spread : float
-        :math:`x_0`, :math:`s_x` of the label tilt :math:`\\kappa e_l (x - x_0)/s_x`.
+        :math:`x_0`, :math:`s_x` of the label tilt :math:`\\omega e_l (x - x_0)/s_x`
+        (the fit uses :math:`x_0 = 0`, :math:`s_x = 1`: a per-label slope).
     n_labels : int
-    lambdas, taus, kappas : ndarray of shape (G,)
+    lambdas, taus, kappas, omegas : ndarray of shape (G,)
         The grid points kept (posterior weight above 1e-12; ``taus`` 0
-        without bin deviations).
+        without bin deviations); ``kappas`` scale the label shifts,
+        ``omegas`` the label tilts.
     prior_mass, log_evidence, weights : ndarray of shape (G,)
         Prior mass each point stands for, Laplace :math:`\\log p(\\text{data}
         \\mid \\eta)`, posterior weight (sums to 1).
@@ -244,9 +254,9 @@ class TopLabelSmoothPosterior:
     coupling : ndarray of shape (G, L, 2, P)
         :math:`C_l^{-1} B_l^\\top`.
     prior_scales : ndarray of shape (P,)
-    smoothness_scale, bin_scale, label_scale : float
+    smoothness_scale, bin_scale, label_scale, tilt_scale : float
         Prior means of :math:`\\lambda`, :math:`\\tau` (0 without bin
-        deviations), :math:`\\kappa`.
+        deviations), :math:`\\kappa`, :math:`\\omega`.
     log_marginal : float
         Laplace :math:`\\log p(\\text{data})` (over all evaluated points).
     n_evaluated : int
@@ -273,6 +283,7 @@ class TopLabelSmoothPosterior:
     lambdas: np.ndarray
     taus: np.ndarray
     kappas: np.ndarray
+    omegas: np.ndarray
     prior_mass: np.ndarray
     log_evidence: np.ndarray
     weights: np.ndarray
@@ -285,6 +296,7 @@ class TopLabelSmoothPosterior:
     smoothness_scale: float
     bin_scale: float
     label_scale: float
+    tilt_scale: float
     log_marginal: float
     n_evaluated: int
     grid: int | None
@@ -326,8 +338,8 @@ class TopLabelSmoothPosterior:
         beta : ndarray of shape (S, P)
             :math:`(a, b, \\lambda u, \\tau v)`.
         label_beta : ndarray of shape (S, L, 2)
-            :math:`(\\kappa c_l, \\kappa e_l)`.
-        lam, tau, kappa : ndarray of shape (S,)
+            :math:`(\\kappa c_l, \\omega e_l)`.
+        lam, tau, kappa, omega : ndarray of shape (S,)
         log_ratio : ndarray of shape (S,)
             :math:`\\log[p(\\theta\\mid\\eta_k)\\,\\text{mass}_k] - \\log[\\pi_k
             \\mathcal N(\\theta; \\hat\\theta_k, H_k^{-1})]`.
@@ -361,9 +373,10 @@ class TopLabelSmoothPosterior:
                          + np.log(self.prior_mass[comp]) - np.log(self.weights[comp])
                          - half_logdet + 0.5 * np.sum(eps_s**2, axis=1)
                          + 0.5 * np.sum(eps_l**2, axis=(1, 2)))
-        lam, tau, kappa = self.lambdas[comp], self.taus[comp], self.kappas[comp]
-        return (ts * self.column_scale(lam, tau), tl * kappa[:, None, None], lam, tau, kappa,
-                log_ratio)
+        lam, tau, kappa, omega = (self.lambdas[comp], self.taus[comp], self.kappas[comp],
+                                  self.omegas[comp])
+        label_beta = tl * np.stack([kappa, omega], axis=-1)[:, None, :]
+        return ts * self.column_scale(lam, tau), label_beta, lam, tau, kappa, omega, log_ratio
 
     def logits(self, x: np.ndarray, label: np.ndarray, bins: np.ndarray | None, beta: np.ndarray,
                label_beta: np.ndarray) -> np.ndarray:
@@ -413,41 +426,38 @@ def label_loglik(atoms: LabelAtoms, post: TopLabelSmoothPosterior, beta: np.ndar
     return out
 
 
-def fit_label_grid(design: LabelDesign, lam_grid: tuple[np.ndarray, np.ndarray],
-                   tau_grid: tuple[np.ndarray, np.ndarray],
-                   kappa_grid: tuple[np.ndarray, np.ndarray]) -> tuple[list, dict]:
+def fit_label_grid(design: LabelDesign, *grids: tuple[np.ndarray, np.ndarray]) -> tuple[list, dict]:
     """Modes at the grid points reached from the best one (module docstring).
 
-    Returns the evaluated index triples and a dict index -> (_Fit, log joint).
+    ``grids`` are the (values, prior mass) of lambda, tau, kappa and omega.
+    Returns the evaluated index tuples and a dict index -> (_Fit, log joint).
     """
-    grids = (lam_grid, tau_grid, kappa_grid)
+    dims = len(grids)
     sizes = tuple(g[0].size for g in grids)
     log_mass = [np.log(g[1]) for g in grids]
     p_dim, n_labels = design.k + design.m, design.n_labels
-    done: dict[tuple[int, int, int], tuple[_Fit, float]] = {}
+    done: dict[tuple[int, ...], tuple[_Fit, float]] = {}
 
-    def evaluate(idx: tuple[int, int, int], start: _Fit | None) -> float:
+    def evaluate(idx: tuple[int, ...], start: _Fit | None) -> float:
         if idx not in done:
             ts = np.zeros(p_dim) if start is None else start.ts
             tl = np.zeros((n_labels, 2)) if start is None else start.tl
-            fit = _newton(design, lam_grid[0][idx[0]], tau_grid[0][idx[1]], kappa_grid[0][idx[2]],
-                          ts, tl)
-            lj = fit.log_evidence + sum(float(log_mass[d][idx[d]]) for d in range(3))
+            lam, tau, kappa, omega = (float(grids[d][0][idx[d]]) for d in range(dims))
+            fit = _newton(design, lam, tau, kappa, omega, ts, tl)
+            lj = fit.log_evidence + sum(float(log_mass[d][idx[d]]) for d in range(dims))
             done[idx] = (fit, lj)
         return done[idx][1]
 
-    def neighbours(idx: tuple[int, int, int]) -> list[tuple[int, int, int]]:
+    def neighbours(idx: tuple[int, ...]) -> list[tuple[int, ...]]:
         out = []
-        for d in range(3):
+        for d in range(dims):
             for step in (-1, 1):
                 if 0 <= idx[d] + step < sizes[d]:
-                    out.append((idx[0] + step * (d == 0), idx[1] + step * (d == 1),
-                                idx[2] + step * (d == 2)))
+                    out.append(tuple(i + step * (e == d) for e, i in enumerate(idx)))
         return out
 
     # start where each prior's mass is largest (about its mean), then climb
-    a0, a1, a2 = (int(np.argmax(g[1])) for g in grids)
-    current = (a0, a1, a2)
+    current = tuple(int(np.argmax(g[1])) for g in grids)
     best = evaluate(current, None)
     while True:
         moved = False
@@ -458,7 +468,7 @@ def fit_label_grid(design: LabelDesign, lam_grid: tuple[np.ndarray, np.ndarray],
             break
     # flood: every neighbour of a point within FLOOD_DROP of the best
     frontier = [i for i, (_, lj) in done.items() if lj >= best - FLOOD_DROP]
-    expanded: set[tuple[int, int, int]] = set()
+    expanded: set[tuple[int, ...]] = set()
     while frontier:
         idx = frontier.pop()
         if idx in expanded:
@@ -483,11 +493,11 @@ def assemble(done: dict, grids: tuple, **fields) -> TopLabelSmoothPosterior:
     kept = [keys[i] for i in keep]
     w = weights[keep] / weights[keep].sum()
     fits = [done[i][0] for i in kept]
-    (lv, lm), (tv, tm), (kv, km) = grids
+    (lv, lm), (tv, tm), (kv, km), (ov, om) = grids
     return TopLabelSmoothPosterior(
-        lambdas=np.array([lv[i] for i, _, _ in kept]), taus=np.array([tv[j] for _, j, _ in kept]),
-        kappas=np.array([kv[k] for _, _, k in kept]),
-        prior_mass=np.array([lm[i] * tm[j] * km[k] for i, j, k in kept]),
+        lambdas=np.array([lv[i[0]] for i in kept]), taus=np.array([tv[i[1]] for i in kept]),
+        kappas=np.array([kv[i[2]] for i in kept]), omegas=np.array([ov[i[3]] for i in kept]),
+        prior_mass=np.array([lm[i] * tm[j] * km[k] * om[o] for i, j, k, o in kept]),
         log_evidence=np.array([f.log_evidence for f in fits]), weights=w,
         modes=np.stack([f.ts for f in fits]), label_modes=np.stack([f.tl for f in fits]),
         chol=np.stack([f.chol for f in fits]), label_chol=np.stack([f.label_chol for f in fits]),
@@ -536,6 +546,7 @@ def fit_top_label_smooth(
     smoothness_scale: float = 0.5,
     bin_scale: float | None = None,
     label_scale: float = 0.5,
+    tilt_scale: float = 0.25,
 ) -> TopLabelSmoothPosterior:
     """Laplace mixture posterior of the hierarchical top-label model (module docstring).
 
@@ -548,8 +559,13 @@ def fit_top_label_smooth(
         Prior mean of the scale of the shared per-bin deviations; None
         leaves them out (module docstring of :mod:`bece.smooth.toplabel`).
     label_scale : float, default 0.5
-        :math:`s_\\kappa`, prior mean of the label deviations' scale
+        :math:`s_\\kappa`, prior mean of the label shifts' scale
         :math:`\\kappa` (exponential PC prior: 14% above 1 logit unit).
+    tilt_scale : float, default 0.25
+        :math:`s_\\omega`, prior mean of the label tilts' scale :math:`\\omega`:
+        the spread of the labels' logit slopes (inverse temperatures) about
+        the shared one, as a fraction of it (14% prior probability that the
+        labels' temperatures differ by more than about 50%).
     """
     n_knots = positive_int(n_knots, "n_knots")
     if n_knots < 3:
@@ -560,24 +576,23 @@ def fit_top_label_smooth(
     s_l = check_scale(smoothness_scale, "smoothness_scale")
     s_t = None if bin_scale is None else check_scale(bin_scale, "bin_scale")
     s_k = check_scale(label_scale, "label_scale")
+    s_o = check_scale(tilt_scale, "tilt_scale")
     m = atoms.binning.n_bins if s_t is not None else 0
     t = atoms.trials.astype(np.float64)
     basis = SmoothBasis.from_logits(atoms.x, t, n_knots, m)
-    center = float(np.dot(t, atoms.x) / t.sum())
-    spread = float(np.sqrt(np.dot(t, (atoms.x - center) ** 2) / t.sum()))
-    if not np.isfinite(spread) or spread <= 1e-8:
-        spread = 1.0
+    # the tilt is a change of the logit slope about logit 0 (p = 1/2), where a
+    # per-label temperature has no effect
+    center, spread = 0.0, 1.0
     scales = np.concatenate([[s_a, s_b], np.ones(basis.n_spline + basis.n_bins)])
     design = LabelDesign(atoms, basis, center, spread, scales)
     one = (np.ones(1), np.ones(1))
-    lam_grid = exponential_grid(s_l, N_LAMBDA) if basis.n_spline else (np.array([s_l]), np.ones(1))
+    lam_grid = exponential_grid(s_l, N_LAMBDA_LABEL) if basis.n_spline else (np.array([s_l]), np.ones(1))
     tau_grid = exponential_grid(s_t, N_TAU_LABEL) if s_t is not None else (np.zeros(1), one[1])
-    kappa_grid = exponential_grid(s_k, N_KAPPA)
-    grids = (lam_grid, tau_grid, kappa_grid)
+    grids = (lam_grid, tau_grid, exponential_grid(s_k, N_KAPPA), exponential_grid(s_o, N_OMEGA))
     _, done = fit_label_grid(design, *grids)
     return assemble(done, grids, basis=basis, center=center, spread=spread,
                     n_labels=atoms.n_labels, prior_scales=scales, smoothness_scale=s_l,
-                    bin_scale=0.0 if s_t is None else s_t, label_scale=s_k, grid=atoms.grid,
+                    bin_scale=0.0 if s_t is None else s_t, label_scale=s_k, tilt_scale=s_o, grid=atoms.grid,
                     n_atoms=int(atoms.p.size),
                     log_marginal_calibrated=float(np.dot(atoms.successes, atoms.x)
                                                   - np.dot(t, np.logaddexp(0.0, atoms.x))))

@@ -45,6 +45,7 @@ def cross_check_smooth_top_label(
     smoothness_scale: float = 0.5,
     bin_scale: float | None = None,
     label_scale: float = 0.5,
+    tilt_scale: float = 0.25,
     grid: str | int | None = "auto",
     num_chains: int = 4,
     num_warmup: int = 1000,
@@ -62,7 +63,7 @@ def cross_check_smooth_top_label(
     ``bece.cross_check(y_true, y_prob, model="smooth", top_label=True)``
     calls this. The model's spline, atoms, label centring and prior are
     those of :func:`bece.smooth.toplabel.smooth_top_label_ece`; NUTS samples
-    :math:`(a, b, \\lambda, u[, \\tau, v], \\kappa, c, e)` (non-centred), and
+    :math:`(a, b, \\lambda, u[, \\tau, v], \\kappa, \\omega, c, e)` (non-centred), and
     each NUTS draw gets its own Bayesian-bootstrap weights. Compared, as in
     :func:`bece.cross_check`, at the Laplace draws' quantiles 0.05, 0.25,
     0.5, 0.75 and 0.95 in probability space with the Monte Carlo error of
@@ -105,7 +106,8 @@ def cross_check_smooth_top_label(
     with single_threaded_blas():
         post = fit_top_label_smooth(atoms, n_knots=n_knots, intercept_scale=intercept_scale,
                                     slope_scale=slope_scale, smoothness_scale=smoothness_scale,
-                                    bin_scale=bin_scale, label_scale=label_scale)
+                                    bin_scale=bin_scale, label_scale=label_scale,
+                                    tilt_scale=tilt_scale)
         basis = post.basis
         if basis.n_spline == 0:
             raise ValueError("cross_check(model='smooth', top_label=True) needs at least 3 "
@@ -125,7 +127,7 @@ def cross_check_smooth_top_label(
         target_accept_prob=target_accept_prob, n_labels=n_labels, center=post.center,
         spread=post.spread, intercept_scale=float(post.prior_scales[0]),
         slope_scale=float(post.prior_scales[1]), smoothness_scale=post.smoothness_scale,
-        label_scale=post.label_scale, **data,
+        label_scale=post.label_scale, tilt_scale=post.tilt_scale, **data,
     )
     smp = {k: np.asarray(v, dtype=np.float64) for k, v in mcmc.get_samples(group_by_chain=True).items()}
     flat = {k: v.reshape((num_chains * num_samples,) + v.shape[2:]) for k, v in smp.items()}
@@ -135,7 +137,8 @@ def cross_check_smooth_top_label(
     if basis.n_bins:
         theta.append(flat["v"])
     beta = np.concatenate(theta, axis=1) * post.column_scale(lam, tau)
-    label_beta = flat["kappa"][:, None, None] * np.stack([flat["c"], flat["e"]], axis=-1)
+    label_beta = np.stack([flat["kappa"][:, None] * flat["c"], flat["omega"][:, None] * flat["e"]],
+                          axis=-1)
     with single_threaded_blas():
         e_nuts = label_ece_draws(atoms, post, beta, label_beta, np.random.default_rng([seed, 2]),
                                  keep=True)
@@ -160,7 +163,7 @@ def cross_check_smooth_top_label(
         "label_ece": laplace.label_draws,
         "curve": curves(e["beta"], e["label_beta"]),
     }
-    names = ("a", "b", "lam", "u", "tau", "v", "kappa", "c", "e")
+    names = ("a", "b", "lam", "u", "tau", "v", "kappa", "omega", "c", "e")
     params: dict[str, np.ndarray] = {k: smp[k] for k in names if k in smp}
     table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged = compare_draws(
         chains, refs, num_chains, num_samples, false_alarm, diagnose=params)

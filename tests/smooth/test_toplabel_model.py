@@ -34,18 +34,19 @@ def _problem(seed=0, n=40):
 
 def _params(rng, basis):
     return {"a": 0.3, "b": -0.2, "lam": 0.8, "u": rng.normal(size=basis.n_spline), "tau": 0.5,
-            "v": rng.normal(size=4), "kappa": 0.6, "c": rng.normal(size=L),
+            "v": rng.normal(size=4), "kappa": 0.6, "omega": 0.35, "c": rng.normal(size=L),
             "e": rng.normal(size=L)}
 
 
 def _naive_logit(x, label, bins, basis, prm, center, spread):
-    """One observation at a time: x + a + b x + lam phi(x) u + tau v_m + kappa (c_l + e_l z)."""
+    """One observation at a time: x + a + b x + lam phi(x) u + tau v_m + kappa c_l + omega e_l z."""
     out = []
     for xi, li, bi in zip(x, label, bins, strict=True):
         phi = basis.design(np.array([xi]))[0, 2:]
         out.append(xi + prm["a"] + prm["b"] * xi + prm["lam"] * phi @ prm["u"]
                    + prm["tau"] * prm["v"][bi]
-                   + prm["kappa"] * (prm["c"][li] + prm["e"][li] * (xi - center) / spread))
+                   + prm["kappa"] * prm["c"][li]
+                   + prm["omega"] * prm["e"][li] * (xi - center) / spread)
     return np.array(out)
 
 
@@ -67,13 +68,15 @@ def test_log_density_equals_a_direct_per_observation_computation(aggregated):
     prior = (sps.norm(0, 1.0).logpdf(0.3) + sps.norm(0, 0.5).logpdf(-0.2)
              + sps.expon(scale=0.5).logpdf(0.8) + sps.norm.logpdf(prm["u"]).sum()
              + sps.expon(scale=0.25).logpdf(0.5) + sps.norm.logpdf(prm["v"]).sum()
-             + sps.expon(scale=0.7).logpdf(0.6) + sps.norm.logpdf(prm["c"]).sum()
+             + sps.expon(scale=0.7).logpdf(0.6) + sps.expon(scale=0.3).logpdf(0.35)
+             + sps.norm.logpdf(prm["c"]).sum()
              + sps.norm.logpdf(prm["e"]).sum())
     with jax.enable_x64(True):
         ld, _ = log_density(
             top_label_smooth_model, (basis.knots, basis.transform),
             {"x": x, "label": label, "n_labels": L, "z": z, "bins": bins, "n_bins": 4,
-             "center": center, "spread": spread, "label_scale": 0.7, **data}, prm)
+             "center": center, "spread": spread, "label_scale": 0.7, "tilt_scale": 0.3, **data},
+            prm)
     assert float(ld) == pytest.approx(loglik + prior, rel=1e-10, abs=1e-9)
 
 
@@ -84,16 +87,17 @@ def test_jax_curve_equals_the_numpy_design_of_the_fast_path():
         f = np.asarray(top_label_curve_logit(
             x, label, basis.knots, basis.transform, prm["a"], prm["b"], prm["lam"], prm["u"],
             prm["kappa"], prm["c"], prm["e"], center=0.5, spread=2.0, bins=bins, tau=prm["tau"],
-            v=prm["v"]))
+            v=prm["v"], omega=prm["omega"]))
     beta = np.concatenate([[prm["a"], prm["b"]], prm["lam"] * prm["u"], prm["tau"] * prm["v"]])
-    label_beta = prm["kappa"] * np.stack([prm["c"], prm["e"]], axis=-1)
+    label_beta = np.stack([prm["kappa"] * prm["c"], prm["omega"] * prm["e"]], axis=-1)
     post = TopLabelSmoothPosterior(
         basis=basis, center=0.5, spread=2.0, n_labels=L, lambdas=np.ones(1), taus=np.ones(1),
-        kappas=np.ones(1), prior_mass=np.ones(1), log_evidence=np.zeros(1), weights=np.ones(1),
+        kappas=np.ones(1), omegas=np.ones(1), prior_mass=np.ones(1), log_evidence=np.zeros(1),
+        weights=np.ones(1),
         modes=np.zeros((1, 1)), label_modes=np.zeros((1, L, 2)), chol=np.zeros((1, 1, 1)),
         label_chol=np.zeros((1, L, 2, 2)), coupling=np.zeros((1, L, 2, 1)),
         prior_scales=np.ones(1), smoothness_scale=0.5, bin_scale=0.25, label_scale=0.5,
-        log_marginal=0.0, n_evaluated=1, grid=None, n_atoms=x.size)
+        tilt_scale=0.5, log_marginal=0.0, n_evaluated=1, grid=None, n_atoms=x.size)
     fast = PointDesign(post, x, label, bins).logits(beta[None], label_beta[None])[0]
     np.testing.assert_allclose(fast, f, rtol=1e-12, atol=1e-12)
     naive = _naive_logit(x, label, bins, basis, prm, 0.5, 2.0)
