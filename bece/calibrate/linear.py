@@ -50,10 +50,8 @@ Vector scaling runs block by block over the scores; matrix and Dirichlet
 scaling hold their float64 features (n x K; refused above bece's memory
 limit, :mod:`bece.base.memory`). The softmax is invariant to adding a
 constant to every intercept, so the fitted ``intercept_`` is centred (mean
-zero); ``n_passes_`` counts the passes over the data (a softmax each, but
-for one pass per fit computing the features' second moment for the
-preconditioner), the starting temperature's and the cross-validation's
-included.
+zero); ``n_passes_`` counts the passes over the data (a softmax each), the
+starting temperature's and the cross-validation's included.
 """
 
 from __future__ import annotations
@@ -103,7 +101,10 @@ def linear_objective(blocks: Blocks, y: np.ndarray, n: int, k: int, *, full: boo
     for vector scaling ``c[j] =`` :math:`\frac1n \sum_i (v_{ij} x_{ij}^2, v_{ij} x_{ij}, v_{ij})`
     with :math:`v_{ij} = \hat p_{ij}(1 - \hat p_{ij})`, the 2 x 2 Hessian
     block of :math:`(w_j, b_j)`; for the full map
-    :math:`c = \frac1n \sum_i (\operatorname{diag}\hat p_i - \hat p_i \hat p_i^\top)` (K x K).
+    ``c = (A, S)``, :math:`A = \frac1n \sum_i (\operatorname{diag}\hat p_i - \hat p_i \hat p_i^\top)`
+    (K x K) and :math:`S = \frac1n \sum_i t_i \tilde x_i \tilde x_i^\top` ((K+1) x (K+1),
+    :math:`\tilde x_i = (x_i, 1)`) weighted by :math:`t_i = \operatorname{tr}(\operatorname{diag}
+    \hat p_i - \hat p_i \hat p_i^\top) = 1 - \|\hat p_i\|^2`, the rows' curvature.
     """
     off = ~np.eye(k, dtype=bool)
     c_lam = reg_lambda / (k * (k - 1))
@@ -118,6 +119,7 @@ def linear_objective(blocks: Blocks, y: np.ndarray, n: int, k: int, *, full: boo
         gw = np.zeros_like(w)
         gb = np.zeros(k)
         curv = np.zeros((k, k) if full else (k, 3))
+        gram = np.zeros((k + 1, k + 1)) if full and curvature else curv
         loss = 0.0
         for start, stop, x in blocks():
             a = x @ w.T + b if full else x * w + b
@@ -130,6 +132,11 @@ def linear_objective(blocks: Blocks, y: np.ndarray, n: int, k: int, *, full: boo
             g = e / total
             if curvature and full:
                 curv += np.diag(g.sum(axis=0)) - g.T @ g
+                wr = 1.0 - np.einsum("ij,ij->i", g, g)  # each row's tr(diag p - p p^T)
+                wx = x * wr[:, None]
+                gram[:k, :k] += wx.T @ x
+                gram[k, :k] += wx.sum(axis=0)
+                gram[k, k] += wr.sum()
             elif curvature:
                 v = g * (1.0 - g)
                 vx = v * x
@@ -152,7 +159,12 @@ def linear_objective(blocks: Blocks, y: np.ndarray, n: int, k: int, *, full: boo
             gw = gw + 2 * c_lam * np.where(off, w, 0.0)
             gb = gb + 2 * c_mu * b
         grad = np.concatenate([gw.ravel(), gb])
-        return (loss, grad, curv / n) if curvature else (loss, grad)
+        if not curvature:
+            return loss, grad
+        if not full:
+            return loss, grad, curv / n
+        gram[:k, k] = gram[k, :k]
+        return loss, grad, (curv / n, gram / n)
 
     return fun
 
@@ -383,8 +395,7 @@ class MatrixScaling(ScoreCalibrator):
         return log_softmax(block) if self._log_features else block
 
     def _solve(self, x: np.ndarray, y: np.ndarray, lam: float, mu: float, theta0: np.ndarray,
-               counter: PassCounter, tol: float,
-               s_eig: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, int]:
+               counter: PassCounter, tol: float) -> tuple[np.ndarray, int]:
         n, k = x.shape
         rows = max(1, BLOCK // k)
 
@@ -397,24 +408,14 @@ class MatrixScaling(ScoreCalibrator):
         delta = 2 * (lam + mu) / (k * (k + 1))  # the penalty's mean diagonal
 
         def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray, Callable[[np.ndarray], np.ndarray]]:
-            loss, grad, a = fun(theta)
-            return loss, grad, kronecker_preconditioner(a, s_eig, delta)
+            loss, grad, (a, gram) = fun(theta)
+            return loss, grad, kronecker_preconditioner(a / max(float(np.trace(a)), 1e-300),
+                                                        np.linalg.eigh(gram), delta)
 
         hessp = linear_hessp(blocks, n, k, full=True, reg_lambda=lam, reg_mu=mu, counter=counter)
         theta, n_iter, _ = newton_cg(evaluate, hessp, theta0, tol=tol, max_iter=self.max_iter,
                                      name=type(self).__name__)
         return theta, n_iter
-
-    @staticmethod
-    def _second_moment(x: np.ndarray, counter: PassCounter) -> tuple[np.ndarray, np.ndarray]:
-        """eigh of :math:`S = \\frac1n \\sum_i (x_i, 1)(x_i, 1)^\\top` (one pass, no softmax)."""
-        n, k = x.shape
-        s = np.empty((k + 1, k + 1))
-        s[:k, :k] = x.T @ x
-        s[:k, k] = s[k, :k] = x.sum(axis=0)
-        s[k, k] = n
-        counter.count += 1
-        return np.linalg.eigh(s / n)
 
     def _fit(self, scores: Scores, y: np.ndarray) -> None:
         from sklearn.model_selection import KFold
@@ -433,14 +434,15 @@ class MatrixScaling(ScoreCalibrator):
                                  f"rows, got n = {scores.n}; pass reg_lambda and reg_mu")
             held = np.zeros(grid.size)
             folds = KFold(self.cv, shuffle=True, random_state=self.random_state).split(x)
+            start = np.zeros((grid.size, theta0.size))  # the folds' mean solution at each candidate
             for train, test in folds:
                 theta = theta0
-                s_eig = self._second_moment(x[train], counter)
                 for j, value in enumerate(grid):
                     lj = value if lam is None else lam
                     mj = value if mu is None else mu
                     theta = self._solve(x[train], y[train], lj, mj, theta, counter,
-                                        max(self.tol, CV_TOL), s_eig)[0]
+                                        max(self.tol, CV_TOL))[0]
+                    start[j] += theta / self.cv
                     w, b = theta[:k * k].reshape(k, k), theta[k * k:]
                     lp = log_softmax(x[test] @ w.T + b)
                     held[j] -= float(lp[np.arange(test.size), y[test]].sum())
@@ -449,8 +451,8 @@ class MatrixScaling(ScoreCalibrator):
             lam = float(grid[best]) if lam is None else lam
             mu = float(grid[best]) if mu is None else mu
             self.cv_nll_ = (held / scores.n)[::-1].copy()  # in reg_grid's sorted order
-        theta, self.n_iter_ = self._solve(x, y, float(lam), float(mu), theta0, counter, self.tol,
-                                          self._second_moment(x, counter))
+            theta0 = start[best]  # the final fit starts where the folds ended (their mean)
+        theta, self.n_iter_ = self._solve(x, y, float(lam), float(mu), theta0, counter, self.tol)
         w, b = theta[:k * k].reshape(k, k), theta[k * k:]
         self.coef_ = w
         self.intercept_ = b - b.mean()

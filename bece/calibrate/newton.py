@@ -21,7 +21,8 @@ parameters to :math:`a_i` and back.
 
 CG stops at a relative residual :math:`\eta = \min(0.5, \sqrt{\|g\|_{M^{-1}}})`
 (the forcing sequence of Eisenstat and Walker that makes the outer
-iteration superlinear) or on non-positive curvature (the softmax's constant
+iteration superlinear), or where the residual (the gradient the step
+predicts) is below ``tol / 2``, or on non-positive curvature (the softmax's constant
 direction). The step is taken whole when it satisfies Armijo's condition,
 else halved. The fit stops when :math:`\|g\|_{M^{-1}} = \sqrt{g^\top M^{-1} g}`
 falls to ``tol`` (an l2 norm in the coordinates whitened by :math:`M`).
@@ -35,10 +36,13 @@ Preconditioners, built from statistics of the same pass as the gradient
 * matrix scaling and Dirichlet calibration, :func:`kronecker_preconditioner`:
   the Hessian :math:`\frac1n\sum_i (\operatorname{diag}\hat p_i - \hat p_i\hat p_i^\top)
   \otimes \tilde x_i \tilde x_i^\top` (with :math:`\tilde x_i = (x_i, 1)`)
-  approximated by the Kronecker product of the two means, :math:`A \otimes S`
-  (as K-FAC does), plus the penalty's mean diagonal :math:`\delta`; it is
-  inverted through the eigendecompositions of :math:`A` (K x K, every
-  iteration) and :math:`S` (once per feature matrix).
+  approximated by a Kronecker product :math:`(A / \operatorname{tr} A) \otimes S` (as K-FAC
+  does), :math:`A` the mean of :math:`\operatorname{diag}\hat p_i - \hat p_i\hat p_i^\top`
+  and :math:`S` the mean of :math:`\tilde x_i \tilde x_i^\top` weighted by each row's
+  curvature :math:`1 - \|\hat p_i\|^2` (confident rows, which carry none, do
+  not count; the sum of the diagonal blocks is exact), plus the penalty's
+  mean diagonal :math:`\delta`; it is inverted through the
+  eigendecompositions of :math:`A` (K x K) and :math:`S` ((K+1) x (K+1)).
 
 Starting point: :func:`rough_temperature`, a few safeguarded one-dimensional
 Newton steps on :math:`\log(1/T)` (one pass each) to 5% in T, not
@@ -110,7 +114,7 @@ def newton_cg(evaluate: Evaluate, hessp: Callable[[np.ndarray, np.ndarray], np.n
             r = r - alpha * hp
             zr = solve(r)
             rz_new = float(r @ zr)
-            if np.sqrt(max(rz_new, 0.0)) <= eta * gnorm:
+            if np.sqrt(max(rz_new, 0.0)) <= max(eta * gnorm, 0.5 * tol):
                 break
             p = zr + (rz_new / rz) * p
             rz = rz_new

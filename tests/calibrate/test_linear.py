@@ -112,10 +112,14 @@ def test_gradient_against_finite_differences(data, full):
     _, grad2, curv = linear_objective(s.blocks, y, s.n, k, full=full, reg_lambda=0.7, reg_mu=0.3,
                                       curvature=True)(theta)
     np.testing.assert_array_equal(grad2, grad)
-    if full:  # mean of diag(p) - p p^T, written out with scipy's softmax
+    if full:  # the Kronecker factors, written out with scipy's softmax, row by row
         p = special.softmax(z @ theta[:9].reshape(3, 3).T + theta[9:], axis=1)
-        ref = np.mean([np.diag(q) - np.outer(q, q) for q in p], axis=0)
-        np.testing.assert_allclose(curv, ref, rtol=1e-12, atol=1e-15)
+        a = np.mean([np.diag(q) - np.outer(q, q) for q in p], axis=0)
+        xt = np.c_[z, np.ones(len(z))]
+        gram = np.mean([np.trace(np.diag(q) - np.outer(q, q)) * np.outer(u, u)
+                        for q, u in zip(p, xt)], axis=0)
+        np.testing.assert_allclose(curv[0], a, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(curv[1], gram, rtol=1e-12, atol=1e-15)
     else:  # vector scaling's 2 x 2 blocks (w_j, b_j): differences of the gradient
         e = np.eye(2 * k)
         for j in range(k):
