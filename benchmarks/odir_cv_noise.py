@@ -17,10 +17,10 @@ import sys
 import warnings
 
 import numpy as np
-from recalibration import load
 from sklearn.model_selection import KFold
 
 from bece.calibrate import MatrixScaling
+from recalibration import load
 
 
 def per_image_nll(model, x, y):

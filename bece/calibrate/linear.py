@@ -44,8 +44,8 @@ Kronecker (K-FAC-like) factorisation of their Hessian
 contains, with a rough T (:func:`~bece.calibrate.newton.rough_temperature`,
 a few passes). ``tol`` bounds the gradient of the mean loss in the
 coordinates whitened by the preconditioner (l2 norm). At K = 1,000,
-n = 20,000 vector scaling takes 21 to 25 passes where L-BFGS-B whitened
-by the same blocks took 84 (``benchmarks/recalibration.py --part cost``).
+n = 10^5 vector scaling takes 17 passes where L-BFGS-B took 127
+(``benchmarks/recalibration.py --part cost --quick``).
 Vector scaling runs block by block over the scores; matrix and Dirichlet
 scaling hold their float64 features (n x K; refused above bece's memory
 limit, :mod:`bece.base.memory`). The softmax is invariant to adding a
