@@ -356,7 +356,7 @@ def synthetic(n, k, rng):
 def cost(quick):
     print("## Cost as K grows: passes over the data, and time as a ratio to one softmax pass "
           "over the same matrix (float64 blocks, as the calibrators run), measured in the same run\n")
-    print("| calibrator | n | K | passes | time / softmax pass | L-BFGS iterations | "
+    print("| calibrator | n | K | passes | time / softmax pass | Newton iterations | "
           "softmax pass (s) |")
     print("|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)

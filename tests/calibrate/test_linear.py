@@ -21,7 +21,7 @@ from scipy import optimize, special
 from sklearn.model_selection import KFold
 
 from bece.calibrate import DirichletCalibration, MatrixScaling, TemperatureScaling, VectorScaling
-from bece.calibrate.linear import hessian_diagonal, linear_objective, vector_hessian_blocks
+from bece.calibrate.linear import linear_hessp, linear_objective
 from bece.calibrate.scores import as_scores
 
 from .helpers import logits_with_temperature, mean_nll
@@ -104,18 +104,28 @@ def test_gradient_against_finite_differences(data, full):
     numeric = np.array([(fun(theta + h * e)[0] - fun(theta - h * e)[0]) / (2 * h)
                         for e in np.eye(theta.size)])
     np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-9)
-    # the preconditioner: the Hessian's diagonal, by differences of the gradient
-    diag = hessian_diagonal(s.blocks, s.n, k, theta, full=full, reg_lambda=0.7, reg_mu=0.3)
-    numeric = np.array([(fun(theta + h * e)[1] @ e - fun(theta - h * e)[1] @ e) / (2 * h)
-                        for e in np.eye(theta.size)])
-    np.testing.assert_allclose(diag, numeric, rtol=1e-5, atol=1e-9)
-    if not full:  # vector scaling's 2 x 2 blocks (w_j, b_j): d/db_j of the gradient's w_j part
-        blocks = vector_hessian_blocks(s.blocks, s.n, k, theta)
-        cross = np.array([(fun(theta + h * e)[1][:k] - fun(theta - h * e)[1][:k]) @ f / (2 * h)
-                          for e, f in zip(np.eye(2 * k)[k:], np.eye(k))])
-        np.testing.assert_allclose(blocks[:, 0], numeric[:k], rtol=1e-5, atol=1e-9)
-        np.testing.assert_allclose(blocks[:, 1], cross, rtol=1e-5, atol=1e-9)
-        np.testing.assert_allclose(blocks[:, 2], numeric[k:], rtol=1e-5, atol=1e-9)
+    # the exact Hessian-vector product, by differences of the gradient along v
+    hessp = linear_hessp(s.blocks, s.n, k, full=full, reg_lambda=0.7, reg_mu=0.3)
+    for v in rng.normal(size=(3, theta.size)):
+        numeric = (fun(theta + h * v)[1] - fun(theta - h * v)[1]) / (2 * h)
+        np.testing.assert_allclose(hessp(theta, v), numeric, rtol=1e-5, atol=1e-8)
+    _, grad2, curv = linear_objective(s.blocks, y, s.n, k, full=full, reg_lambda=0.7, reg_mu=0.3,
+                                      curvature=True)(theta)
+    np.testing.assert_array_equal(grad2, grad)
+    if full:  # the Kronecker factors, written out with scipy's softmax, row by row
+        p = special.softmax(z @ theta[:9].reshape(3, 3).T + theta[9:], axis=1)
+        a = np.mean([np.diag(q) - np.outer(q, q) for q in p], axis=0)
+        xt = np.c_[z, np.ones(len(z))]
+        gram = np.mean([np.trace(np.diag(q) - np.outer(q, q)) * np.outer(u, u)
+                        for q, u in zip(p, xt)], axis=0)
+        np.testing.assert_allclose(curv[0], a, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(curv[1], gram, rtol=1e-12, atol=1e-15)
+    else:  # vector scaling's 2 x 2 blocks (w_j, b_j): differences of the gradient
+        e = np.eye(2 * k)
+        for j in range(k):
+            dw = (fun(theta + h * e[j])[1] - fun(theta - h * e[j])[1]) / (2 * h)
+            db = (fun(theta + h * e[k + j])[1] - fun(theta - h * e[k + j])[1]) / (2 * h)
+            np.testing.assert_allclose(curv[j], [dw[j], db[j], db[k + j]], rtol=1e-5, atol=1e-9)
 
 
 def test_families_nest(rng):
