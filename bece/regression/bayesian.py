@@ -68,7 +68,7 @@ from ..base.memory import check_allocation
 from ..base.random import as_generator, sample_dirichlet
 from ..base.typing import Seed
 from ..results.summaries import DrawSummaries
-from .cells import observed_cells
+from .cells import forecast_cells
 from .forecast import check_levels, real_array
 from .histogram import PITHistogram, as_histogram
 from .metrics import DEFAULT_LEVELS, count_weights, observed_frequency
@@ -462,15 +462,8 @@ def bayesian_calibration_error(
     elif alpha is not None:
         raise ValueError("alpha is the Dirichlet model's prior; pass model='dirichlet' to use it")
     data = pit_data(pit, p, n_cells)
-    if forecast_draws is not None:
-        draws = positive_int(forecast_draws, "forecast_draws")
-        if forecast_levels is not None:
-            raise ValueError("pass forecast_draws or forecast_levels, not both "
-                             "(forecast_draws=S implies the levels k/(S+1))")
-        forecast_levels = np.arange(1, draws + 1) / (draws + 1)
-    cells = None if model == "dirichlet" or forecast_levels is None else observed_cells(
-        forecast_levels, data.histogram, data.values,
-        None if forecast_draws is None else int(forecast_draws))
+    cells = None if model == "dirichlet" else forecast_cells(forecast_levels, forecast_draws, data.histogram,
+                                                             data.values)
     j = p.size
     check_allocation(
         8.0 * num_samples * (3 * j + 3 * (N_TILT + 2) + 8),
