@@ -503,6 +503,29 @@ def load(path: Path) -> list[dict]:
     return records
 
 
+def superseded_rows(records: list[dict]) -> list:
+    """Summaries of the rows of earlier models (variant not ""), each over the
+    replications recorded, the variant shown with the form."""
+    seen = {}
+    for r in records:
+        t = Task(**r["task"])
+        if t.variant:
+            seen.setdefault(t.row, replace(t, start=0, stop=0))
+    out = []
+    order = {f.key: i for i, f in enumerate(FORECASTERS)}
+    for t in sorted(seen.values(), key=lambda t: (t.kind, t.variant, t.form, order[t.key], t.n)):
+        covered, per_rep, seconds = gather(records, t)
+        if covered == 0:
+            continue
+        f = FORECASTER[t.key]
+        form = f"{t.form} ({t.variant})"
+        a = np.array(per_rep[:covered])
+        out.append(coverage_row(f, t.form, t.n, a, seconds) if t.kind == "coverage"
+                   else rejection_row(f, t.form, t.n, a))
+        out[-1].form = form
+    return out
+
+
 def write_markdown(path: Path, records: list[dict], full: list[Task], command: str, results: str) -> None:
     rows, missing = complete_rows(records, full)
     commands = sorted({r.get("command", "?") for r in records} - {command})
@@ -515,6 +538,13 @@ def write_markdown(path: Path, records: list[dict], full: list[Task], command: s
     lines += ["", f"**Rejection rates of calibration_test at level {TEST_LEVEL} "
               "(calibrated rows: false alarms)**", "", TEST_HEADER]
     lines += [test_line(r) for r in rows if isinstance(r, RejectionRow)]
+    earlier_rows = superseded_rows(records)
+    if earlier_rows:
+        lines += ["", "**Rows of earlier models, superseded (kept in the results file; variant in the "
+                  "form column)**", "", COVERAGE_HEADER]
+        lines += [coverage_line(r) for r in earlier_rows if isinstance(r, CoverageRow)]
+        lines += ["", TEST_HEADER]
+        lines += [test_line(r) for r in earlier_rows if isinstance(r, RejectionRow)]
     lines += ["", "**Rows of the design not run**", ""]
     if missing:
         for t in missing:
