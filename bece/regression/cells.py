@@ -50,7 +50,7 @@ enough to bias the fit). So the fine grid of the ranks' model
 (:func:`rank_grid_edges`) adds cells equally spaced in probit space,
 :math:`\Phi(z)` for z from -8 in steps of 0.05, below 0.01 and (mirrored)
 above 0.99, to the 1000 equal cells between: the same rank probabilities
-are then within 0.09% of the truth (0.03 standard errors at n = 10^5),
+are then within 0.04% of the truth (0.03 standard errors at n = 10^5),
 and within 0.02 standard errors for sd x 0.7 (0.49 on equal cells).
 """
 
