@@ -396,12 +396,12 @@ def bayesian_calibration_error(
         on a fine grid with probit-spaced cells near 0 and 1 where an
         over-confident forecaster's u piles up; the curve is the randomised
         PIT's. Measured (``benchmarks/regression_study.py``, predictive sd x
-        0.5, S = 100, 200 replications, n = 10^4): intervals covered
-        COVER_RANKS; fitted instead to the counts between the ranks' levels
-        k/(S+1) as if the PIT were uniform there (``forecast_levels=``),
-        0.790, because the ranks spread the mass piled near 0 and 1 in a
-        shape the smooth model does not follow. Implies ``forecast_levels``
-        k/(S+1) (pass one of the two).
+        0.5, S = 100, 200 replications): intervals covered 0.915 at n = 10^4
+        and 0.885 at 10^5; fitted instead to the counts between the ranks'
+        levels k/(S+1) as if the PIT were uniform there
+        (``forecast_levels=``), 0.790 at 10^4, because the ranks spread the
+        mass piled near 0 and 1 in a shape the smooth model does not follow.
+        Implies the levels k/(S+1) (pass one of the two keywords).
     alpha : float or array_like of shape (J + 1,), optional
         ``model="dirichlet"``: a number a gives :math:`\\alpha_k = a
         (p_{k+1} - p_k)`; an array gives each cell's concentration.
