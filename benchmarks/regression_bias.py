@@ -59,7 +59,8 @@ def row(key: str, form: str, n: int, reps: int, seed: int, num_samples: int) -> 
         rng = np.random.default_rng([seed, n, r])
         data = rs.simulate(f, form, n, rng)
         res = bayesian_calibration_error(data, num_samples=num_samples, seed=rng,
-                                         forecast_levels=rs.forecast_levels(form))
+                                         forecast_levels=rs.forecast_levels(form),
+                                         forecast_draws=rs.forecast_draws(form))
         m = res.curve.mean(axis=0)
         out.append([res.mean - truth, res.plugin - truth, res.curve.var(axis=0).sum(),
                     np.sum((m - truth_curve) ** 2), np.sum((res.observed - truth_curve) ** 2),

@@ -36,16 +36,21 @@ x 0.7, x 1.5, and mean shifted by d = 0.3 sd. Three forecast forms:
 * ``quantile``: the forecast's quantiles at the 99 levels 0.01..0.99,
   randomised PIT (uniform tails).
 
-The randomised PIT of the sample and quantile forms is uniform within the
-cells between the forecast's levels (k/101, k = 1..100, and 0.01..0.99), so
-``bayesian_calibration_error`` is given ``forecast_levels=`` those levels
-(:mod:`bece.regression.cells`); on the statistics path the sample form's
-histograms have 10,100 cells (the levels k/100 and k/101 on the grid).
-The binomial model of the sample form's ranks (``forecast_draws=100``) was
-measured too (rows with variant "binomial" in the results file): sd x 0.5,
-n = 1000: posterior mean +0.028 against the plug-in's +0.006; n = 10^5:
-coverage 0.835 and posterior mean +0.0063 against +0.0005, worse than the
-uniform cells (0.890, -0.0003), so it is not the study's default.
+The randomised PIT of the quantile form is uniform within the cells between
+the forecast's levels 0.01..0.99, so ``bayesian_calibration_error`` is given
+``forecast_levels=`` those levels (:mod:`bece.regression.cells`). The sample
+form is fitted with the ranks' model, ``forecast_draws=100``: the rank of y
+among the draws is Binomial(100, u) given the continuous PIT u, on a fine grid
+with probit-spaced cells below 0.01 and above 0.99; on the statistics path
+its histograms have 10,100 cells (the levels k/100 and k/101 on the grid).
+Rows of earlier models stay in the results file under their own variant and
+are listed apart, not as the design's rows: sample rows fitted to the counts
+between the ranks as if uniform cells (``forecast_levels=k/101``; variant
+"uniform-cells", sd x 0.5 at n = 10^4 covered 0.790), sample rows of the
+ranks' model on 1000 equal cells (variant "binomial-equal-grid"), and test
+rows of the sample and quantile forms whose Bayes factor was fitted to the
+1000-cell histogram (variant "bf-fine-cells"; their p-value columns are
+unchanged).
 
 The population calibration curve C(p) = P(PIT <= p) at the 99 levels
 0.01..0.99 (bece's default) and its cal score sum_j (p_j - C(p_j))^2 are
@@ -189,16 +194,14 @@ def _chunk_pit(f: Forecaster, form: str, n: int, rng: np.random.Generator) -> np
 
 
 def forecast_levels(form: str) -> np.ndarray | None:
-    """The levels between which the form's randomised PIT is uniform (None: continuous)."""
-    if form == "sample":
-        return np.arange(1, N_SAMPLES + 1) / (N_SAMPLES + 1)
+    """The quantile form's levels, between which its randomised PIT is uniform
+    (``forecast_levels=``), else None."""
     return DEFAULT_LEVELS.copy() if form == "quantile" else None
 
 
-def forecast_draws(form: str, binomial: bool = False) -> int | None:
-    """S for the sample form with ``binomial`` (``forecast_draws=``; not the study's default:
-    see the module docstring), else None."""
-    return N_SAMPLES if form == "sample" and binomial else None
+def forecast_draws(form: str) -> int | None:
+    """S for the sample form (``forecast_draws=``: the ranks' model), else None."""
+    return N_SAMPLES if form == "sample" else None
 
 
 def simulate(f: Forecaster, form: str, n: int, rng: np.random.Generator) -> np.ndarray | PITHistogram:
@@ -244,7 +247,8 @@ def coverage_block(f: Forecaster, form: str, n: int, start: int, stop: int, seed
         rng = np.random.default_rng([seed, n, r])
         data = simulate(f, form, n, rng)
         res = bayesian_calibration_error(data, num_samples=num_samples, seed=rng,
-                                         forecast_levels=forecast_levels(form))
+                                         forecast_levels=forecast_levels(form),
+                                         forecast_draws=forecast_draws(form))
         lo, hi = res.interval(LEVEL)
         dlo, dhi = bayesian_calibration_error(data, model="dirichlet", num_samples=num_samples,
                                               seed=rng).interval(LEVEL)
@@ -297,13 +301,15 @@ def rejection_block(f: Forecaster, form: str, n: int, start: int, stop: int, see
     calibration_test's, (1 + #{null >= A2}) / (B + 1), with one set of B = 10,000
     null histograms per n shared by the replications (each p-value is still
     valid; drawing 1000 per replication, as calibration_test does, tripled the
-    study's time); the Bayes factor is calibration_test's (500 importance samples)."""
+    study's time); the Bayes factor is calibration_test's (500 importance samples), with
+    the form's ``forecast_levels`` / ``forecast_draws``."""
     null = null_statistics(n)
     out = []
     for r in range(start, stop):
         rng = np.random.default_rng([seed, n, r, 1])
         u = _chunk_pit(f, form, n, rng)
-        t = calibration_test(u, method="cramer-von-mises", num_samples=500, seed=rng)
+        t = calibration_test(u, method="cramer-von-mises", num_samples=500, seed=rng,
+                             forecast_levels=forecast_levels(form), forecast_draws=forecast_draws(form))
         stat = anderson_darling_grid(PITHistogram.from_pit(u).counts)
         p_ad = (1 + np.count_nonzero(null >= stat)) / (null.size + 1)
         ks = stats.kstest(u, "uniform").pvalue
@@ -388,7 +394,7 @@ class Task:
     num_samples: int
     start: int = 0  # the block of replications start..stop-1
     stop: int = 0
-    variant: str = ""  # "binomial": sample rows fitted with forecast_draws (measured, not the default)
+    variant: str = ""  # "": the current models; else rows of an earlier model (STALE), not re-run
 
     @property
     def row(self) -> tuple:
@@ -474,10 +480,50 @@ def run_task(task: Task) -> dict:
     return {"task": asdict(task), "per_rep": per_rep, "seconds": time.perf_counter() - t0}
 
 
+#: Records written before the ranks' model (no "model" key) whose rows that change made stale:
+#: (kind, form, variant) -> the variant they are listed under
+STALE = {
+    ("coverage", "sample", ""): "uniform-cells",
+    ("coverage", "sample", "binomial"): "binomial-equal-grid",
+    ("test", "sample", ""): "bf-fine-cells",
+    ("test", "quantile", ""): "bf-fine-cells",
+}
+MODEL_VERSION = 2
+
+
 def load(path: Path) -> list[dict]:
+    """The records, those of earlier models relabelled with their variant (:data:`STALE`)."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    for r in records:
+        t = r["task"]
+        if r.get("model", 1) < MODEL_VERSION:
+            t["variant"] = STALE.get((t["kind"], t["form"], t.get("variant", "")), t.get("variant", ""))
+    return records
+
+
+def superseded_rows(records: list[dict]) -> list:
+    """Summaries of the rows of earlier models (variant not ""), each over the
+    replications recorded, the variant shown with the form."""
+    seen = {}
+    for r in records:
+        t = Task(**r["task"])
+        if t.variant:
+            seen.setdefault(t.row, replace(t, start=0, stop=0))
+    out = []
+    order = {f.key: i for i, f in enumerate(FORECASTERS)}
+    for t in sorted(seen.values(), key=lambda t: (t.kind, t.variant, t.form, order[t.key], t.n)):
+        covered, per_rep, seconds = gather(records, t)
+        if covered == 0:
+            continue
+        f = FORECASTER[t.key]
+        form = f"{t.form} ({t.variant})"
+        a = np.array(per_rep[:covered])
+        out.append(coverage_row(f, t.form, t.n, a, seconds) if t.kind == "coverage"
+                   else rejection_row(f, t.form, t.n, a))
+        out[-1].form = form
+    return out
 
 
 def write_markdown(path: Path, records: list[dict], full: list[Task], command: str, results: str) -> None:
@@ -492,6 +538,13 @@ def write_markdown(path: Path, records: list[dict], full: list[Task], command: s
     lines += ["", f"**Rejection rates of calibration_test at level {TEST_LEVEL} "
               "(calibrated rows: false alarms)**", "", TEST_HEADER]
     lines += [test_line(r) for r in rows if isinstance(r, RejectionRow)]
+    earlier_rows = superseded_rows(records)
+    if earlier_rows:
+        lines += ["", "**Rows of earlier models, superseded (kept in the results file; variant in the "
+                  "form column)**", "", COVERAGE_HEADER]
+        lines += [coverage_line(r) for r in earlier_rows if isinstance(r, CoverageRow)]
+        lines += ["", TEST_HEADER]
+        lines += [test_line(r) for r in earlier_rows if isinstance(r, RejectionRow)]
     lines += ["", "**Rows of the design not run**", ""]
     if missing:
         for t in missing:
@@ -545,6 +598,7 @@ def main(argv: list[str] | None = None) -> None:
 
     def record(rec: dict) -> None:
         rec["command"] = command
+        rec["model"] = MODEL_VERSION
         with open(args.results, "a") as fh:
             fh.write(json.dumps(rec) + "\n")
         records.append(rec)

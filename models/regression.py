@@ -35,6 +35,23 @@ density units; its exponential (penalised-complexity) prior shrinks to no
 tilt. :math:`c_k` is the centre of cell k. The uniform distribution --
 calibration -- is :math:`a = b = 0, w = 0`.
 
+Grouped counts (``share=``; :mod:`bece.regression.cells`). The randomised
+PIT of a quantile forecast is uniform between its levels, and the rank of
+y among S draws of a sample forecast is Binomial(S, u) given the
+continuous PIT u: only the counts :math:`N_j` in the observed cells carry
+information. With the matrix :math:`A_{jk}` (the share of fine cell k in
+observed cell j, or the binomial probability of rank j averaged over fine
+cell k), the likelihood is
+
+.. math::
+
+    N \sim \mathrm{Multinomial}(n, A\pi),
+
+the model :func:`bece.regression.bayesian_calibration_error` fits with
+``forecast_levels=`` or ``forecast_draws=``; the fine grid is then
+:func:`bece.regression.smooth.model_grid`'s (probit-spaced cells near 0
+and 1 for the ranks).
+
 The model depends on numpyro and jax only. The cell probabilities are computed on
 the log scale from ``log_ndtr`` (reflected in the upper tail), so that the
 model runs in float32 as well as in float64.
@@ -45,7 +62,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpyro
 import numpyro.distributions as dist
-from jax.scipy.special import log_ndtr
+from jax.scipy.special import log_ndtr, logsumexp
 
 __all__ = ["pit_cell_log_mass", "pit_model"]
 
@@ -89,6 +106,7 @@ def pit_model(
     *,
     n,
     counts=None,
+    share=None,
     shift_scale=0.6,
     spread_scale=0.67,
     smoothness_scale=0.25,
@@ -98,13 +116,21 @@ def pit_model(
     Parameters
     ----------
     z_inner : array of shape (G - 1,)
-        :math:`\Phi^{-1}(k/G)`, k = 1..G-1.
+        :math:`\Phi^{-1}(k/G)`, k = 1..G-1 (``pit_grid(G).z[1:-1]``), or the
+        inner probit edges of another fine grid
+        (``bece.regression.smooth.model_grid(hist, cells).z[1:-1]``).
     tilt : array of shape (G, K)
-        :math:`\psi_j(c_k)` at the cell centres (``bece.regression.smooth.tilt_basis``).
+        :math:`\psi_j(c_k)` at the cell centres (``bece.regression.smooth.tilt_basis``,
+        or ``model_grid(...).basis``).
     n : int
         Number of PIT values (the multinomial's total).
-    counts : int array of shape (G,), optional
-        The PIT histogram; None samples it (prior or posterior predictive).
+    counts : int array of shape (G,) or (m,), optional
+        The PIT histogram, or with ``share`` the counts of the m observed
+        cells; None samples them (prior or posterior predictive).
+    share : array of shape (m, G), optional
+        :math:`A_{jk}` (``ObservedCells.share`` of :mod:`bece.regression.cells`,
+        each column summing to 1): the counts are then those of the observed
+        cells, Multinomial(n, A pi) (module docstring).
     shift_scale, spread_scale : float, default 0.6, 0.67
         Prior standard deviations :math:`s_a`, :math:`s_b`.
     smoothness_scale : float, default 0.25
@@ -136,4 +162,7 @@ def pit_model(
     with numpyro.plate("tilt", tilt.shape[1]):
         w = numpyro.sample("w", dist.Normal(0.0, 1.0))
     logits = pit_cell_log_mass(z_inner, a, b) + lam * (tilt @ w)
+    if share is not None:  # log P_j = log sum_k A_jk pi_k
+        log_pi = logits - logsumexp(logits)
+        logits = logsumexp(log_pi[None, :], axis=1, b=jnp.asarray(share))
     numpyro.sample("counts", dist.Multinomial(total_count=n, logits=logits), obs=counts)

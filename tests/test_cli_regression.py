@@ -148,6 +148,8 @@ def test_quantile_forecast_at_its_own_levels(tmp_path, capsys, rng):
     # fitted to the counts between the forecast's levels, where the randomised PIT is uniform
     ref = bayesian_calibration_error(u, levels, num_samples=1000, seed=7, forecast_levels=levels)
     assert d["calibration_error"]["mean"] == pytest.approx(ref.mean, rel=1e-12)
+    t = calibration_test(u, seed=7, forecast_levels=levels)  # the verdict's Bayes factor: the same counts
+    assert d["verdict"]["bayes_factor"] == pytest.approx(t.bayes_factor, rel=1e-12)
     code, text, _ = run(capsys, "report", path, "--samples", 1000, "--seed", 7)
     assert "5 level(s) 0.05, 0.25, 0.5, 0.75, 0.95" in text and "randomised" in text
     assert "500 quantile (target y; forecast q_0.05, q_0.25, q_0.5, q_0.75, ... (5 columns))" in text
@@ -171,10 +173,11 @@ def test_sample_forecast_randomised_pit(tmp_path, capsys, rng):
     assert np.all(low <= observed) and np.all(observed <= high)
     u = pit(y, samples=draws, randomize=True, seed=3)
     np.testing.assert_array_equal(observed, _naive_observed(u, LEVELS))
-    # fitted to the counts between k/(S+1), where the randomised PIT is uniform
-    ref = bayesian_calibration_error(u, num_samples=500, seed=3,
-                                     forecast_levels=np.arange(1, s + 1) / (s + 1))
+    # fitted with the model of the ranks among the S draws; the verdict's Bayes factor too
+    ref = bayesian_calibration_error(u, num_samples=500, seed=3, forecast_draws=s)
     assert d["calibration_error"]["mean"] == pytest.approx(ref.mean, rel=1e-12)
+    t = calibration_test(u, seed=3, forecast_draws=s)
+    assert d["verdict"]["bayes_factor"] == pytest.approx(t.bayes_factor, rel=1e-12)
 
 
 def test_json_keys(tmp_path, capsys, rng):

@@ -12,8 +12,10 @@ whose PIT is otherwise discrete, with ``--seed``), and the PIT gives
   :math:`p_j`: its posterior (:func:`bece.regression.bayesian_calibration_error`,
   ``--samples`` draws, ``--seed``) and plug-in value; for quantile and
   sample forecasts the smooth model is fitted to the counts between the
-  forecast's levels (``forecast_levels=``: the quantile levels, or
-  k/(S+1) for S < 1000 draws), where the randomised PIT is uniform;
+  forecast's levels (:func:`grouping`): ``forecast_levels=`` the quantile
+  levels, where the randomised PIT is uniform, or ``forecast_draws=S`` for
+  S < 1000 draws, the model of the ranks of y among the draws; the
+  verdict's Bayes factor is fitted the same way;
 * the calibration curve: observed :math:`\\hat p_j = |\\{t: u_t \\le p_j\\}|/T`
   against :math:`p_j`, with the posterior's pointwise band.
 
@@ -56,8 +58,23 @@ _TESTS = {"anderson-darling": "Anderson-Darling", "cramer-von-mises": "Cramér-v
 
 
 # --------------------------------------------------------------- verdict
+def grouping(forecasts: Any) -> dict[str, Any]:
+    """``forecast_levels=`` / ``forecast_draws=`` for the file's forecasts: a quantile
+    forecast's levels, the number S of a sample forecast's draws when S < 1000 (the
+    ranks' model needs S + 1 cells of the 1000-cell grid), else neither."""
+    from ..regression.histogram import DEFAULT_CELLS
+
+    if forecasts.form == "quantiles":
+        return {"forecast_levels": forecasts.columns.levels}
+    draws = forecasts.samples
+    if forecasts.form == "samples" and draws is not None and draws.shape[1] < DEFAULT_CELLS:
+        return {"forecast_draws": int(draws.shape[1])}
+    return {}
+
+
 def verdict(
-    u: np.ndarray, result: Any, *, seed: int, alpha: float = ALPHA, prob: float = PROB
+    u: np.ndarray, result: Any, *, seed: int, alpha: float = ALPHA, prob: float = PROB,
+    forecast_levels: Any = None, forecast_draws: int | None = None,
 ) -> dict[str, Any]:
     """The one-line verdict on calibration and the numbers behind it.
 
@@ -67,7 +84,10 @@ def verdict(
     calibrated forecaster, exact for the randomised PIT too), else "no
     evidence of miscalibration"; with the posterior probability of
     calibration (prior odds 1) and the calibration error's ``prob``
-    interval from ``result``, which say how sure.
+    interval from ``result``, which say how sure. ``forecast_levels`` /
+    ``forecast_draws`` as given to ``result``'s
+    :func:`bece.regression.bayesian_calibration_error`, so that the Bayes
+    factor is fitted to the same counts.
 
     Returns
     -------
@@ -79,7 +99,7 @@ def verdict(
     """
     from ..regression.calibration_test import calibration_test
 
-    t = calibration_test(u, seed=seed)
+    t = calibration_test(u, seed=seed, forecast_levels=forecast_levels, forecast_draws=forecast_draws)
     calibrated = not t.reject(alpha)
     lo, hi = result.interval(prob)
     floor = t.resampled is not None and t.p_value <= 1.0 / (t.resampled.size + 1) * (1 + 1e-12)
@@ -128,7 +148,7 @@ def regression_dict(
         "n": int(u.size),
         "columns": {"y": cols.y, "forecast": cols.forecast},
         "pit": {"randomized": randomized, "seed": seed if randomized else None},
-        "verdict": verdict(u, result, seed=seed, prob=prob),
+        "verdict": verdict(u, result, seed=seed, prob=prob, **grouping(forecasts)),
         "calibration_error": {
             "mean": result.mean, "std": result.std, "prob": prob, "interval": [lo, hi],
             "plugin": result.plugin, "levels": levels.tolist(),
@@ -206,8 +226,6 @@ def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, s
     from ..io.files import read_forecasts
     from ..regression.bayesian import bayesian_calibration_error
     from ..regression.forecast import check_levels, pit
-    from ..regression.histogram import DEFAULT_CELLS
-
     fc = read_forecasts(path, **conventions)
     levels: np.ndarray | None = None
     if args.levels is not None:
@@ -226,16 +244,10 @@ def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, s
                     seed=args.seed)
         else:
             u = pit(fc.y, samples=fc.samples, randomize=True, seed=args.seed)
-        # the randomised PIT is uniform between the forecast's levels (k/(S+1) for S
-        # draws): the smooth model is fitted to the counts between them
-        between = None
-        if fc.form == "quantiles":
-            between = fc.columns.levels
-        elif fc.form == "samples" and fc.samples is not None and fc.samples.shape[1] < DEFAULT_CELLS:
-            size = fc.samples.shape[1]
-            between = np.arange(1, size + 1) / (size + 1)
+        # only the counts between the forecast's levels (quantiles) or the ranks among
+        # its draws (samples) carry information: the smooth model is fitted to them
         result = bayesian_calibration_error(u, levels, num_samples=args.samples, seed=args.seed,
-                                            forecast_levels=between)
+                                            **grouping(fc))
         d = regression_dict(result, u, fc, randomized=randomized, seed=args.seed)
     for message in dict.fromkeys(" ".join(str(w.message).split()) for w in caught):
         print(f"bece: warning: {message}", file=sys.stderr)

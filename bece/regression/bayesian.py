@@ -68,7 +68,7 @@ from ..base.memory import check_allocation
 from ..base.random import as_generator, sample_dirichlet
 from ..base.typing import Seed
 from ..results.summaries import DrawSummaries
-from .cells import observed_cells
+from .cells import forecast_cells
 from .forecast import check_levels, real_array
 from .histogram import PITHistogram, as_histogram
 from .metrics import DEFAULT_LEVELS, count_weights, observed_frequency
@@ -376,34 +376,32 @@ def bayesian_calibration_error(
         ``model="smooth"`` from PIT values: cells G of the grid they are
         counted on (default 1000). A histogram uses its own.
     forecast_levels : array_like of shape (K,), optional
-        ``model="smooth"``: levels between which the PIT values are uniform
-        whatever the forecaster, so that only the counts between them carry
-        information: a quantile forecast's levels (its randomised PIT), or
-        ``np.arange(1, S + 1) / (S + 1)`` for sample forecasts of S draws
+        ``model="smooth"``, for a quantile forecast's randomised PIT
+        (``pit(..., quantiles=..., levels=..., randomize=True)``): its
+        levels, between which the PIT is uniform whatever the forecaster, so
+        that only the counts between them carry information
         (:mod:`bece.regression.cells`). The smooth model is then fitted to
         those counts and the curve is linear between the levels, as the
         randomised PIT's is. Without it, the model follows where the values
         fall between the levels (the randomisation's noise and the steps of
         the density): measured for quantile forecasts with sd x 0.5 at n =
-        10^5, intervals covered 0.765 instead of 0.9. With a histogram the
-        levels must lie on its grid.
+        10^5, intervals covered 0.765 instead of 0.9 (0.955 with it). With a
+        histogram the levels must lie on its grid.
     forecast_draws : int, optional
         ``model="smooth"``, for the randomised PIT of sample forecasts of S
         draws each (``pit(..., samples=..., randomize=True)``): S. The model
         then describes the continuous PIT u of the distribution the draws
         come from, and the rank of y among the draws as Binomial(S, u)
-        (exact for independent draws), fitted to the counts of each rank;
-        the curve is the randomised PIT's. The ranks spread the PIT's mass
-        near 0 and 1 over several cells, a shape that neither the
-        probit-normal part nor the smooth tilt follows. Implies
-        ``forecast_levels``. Measured (``benchmarks/regression_study.py``,
-        predictive sd x 0.5, S = 100, 200 replications) against
-        ``forecast_levels=k/(S+1)``: n = 1000, posterior mean +0.028
-        (uniform cells: -0.035; plug-in +0.006), coverage 0.92 (0.90);
-        n = 10^5, +0.0063 (-0.0003) and coverage 0.835 (0.890): the latent
-        PIT is taken as uniform within each of the 1000 fine cells, while
-        the binomial kernel changes within the end cells where such a
-        forecaster's PIT piles up. Prefer ``forecast_levels`` at large n.
+        (exact for independent draws), fitted to the counts of each rank,
+        on a fine grid with probit-spaced cells near 0 and 1 where an
+        over-confident forecaster's u piles up; the curve is the randomised
+        PIT's. Measured (``benchmarks/regression_study.py``, predictive sd x
+        0.5, S = 100, 200 replications): intervals covered 0.915 at n = 10^4
+        and 0.885 at 10^5; fitted instead to the counts between the ranks'
+        levels k/(S+1) as if the PIT were uniform there
+        (``forecast_levels=``), 0.790 at 10^4, because the ranks spread the
+        mass piled near 0 and 1 in a shape the smooth model does not follow.
+        Implies the levels k/(S+1) (pass one of the two keywords).
     alpha : float or array_like of shape (J + 1,), optional
         ``model="dirichlet"``: a number a gives :math:`\\alpha_k = a
         (p_{k+1} - p_k)`; an array gives each cell's concentration.
@@ -462,15 +460,8 @@ def bayesian_calibration_error(
     elif alpha is not None:
         raise ValueError("alpha is the Dirichlet model's prior; pass model='dirichlet' to use it")
     data = pit_data(pit, p, n_cells)
-    if forecast_draws is not None:
-        draws = positive_int(forecast_draws, "forecast_draws")
-        if forecast_levels is not None:
-            raise ValueError("pass forecast_draws or forecast_levels, not both "
-                             "(forecast_draws=S implies the levels k/(S+1))")
-        forecast_levels = np.arange(1, draws + 1) / (draws + 1)
-    cells = None if model == "dirichlet" or forecast_levels is None else observed_cells(
-        forecast_levels, data.histogram, data.values,
-        None if forecast_draws is None else int(forecast_draws))
+    cells = None if model == "dirichlet" else forecast_cells(forecast_levels, forecast_draws, data.histogram,
+                                                             data.values)
     j = p.size
     check_allocation(
         8.0 * num_samples * (3 * j + 3 * (N_TILT + 2) + 8),

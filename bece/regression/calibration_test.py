@@ -40,6 +40,14 @@ probability of calibration with prior odds O (default 0.1),
 :func:`~bece.regression.bayesian_calibration_error` reports. A Bayes factor
 depends on the alternative's prior; the defaults describe the
 miscalibrations met in practice (module :mod:`bece.regression.smooth`).
+For quantile and sample forecasts pass ``forecast_levels=`` (the quantile
+levels) or ``forecast_draws=`` (the number of draws), as to
+:func:`~bece.regression.bayesian_calibration_error`: the randomised PIT is
+uniform between the forecast's levels whatever the forecaster, so the
+smooth model is fitted to the counts between them
+(:mod:`bece.regression.cells`); without them it is fitted to where the
+values fall within those cells too, and its Bayes factor differs from the
+one :func:`~bece.regression.bayesian_calibration_error` reports with them.
 
 What the test needs.
 
@@ -88,6 +96,7 @@ from ..base.memory import check_allocation
 from ..base.random import as_generator
 from ..base.typing import Seed
 from .bayesian import smooth_prior
+from .cells import forecast_cells
 from .histogram import PITHistogram, as_histogram
 from .smooth import (
     PRIOR_ODDS,
@@ -224,6 +233,8 @@ def calibration_test(
     spread_scale: float | None = None,
     smoothness_scale: float | None = None,
     n_cells: int | None = None,
+    forecast_levels: ArrayLike | None = None,
+    forecast_draws: int | None = None,
     num_samples: int = 2000,
     seed: Seed = 0,
 ) -> RegressionCalibrationTest:
@@ -251,6 +262,19 @@ def calibration_test(
         :func:`~bece.regression.bayesian_calibration_error`.
     n_cells : int, optional
         Cells G of the grid PIT values are counted on (default 1000).
+    forecast_levels : array_like of shape (K,), optional
+        The Bayes factor of a quantile forecast's randomised PIT: its levels,
+        between which the PIT is uniform whatever the forecaster; the smooth
+        model is then fitted to the counts between them, as
+        :func:`~bece.regression.bayesian_calibration_error` does with the
+        same keyword (and the two report the same Bayes factor). The
+        p-value does not use it: the randomised PIT is exactly uniform
+        under calibration.
+    forecast_draws : int, optional
+        The Bayes factor of a sample forecast's randomised PIT: the number S
+        of draws; the model of the ranks
+        (:func:`~bece.regression.bayesian_calibration_error`,
+        :mod:`bece.regression.cells`).
     num_samples : int, default 2000
         Importance samples for the smooth model's marginal likelihood.
     seed : int or numpy.random.Generator, default 0
@@ -290,6 +314,7 @@ def calibration_test(
             "method='anderson-darling'"
         )
     hist, values = as_histogram(pit, n_cells)
+    cells = forecast_cells(forecast_levels, forecast_draws, hist, values)
     resampled = None
     if method == "anderson-darling":
         check_allocation(
@@ -310,7 +335,7 @@ def calibration_test(
         statistic, p_value = float(res.statistic), float(res.pvalue)
     with single_threaded_blas():
         post = fit_pit_model(hist, shift_scale=scales["shift_scale"], spread_scale=scales["spread_scale"],
-                             smoothness_scale=scales["smoothness_scale"])
+                             smoothness_scale=scales["smoothness_scale"], cells=cells)
         *_, post = pit_model_draws(hist, post, num_samples, rng)
     return RegressionCalibrationTest(
         statistic=statistic, p_value=float(p_value), method=method, n=hist.n, n_cells=hist.n_cells,

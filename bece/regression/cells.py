@@ -35,6 +35,23 @@ factor cancels from the Bayes factor. The curve of the randomised PIT at a
 level p in observed cell j is :math:`C(p) = \sum_{i<j} P_i + P_j (p -
 e_j)/(e_{j+1} - e_j)`; at the forecast's own levels it is the curve of the
 forecast itself.
+
+Sample forecasts, the ranks' model (``forecast_draws=S``). The rank R of y
+among S independent draws of a forecast F is Binomial(S, u) given the
+continuous PIT :math:`u = F(y)`, so :math:`A_{rk}` is the binomial
+probability averaged over fine cell k, and the smooth model describes u
+itself (for a Gaussian forecast of a Gaussian target its probit-normal part
+is then exact). An over-confident forecaster's u piles up near 0 and 1,
+where the binomial kernel changes fast: :math:`(1-u)^{100}` falls from 1 to
+0.905 across the first of 1000 equal cells. Taking u uniform within such a
+cell put the model's best rank probabilities 4.7% off the truth at rank 1
+(predictive sd x 0.5, S = 100: 2.8 binomial standard errors at n = 10^5,
+enough to bias the fit). So the fine grid of the ranks' model
+(:func:`rank_grid_edges`) adds cells equally spaced in probit space,
+:math:`\Phi(z)` for z from -8 in steps of 0.05, below 0.01 and (mirrored)
+above 0.99, to the 1000 equal cells between: the same rank probabilities
+are then within 0.04% of the truth (0.03 standard errors at n = 10^5),
+and within 0.02 standard errors for sd x 0.7 (0.49 on equal cells).
 """
 
 from __future__ import annotations
@@ -45,6 +62,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
+from ..base.checks import positive_int
 from ..stats.inputs import describe_bad
 from .forecast import check_levels
 from .histogram import DEFAULT_CELLS, PITHistogram, grid_edges, on_grid
@@ -53,9 +71,17 @@ __all__ = [
     "cell_curve",
     "cell_derivatives",
     "cell_log_likelihood",
+    "forecast_cells",
     "ObservedCells",
     "observed_cells",
+    "rank_grid_edges",
 ]
+
+#: The ranks' fine grid: probit-spaced cells below this level and above 1 minus it
+RANK_TAIL = 0.01
+#: Their spacing in probit units and the probit of their outermost edge
+RANK_TAIL_STEP = 0.05
+RANK_TAIL_Z = -8.0
 
 
 @dataclass(frozen=True)
@@ -71,11 +97,15 @@ class ObservedCells:
     share : ndarray of shape (m, G)
         :math:`A_{jk}`, the share of fine cell k of the model's grid inside
         observed cell j (each column sums to 1).
+    fine_edges : ndarray of shape (G + 1,)
+        The edges of the model's fine grid: k/G, or for the ranks' model
+        :func:`rank_grid_edges`.
     """
 
     edges: np.ndarray
     counts: np.ndarray
     share: np.ndarray
+    fine_edges: np.ndarray
 
     @property
     def n_cells(self) -> int:
@@ -87,25 +117,45 @@ class ObservedCells:
         return np.diff(self.edges)
 
 
-def _share(edges: np.ndarray, n_cells: int) -> np.ndarray:
-    fine = grid_edges(n_cells)
+def rank_grid_edges(n_cells: int = DEFAULT_CELLS) -> np.ndarray:
+    """The fine grid of the ranks' model (module docstring): the edges k/G in
+    [0.01, 0.99], and :math:`\\Phi(z)` and :math:`1 - \\Phi(z)` for z = -8, -7.95, ...
+    below :math:`\\Phi^{-1}(0.01)` (the last one at least half a step from it).
+
+    Examples
+    --------
+    >>> from bece.regression.cells import rank_grid_edges
+    >>> e = rank_grid_edges(1000)
+    >>> e.size - 1, float(e[491]), float(e[1]) < 1e-15   # 980 equal cells, 2 x 114 probit-spaced ones
+    (1208, 0.387, True)
+    """
+    z = np.arange(RANK_TAIL_Z, special.ndtri(RANK_TAIL) - RANK_TAIL_STEP / 2, RANK_TAIL_STEP)
+    tail = special.ndtr(z)
+    equal = grid_edges(n_cells)
+    middle = equal[(equal >= RANK_TAIL) & (equal <= 1.0 - RANK_TAIL)]
+    edges = np.concatenate([[0.0], tail, middle, special.ndtr(-z[::-1]), [1.0]])
+    return np.unique(edges)
+
+
+def _share(edges: np.ndarray, fine: np.ndarray) -> np.ndarray:
     lo = np.maximum(edges[:-1, None], fine[None, :-1])
     hi = np.minimum(edges[1:, None], fine[None, 1:])
-    share = np.clip(hi - lo, 0.0, None) * n_cells
+    share = np.clip(hi - lo, 0.0, None) / np.diff(fine)[None, :]
     return share / share.sum(axis=0, keepdims=True)  # columns sum to 1 up to rounding
 
 
-def _binomial_share(size: int, n_cells: int) -> np.ndarray:
-    """:math:`A_{rk} = G \\int_{k/G}^{(k+1)/G} \\binom{S}{r} u^r (1-u)^{S-r}\\,du`, from the
-    regularised incomplete beta function (each difference from the smaller tail)."""
+def _binomial_share(size: int, fine: np.ndarray) -> np.ndarray:
+    """:math:`A_{rk} = \\int_{e_k}^{e_{k+1}} \\binom{S}{r} u^r (1-u)^{S-r}\\,du / (e_{k+1} - e_k)`,
+    e the ``fine`` edges, from the regularised incomplete beta function (each difference
+    from the smaller tail)."""
     r = np.arange(size + 1, dtype=np.float64)[:, None]
-    x = grid_edges(n_cells)[None, :]
+    x = fine[None, :]
     lower = special.betainc(r + 1, size - r + 1, x)
     upper = special.betaincc(r + 1, size - r + 1, x)
     from_lower = np.diff(lower, axis=1)
     from_upper = -np.diff(upper, axis=1)
     use_upper = lower[:, 1:] > 0.5
-    share = np.where(use_upper, from_upper, from_lower) * n_cells / (size + 1)
+    share = np.where(use_upper, from_upper, from_lower) / np.diff(fine)[None, :] / (size + 1)
     share = np.clip(share, 0.0, None)
     return share / share.sum(axis=0, keepdims=True)
 
@@ -130,7 +180,8 @@ def observed_cells(forecast_levels: ArrayLike, hist: PITHistogram,
     With ``draws`` = S (``forecast_levels`` then k/(S+1)), the observed cell r
     is the rank r of y among S draws, Binomial(S, u) given the continuous PIT
     u of the distribution the draws come from: :math:`A_{rk}` is the binomial
-    probability averaged over fine cell k (:mod:`bece.regression.cells`).
+    probability averaged over fine cell k, on the fine grid of
+    :func:`rank_grid_edges` (:mod:`bece.regression.cells`).
     """
     try:
         tau = check_levels(forecast_levels)
@@ -160,9 +211,32 @@ def observed_cells(forecast_levels: ArrayLike, hist: PITHistogram,
         counts = np.diff(cum[np.concatenate([[0], k, [g_hist]])]).astype(np.int64)
     for a in (edges, counts):
         a.setflags(write=False)
-    share = _share(edges, g) if draws is None else _binomial_share(draws, g)
+    fine = grid_edges(g) if draws is None else rank_grid_edges(g)
+    share = _share(edges, fine) if draws is None else _binomial_share(draws, fine)
     share.setflags(write=False)
-    return ObservedCells(edges=edges, counts=counts, share=share)
+    fine.setflags(write=False)
+    return ObservedCells(edges=edges, counts=counts, share=share, fine_edges=fine)
+
+
+def forecast_cells(forecast_levels: ArrayLike | None, forecast_draws: int | None, hist: PITHistogram,
+                   values: np.ndarray | None) -> ObservedCells | None:
+    """The observed cells for the keywords ``forecast_levels=`` / ``forecast_draws=`` of
+    :func:`~bece.regression.bayesian_calibration_error` and
+    :func:`~bece.regression.calibration_test` (None when neither is given).
+
+    Raises
+    ------
+    ValueError
+        If both are given, ``forecast_draws`` is not a positive integer, or
+        :func:`observed_cells` refuses the levels.
+    """
+    if forecast_draws is None:
+        return None if forecast_levels is None else observed_cells(forecast_levels, hist, values)
+    draws = positive_int(forecast_draws, "forecast_draws")
+    if forecast_levels is not None:
+        raise ValueError("pass forecast_draws or forecast_levels, not both "
+                         "(forecast_draws=S implies the levels k/(S+1))")
+    return observed_cells(np.arange(1, draws + 1) / (draws + 1), hist, values, draws)
 
 
 def cell_derivatives(p: np.ndarray, jac: np.ndarray, h2: np.ndarray, cells: ObservedCells,

@@ -78,6 +78,7 @@ __all__ = [
     "curve_draws",
     "fit_pit_model",
     "log_cell_probs",
+    "model_grid",
     "pit_model_draws",
     "PITGrid",
     "pit_grid",
@@ -127,13 +128,14 @@ def check_scale(value: Any, name: str) -> float:
     return float(value)
 
 
-def tilt_basis(n_cells: int, n_tilt: int = N_TILT) -> np.ndarray:
+def tilt_basis(n_cells: int, n_tilt: int = N_TILT, edges: np.ndarray | None = None) -> np.ndarray:
     """:math:`\\psi_j(c_k) = \\sqrt2 \\cos(j\\pi c_k)\\, d_j` at the cell centres, shape (G, K).
 
     :math:`d_j = j^{-2} / (\\sum_i i^{-4})^{1/2}`: the prior RMS of
     :math:`\\psi^\\top w` over u is 1 for :math:`w \\sim \\mathcal N(0, I)`.
+    The cells are the G equal ones, or those between ``edges`` (G + 1,).
     """
-    centre = (np.arange(n_cells) + 0.5) / n_cells
+    centre = (np.arange(n_cells) + 0.5) / n_cells if edges is None else 0.5 * (edges[:-1] + edges[1:])
     j = np.arange(1, n_tilt + 1, dtype=np.float64)
     d = j**-2.0
     d /= np.sqrt(np.sum(d**2))
@@ -156,6 +158,23 @@ def pit_grid(n_cells: int) -> PITGrid:
     z.setflags(write=False)
     basis.setflags(write=False)
     return PITGrid(n_cells=n_cells, z=z, basis=basis)
+
+
+def model_grid(hist: PITHistogram, cells: ObservedCells | None) -> PITGrid:
+    """The fine grid the model lives on: the histogram's G equal cells, or the
+    observed cells' fine grid (:attr:`~bece.regression.cells.ObservedCells.fine_edges`,
+    not equal for the ranks' model)."""
+    if cells is None:
+        return pit_grid(hist.n_cells)
+    edges = cells.fine_edges
+    g = edges.size - 1
+    if np.array_equal(edges, np.arange(g + 1) / g):
+        return pit_grid(g)
+    z = special.ndtri(edges)
+    basis = tilt_basis(g, edges=edges)
+    z.setflags(write=False)
+    basis.setflags(write=False)
+    return PITGrid(n_cells=g, z=z, basis=basis)
 
 
 def _cell_mass(x: np.ndarray) -> np.ndarray:
@@ -416,7 +435,7 @@ def fit_pit_model(
     s_l = check_scale(smoothness_scale, "smoothness_scale")
     if hist.n == 0:
         raise ValueError("the PIT histogram is empty (n = 0): there is nothing to fit")
-    grid = pit_grid(hist.n_cells if cells is None else cells.n_cells)
+    grid = model_grid(hist, cells)
     k = grid.basis.shape[1]
     scales = np.concatenate([[s_a, s_b], np.ones(k)])
     prec = 1.0 / scales**2
@@ -522,7 +541,7 @@ def pit_model_draws(
     post : SmoothPITPosterior
         With ``log_marginal_is``, ``pareto_k`` and ``is_ess`` filled in.
     """
-    grid = pit_grid(hist.n_cells if post.cells is None else post.cells.n_cells)
+    grid = model_grid(hist, post.cells)
     theta, lam, log_ratio = post.sample(num_samples, rng)
     ll, curve = _evaluate(theta, lam, grid, hist.counts, levels, post.cells)
     assert ll is not None
