@@ -1,10 +1,11 @@
 """bece.metrics.conventions: each library's binned ECE ("Which ECE?").
 
-scikit-learn and MAPIE are in the test extra and are called here. torchmetrics,
-netcal, relplot and Kumar's uncertainty-calibration (HELM's ``ece_10_bin``) are
-not installable in CI: their conventions are checked on hand-computed
-three-point cases here, and against the libraries themselves by
-``benchmarks/peer_ece.py`` (results in the README, "Which ECE?").
+scikit-learn and MAPIE are in the test extra and are called here; so are
+Kumar's uncertainty-calibration (his ECE, HELM's ``ece_10_bin``) and relplot,
+in test_light_peers.py. torchmetrics and netcal need torch (the ``peers``
+extra): their conventions are checked on hand-computed three-point cases
+here, and against the libraries themselves by ``benchmarks/peer_ece.py``
+(the table on the documentation's validation page, "Which ECE?").
 """
 
 from __future__ import annotations
