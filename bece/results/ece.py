@@ -321,8 +321,12 @@ class BayesianTopLabelECE(BayesianECE):
 class SmoothBayesianECE(BayesianECE):
     """:class:`~bece.results.ece.BayesianECE` of the smooth model, with the curve.
 
-    Extra attributes
-    ----------------
+    It has every attribute of :class:`BayesianECE`, and these below;
+    ``prob_calibrated`` and ``prior_odds`` are set when the draws average the
+    smooth model with exact calibration.
+
+    Attributes
+    ----------
     curve_grid : ndarray of shape (G,)
         Confidences (over the observed range) where the curve is drawn.
     curve : ndarray of shape (S, G)
@@ -332,9 +336,6 @@ class SmoothBayesianECE(BayesianECE):
         :math:`(a, b, \\lambda u, \\tau v)` of each draw.
     smoothness, bin_sd : ndarray of shape (S,)
         :math:`\\lambda` and :math:`\\tau` of each draw.
-
-    ``prob_calibrated`` and ``prior_odds`` (:class:`BayesianECE`) are set
-    when the draws average the smooth model with exact calibration.
 
     Examples
     --------
