@@ -63,9 +63,8 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from ..base.checks import positive_int
-from ..stats.inputs import describe_bad
 from .forecast import check_levels
-from .histogram import DEFAULT_CELLS, PITHistogram, grid_edges, on_grid
+from .histogram import DEFAULT_CELLS, PITHistogram, grid_edges
 
 __all__ = [
     "cell_curve",
@@ -198,17 +197,14 @@ def observed_cells(forecast_levels: ArrayLike, hist: PITHistogram,
         cell = np.maximum(np.searchsorted(edges, values, side="left") - 1, 0)
         counts = np.bincount(cell, minlength=tau.size + 1).astype(np.int64)
     else:
-        g_hist = hist.n_cells
-        k = on_grid(tau, g_hist)
-        off = k < 0
-        if off.any():
+        try:
+            below = hist.cumulative(tau)
+        except ValueError as exc:
             raise ValueError(
-                f"forecast_levels must lie on the PIT histogram's grid (multiples of 1/{g_hist}) to count "
-                f"the values between them; {describe_bad(tau, off)} do not. Build the histogram with "
-                "n_cells a multiple of the levels' denominators (e.g. S + 1 for S draws), or pass PIT values"
-            )
-        cum = np.concatenate([[0], np.cumsum(hist.counts)])
-        counts = np.diff(cum[np.concatenate([[0], k, [g_hist]])]).astype(np.int64)
+                f"forecast_levels must lie on the PIT histogram's grid to count the values between "
+                f"them ({exc}; e.g. n_cells = S + 1 for S draws), or pass PIT values"
+            ) from None
+        counts = np.diff(np.concatenate([[0], below, [int(hist.counts.sum())]])).astype(np.int64)
     for a in (edges, counts):
         a.setflags(write=False)
     fine = grid_edges(g) if draws is None else rank_grid_edges(g)
