@@ -60,8 +60,10 @@ _TESTS = {"anderson-darling": "Anderson-Darling", "cramer-von-mises": "Cramér-v
 # --------------------------------------------------------------- verdict
 def grouping(forecasts: Any) -> dict[str, Any]:
     """``forecast_levels=`` / ``forecast_draws=`` for the file's forecasts: a quantile
-    forecast's levels, the number S of a sample forecast's draws when S < 1000 (the
-    ranks' model needs S + 1 cells of the 1000-cell grid), else neither."""
+    forecast's levels, the number S of a sample forecast's draws when S < 1000, else
+    neither: with 1000 draws or more the ranks are 1/(S + 1) apart, the randomised PIT
+    is close to continuous, and the ranks' binomial shares would cost seconds per
+    thousand draws (:func:`bece.regression.cells.observed_cells`)."""
     from ..regression.histogram import DEFAULT_CELLS
 
     if forecasts.form == "quantiles":

@@ -148,12 +148,18 @@ def _binomial_share(size: int, fine: np.ndarray) -> np.ndarray:
     e the ``fine`` edges, from the regularised incomplete beta function (each difference
     from the smaller tail)."""
     r = np.arange(size + 1, dtype=np.float64)[:, None]
-    x = fine[None, :]
-    lower = special.betainc(r + 1, size - r + 1, x)
-    upper = special.betaincc(r + 1, size - r + 1, x)
+    a, b = np.broadcast_arrays(r + 1, size - r + 1 + 0 * fine[None, :])
+    x = np.broadcast_to(fine[None, :], a.shape)
+    lower = special.betainc(a, b, x)
+    use_upper = lower[:, 1:] > 0.5
+    # the upper tail only where it is used: both edges of the cells where lower > 0.5
+    need = np.zeros(lower.shape, dtype=bool)
+    need[:, 1:] |= use_upper
+    need[:, :-1] |= use_upper
+    upper = np.zeros_like(lower)
+    upper[need] = special.betaincc(a[need], b[need], x[need])
     from_lower = np.diff(lower, axis=1)
     from_upper = -np.diff(upper, axis=1)
-    use_upper = lower[:, 1:] > 0.5
     share = np.where(use_upper, from_upper, from_lower) / np.diff(fine)[None, :] / (size + 1)
     share = np.clip(share, 0.0, None)
     return share / share.sum(axis=0, keepdims=True)
@@ -167,7 +173,15 @@ def observed_cells(forecast_levels: ArrayLike, hist: PITHistogram,
     histogram, whose grid must then contain the levels. The model's fine grid
     is the histogram's, or 1000 cells for a finer histogram (a histogram of
     10,100 cells holds the levels k/101 of 100 draws and k/100; the model
-    needs no more than 1000 cells to describe the latent PIT).
+    needs no more than 1000 cells to describe the latent PIT). The ranks'
+    model (``draws``) always uses :func:`rank_grid_edges` of 1000 cells,
+    whatever grid counted the ranks, and takes any number of draws: its
+    rank probabilities at a forecast's exact latent PIT were within 1.2% of
+    the truth for S = 100 to 10^4 draws and predictive sd x 0.5, 0.7, 1.5
+    (at most 0.04 binomial standard errors at n = 10^5). Before, a histogram
+    of fewer cells (e.g. S + 1 for S draws) made the fine grid that coarse,
+    1.3% to 5% off at S = 100, and S >= 1000 was refused. Building the
+    binomial shares takes about 4 s for S = 1000 and grows linearly in S.
 
     Raises
     ------
@@ -186,8 +200,9 @@ def observed_cells(forecast_levels: ArrayLike, hist: PITHistogram,
         tau = check_levels(forecast_levels)
     except ValueError as exc:
         raise ValueError(f"forecast_levels: {exc}") from None
-    g = min(hist.n_cells, DEFAULT_CELLS)
-    if tau.size + 1 > g:
+    # the ranks' fine grid describes the latent PIT, whatever grid counted the ranks
+    g = min(hist.n_cells, DEFAULT_CELLS) if draws is None else DEFAULT_CELLS
+    if draws is None and tau.size + 1 > g:
         raise ValueError(
             f"forecast_levels cut [0, 1] into {tau.size + 1} cells, more than the {g} cells of the PIT "
             f"grid; pass n_cells >= {tau.size + 1} (PIT values) or a finer PITHistogram"

@@ -73,8 +73,28 @@ def test_prior_predictive_counts():
     assert set(out) == {"shift", "log_spread", "lam", "w", "counts"}
 
 
-def _nuts_against_fast_path(n, g, num_chains, num_warmup, num_samples, seed):
+def _compare_with_fast_path(run, curve_of, theta, curve, num_chains, num_samples):
+    """NUTS draws of ``run`` against the fast path's (``theta``, ``curve``): the curve of each
+    NUTS draw from ``curve_of(th, lam)`` (th = shift, log_spread, w), compared on shift,
+    log_spread, the curve at LEVELS and the cal score by ``compare_draws``."""
     from bece.validation.agreement import compare_draws
+
+    smp = {k: np.asarray(v, dtype=np.float64) for k, v in run.get_samples(group_by_chain=True).items()}
+    flat = {k: v.reshape((num_chains * num_samples,) + v.shape[2:]) for k, v in smp.items()}
+    th = np.concatenate([flat["shift"][:, None], flat["log_spread"][:, None], flat["w"]], axis=1)
+    nuts_curve = curve_of(th, flat["lam"])
+    shape = (num_chains, num_samples)
+    chains = {"shift": smp["shift"], "log_spread": smp["log_spread"],
+              "curve": nuts_curve.reshape(shape + (-1,)),
+              "cal": ((LEVELS - nuts_curve) ** 2).sum(axis=1).reshape(shape)}
+    refs = {"shift": theta[:, 0], "log_spread": theta[:, 1], "curve": curve,
+            "cal": ((LEVELS - curve) ** 2).sum(axis=1)}
+    _, rhat, ess_bulk, ess_tail, max_z, threshold, converged = compare_draws(
+        chains, refs, num_chains, num_samples, 1e-3)
+    return converged, max_z, threshold, rhat, ess_bulk, ess_tail
+
+
+def _nuts_against_fast_path(n, g, num_chains, num_warmup, num_samples, seed):
     from bece.validation.nuts import run_nuts
 
     y = np.random.default_rng(seed).normal(size=n)
@@ -84,20 +104,10 @@ def _nuts_against_fast_path(n, g, num_chains, num_warmup, num_samples, seed):
     run = run_nuts(pit_model, pit_grid(g).z[1:-1], tilt_basis(g), num_chains=num_chains,
                    num_warmup=num_warmup, num_samples=num_samples, seed=seed, progress_bar=False,
                    target_accept_prob=0.9, n=hist.n, counts=hist.counts)
-    smp = {k: np.asarray(v, dtype=np.float64) for k, v in run.get_samples(group_by_chain=True).items()}
-    flat = {k: v.reshape((num_chains * num_samples,) + v.shape[2:]) for k, v in smp.items()}
-    th = np.concatenate([flat["shift"][:, None], flat["log_spread"][:, None], flat["w"]], axis=1)
     from bece.regression.smooth import curve_draws
 
-    nuts_curve = curve_draws(th, flat["lam"], LEVELS, g)
-    shape = (num_chains, num_samples)
-    chains = {"shift": smp["shift"], "log_spread": smp["log_spread"],
-              "curve": nuts_curve.reshape(shape + (-1,)),
-              "cal": ((LEVELS - nuts_curve) ** 2).sum(axis=1).reshape(shape)}
-    refs = {"shift": theta[:, 0], "log_spread": theta[:, 1], "curve": curve,
-            "cal": ((LEVELS - curve) ** 2).sum(axis=1)}
-    _, rhat, ess_bulk, ess_tail, max_z, threshold, converged = compare_draws(
-        chains, refs, num_chains, num_samples, 1e-3)
+    converged, max_z, threshold, rhat, ess_bulk, _ = _compare_with_fast_path(
+        run, lambda th, lam: curve_draws(th, lam, LEVELS, g), theta, curve, num_chains, num_samples)
     return converged, max_z, threshold, post.pareto_k, rhat, ess_bulk
 
 
@@ -124,7 +134,6 @@ def _grouped_nuts_against_fast_path(kind, n, g, num_chains, num_warmup, num_samp
     0.1..0.9) or "ranks" (S = 9 draws of a sample forecast, the ranks' model and its grid)."""
     from bece.regression.cells import cell_curve, observed_cells
     from bece.regression.smooth import log_cell_probs, model_grid
-    from bece.validation.agreement import compare_draws
     from bece.validation.nuts import run_nuts
 
     rng = np.random.default_rng(seed)
@@ -146,18 +155,9 @@ def _grouped_nuts_against_fast_path(kind, n, g, num_chains, num_warmup, num_samp
     run = run_nuts(pit_model, grid.z[1:-1], grid.basis, num_chains=num_chains, num_warmup=num_warmup,
                    num_samples=num_samples, seed=seed, progress_bar=False, target_accept_prob=0.9,
                    n=hist.n, counts=cells.counts, share=cells.share)
-    smp = {k: np.asarray(v, dtype=np.float64) for k, v in run.get_samples(group_by_chain=True).items()}
-    flat = {k: v.reshape((num_chains * num_samples,) + v.shape[2:]) for k, v in smp.items()}
-    th = np.concatenate([flat["shift"][:, None], flat["log_spread"][:, None], flat["w"]], axis=1)
-    nuts_curve = cell_curve(np.exp(log_cell_probs(th, flat["lam"], grid)), cells, LEVELS)
-    shape = (num_chains, num_samples)
-    chains = {"shift": smp["shift"], "log_spread": smp["log_spread"],
-              "curve": nuts_curve.reshape(shape + (-1,)),
-              "cal": ((LEVELS - nuts_curve) ** 2).sum(axis=1).reshape(shape)}
-    refs = {"shift": theta[:, 0], "log_spread": theta[:, 1], "curve": curve,
-            "cal": ((LEVELS - curve) ** 2).sum(axis=1)}
-    _, rhat, ess_bulk, ess_tail, max_z, threshold, converged = compare_draws(
-        chains, refs, num_chains, num_samples, 1e-3)
+    converged, max_z, threshold, rhat, ess_bulk, ess_tail = _compare_with_fast_path(
+        run, lambda th, lam: cell_curve(np.exp(log_cell_probs(th, lam, grid)), cells, LEVELS),
+        theta, curve, num_chains, num_samples)
     return converged, max_z, threshold, post.pareto_k, rhat, (ess_bulk, ess_tail)
 
 
