@@ -143,7 +143,7 @@ def test_marginals_match_each_models_own_posterior():
     mixture). Tolerance: 5 Monte Carlo SEs of the mean (S = 2000 each, the
     ECE's sd over sqrt(S/2)) plus 5% of the sd for the Laplace/PSIS gap."""
     y, pa, pb = _pair(400, 7)
-    c = smooth_compare(y, pa, pb, num_samples=2000, seed=2)
+    c = smooth_compare(y, pa, pb, num_samples=2000, seed=2, prior_odds=0)
     for res, p in ((c.a, pa), (c.b, pb)):
         one = bece.smooth.smooth_ece(y, p, num_samples=2000, seed=3, prior_odds=0)
         assert abs(res.mean - one.mean) < 5 * one.std / np.sqrt(1000) + 0.05 * one.std
