@@ -88,12 +88,13 @@ def compare(
                                "row_sum_tol": row_sum_tol}
     if model == "smooth":
         binned_options_unused("bece.smooth.paired.smooth_compare", alpha=alpha, sigma=sigma, tau=tau)
+        from ..smooth.average import DEFAULT_PRIOR_ODDS
         from ..smooth.paired import smooth_compare
 
-        odds = {} if prior_odds is None else {"prior_odds": prior_odds}
         return smooth_compare(y_true, y_prob_a, y_prob_b, y_pred_a=y_pred_a, y_pred_b=y_pred_b,
                               n_bins=n_bins, binning=binning, num_samples=num_samples, seed=seed,
-                              **options, **odds)
+                              prior_odds=DEFAULT_PRIOR_ODDS if prior_odds is None else prior_odds,
+                              **options)
     smooth_options_unused(model, prior_odds=prior_odds)
     from ..binned.compare import compare as binned_compare
 
@@ -180,13 +181,13 @@ def posterior_compare(
     if model == "smooth":
         binned_options_unused("bece.smooth.paired_stats.smooth_compare_from_stats",
                               alpha=alpha, sigma=sigma, tau=tau)
+        from ..smooth.average import DEFAULT_PRIOR_ODDS
         from ..smooth.paired_stats import smooth_compare_from_stats
 
-        odds = {} if prior_odds is None else {"prior_odds": prior_odds}
-        return smooth_compare_from_stats(stats, n_bins=n_bins,
-                                         binning="uniform" if binning is None else binning,
-                                         binning_b=binning_b, num_samples=num_samples, seed=seed,
-                                         **odds)
+        return smooth_compare_from_stats(
+            stats, n_bins=n_bins, binning="uniform" if binning is None else binning,
+            binning_b=binning_b, num_samples=num_samples, seed=seed,
+            prior_odds=DEFAULT_PRIOR_ODDS if prior_odds is None else prior_odds)
     smooth_options_unused(model, prior_odds=prior_odds)
     given = [k for k, v in (("n_bins", n_bins), ("binning", binning), ("binning_b", binning_b))
              if v is not None]

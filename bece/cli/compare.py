@@ -108,16 +108,83 @@ def format_compare(
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    """``bece compare A B``; returns the exit code."""
-    from pathlib import Path
+    """``bece compare A B``; returns the exit code.
 
-    from ..api import compare
-    from ..io.files import read_predictions
-    from ..stats.inputs import as_outcomes, located
+    CSV and Parquet files are read side by side in chunks into joint
+    statistics (:mod:`bece.io.paired`) and compared from them
+    (:func:`bece.posterior_compare`); files of at most
+    :data:`bece.smooth.atoms.EXACT_MAX_N` rows, and NPZ files, are read
+    whole and compared from the arrays (:func:`bece.compare`: the smooth
+    model's exact atoms), as ``bece report`` does.
+    """
+    from pathlib import Path
 
     if args.plot is not None:
         check_plot_path(args.plot)
     columns, options = input_options(args)
+    progress = not args.json and sys.stderr.isatty()
+    found = None
+    if all(_streamable(Path(f)) for f in (args.file_a, args.file_b)):
+        found = _streamed(args, columns, options, progress)
+    if found is None:
+        found = _whole(args, columns, options, progress)
+    comparison, kind, n_classes = found
+    sources = (str(args.file_a), str(args.file_b))
+    if args.json:
+        print(to_json(compare_dict(comparison, sources, seed=args.seed)))
+    else:
+        print(format_compare(comparison, sources, kind, args.binning, n_classes=n_classes))
+    if args.plot is not None:
+        from ..plots.posterior import plot_comparison
+
+        names = (Path(args.file_a).stem, Path(args.file_b).stem)
+        labels = [f"A ({names[0]})", f"B ({names[1]})"]
+        fig = figure((15, 5.6))
+        plot_comparison(comparison, labels=labels, fig=fig)
+        save(fig, args.plot, args.json)
+    return 0
+
+
+def _streamable(path: Any) -> bool:
+    return path.exists() and (path.is_dir() or path.suffix.lower() in (".csv", ".parquet", ".pq"))
+
+
+def _streamed(args: argparse.Namespace, columns: dict[str, Any], options: dict[str, Any],
+              progress: bool) -> tuple[Any, str, int | None] | None:
+    """Joint statistics of the two files read in chunks and the posterior from
+    them; None when the files hold at most EXACT_MAX_N rows (read whole then)."""
+    from ..api import posterior_compare
+    from ..io.files import read_statistics
+    from ..io.paired import paired_file_statistics
+    from ..smooth.atoms import EXACT_MAX_N, fine_binning
+    from ..stats.binning import Binning, make_binning
+
+    files = (args.file_a, args.file_b)
+    if args.binning == "quantile":  # each model's edges: a first pass over its file
+        ece = [Binning(read_statistics(f, n_bins=args.n_bins, binning="quantile", **options,
+                                       **columns).stats.edges, "edges") for f in files]
+    else:
+        ece = [make_binning(None, args.n_bins, args.binning)] * 2
+    smooth = args.model == "smooth"
+    bins = [fine_binning(binning=e) for e in ece] if smooth else ece
+    fs = paired_file_statistics(files[0], files[1], binning_a=bins[0], binning_b=bins[1], **options,
+                                **columns)
+    if fs.stats.n <= EXACT_MAX_N:
+        return None
+    extra: dict[str, Any] = ({"binning": ece[0], "binning_b": ece[1]} if smooth
+                             else {"progress": progress})
+    comparison = posterior_compare(fs.stats, model=args.model, num_samples=args.samples,
+                                   seed=args.seed, **extra)
+    return comparison, fs.kind, fs.n_classes
+
+
+def _whole(args: argparse.Namespace, columns: dict[str, Any], options: dict[str, Any],
+           progress: bool) -> tuple[Any, str, int | None]:
+    """Both files read whole, checked, and compared from the arrays."""
+    from ..api import compare
+    from ..io.files import read_predictions
+    from ..stats.inputs import as_outcomes, located
+
     a, b = read_predictions(args.file_a, **columns), read_predictions(args.file_b, **columns)
     for pred in (a, b):
         try:  # each file's own errors, named with the file and row as in report
@@ -153,21 +220,8 @@ def run_compare(args: argparse.Namespace) -> int:
         binning=args.binning,
         num_samples=args.samples,
         seed=args.seed,
-        progress=not args.json and sys.stderr.isatty(),
+        progress=progress,
         model=args.model,
         **options,
     )
-    sources = (str(args.file_a), str(args.file_b))
-    if args.json:
-        print(to_json(compare_dict(comparison, sources, seed=args.seed)))
-    else:
-        print(format_compare(comparison, sources, a.kind, args.binning, n_classes=a.n_classes))
-    if args.plot is not None:
-        from ..plots.posterior import plot_comparison
-
-        names = (Path(args.file_a).stem, Path(args.file_b).stem)
-        labels = [f"A ({names[0]})", f"B ({names[1]})"]
-        fig = figure((15, 5.6))
-        plot_comparison(comparison, labels=labels, fig=fig)
-        save(fig, args.plot, args.json)
-    return 0
+    return comparison, a.kind, a.n_classes
