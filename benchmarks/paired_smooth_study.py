@@ -154,8 +154,8 @@ def simulate(problem: Problem, n: int, rng: np.random.Generator) -> tuple[np.nda
             pa == pb)
 
 
-def one_rep(args: tuple[str, int, int, int, float, bool]) -> tuple[float, ...]:
-    name, n, rep, draws, odds, lean = args
+def one_rep(args: tuple[str, int, int, int, float, bool, tuple[float, ...]]) -> tuple[float, ...]:
+    name, n, rep, draws, odds, lean, more = args
     problem = PROBLEMS[name]
     rng = np.random.default_rng([n, rep, sum(map(ord, name))])
     za, pa, zb, pb, same = simulate(problem, n, rng)
@@ -179,10 +179,16 @@ def one_rep(args: tuple[str, int, int, int, float, bool]) -> tuple[float, ...]:
                 ia, ib = calibrated_picks(pi_a, pi_b, draws, rng, coupling)
                 avg = np.where(ia, 0.0, d["ece_a"]) - np.where(ib, 0.0, d["ece_b"])
                 out += list(np.quantile(avg, [0.05, 0.95]))
+            extra = [pi_a, pi_b]
+            for o in more:  # other prior odds, shared coupling
+                ia, ib = calibrated_picks(prob_calibrated(a.post.log_bayes_factor, o),
+                                          prob_calibrated(b.post.log_bayes_factor, o), draws, rng)
+                avg = np.where(ia, 0.0, d["ece_a"]) - np.where(ib, 0.0, d["ece_b"])
+                extra += list(np.quantile(avg, [0.05, 0.95]))
     plug = _ece(za - pa, pa, np.ones(n)) - _ece(zb - pb, pb, np.ones(n))
     # the binned paired compare on the same data (correct/confidence pairs as binary input)
     if lean:
-        return (*out, plug, np.nan, np.nan)
+        return (*out, plug, np.nan, np.nan, *extra)
     if problem.kind == "binary":
         c = compare(za, pa, pb, n_bins=N_BINS, num_samples=draws, seed=rng)
     else:  # labels with [y_pred_a == y] = z_a, [y_pred_b == y] = z_b
@@ -190,7 +196,7 @@ def one_rep(args: tuple[str, int, int, int, float, bool]) -> tuple[float, ...]:
         c = compare(y, pa, pb, y_pred_a=np.zeros(n, int), y_pred_b=np.where(same, 0, 1),
                     n_bins=N_BINS, num_samples=draws, seed=rng)
     blo, bhi = c.interval(0.9)
-    return (*out, plug, blo, bhi)
+    return (*out, plug, blo, bhi, *extra)
 
 
 def _write_table(args: argparse.Namespace, argv: list[str] | None, cols: list[str],
@@ -201,7 +207,9 @@ def _write_table(args: argparse.Namespace, argv: list[str] | None, cols: list[st
         f"{args.reps} replications per row, {args.draws} joint draws; coverage of the true "
         f"difference ECE_A - ECE_B by the 90% equal-tailed interval (Monte Carlo SE "
         f"{np.sqrt(0.09 / args.reps):.3f} at 0.9); 'avg' columns: each model averaged with "
-        f"exact calibration at prior odds {args.odds:g} (shared or independent indicators); "
+        f"exact calibration at prior odds {args.odds:g} (shared or independent indicators), "
+        f"'O=': at other prior odds (shared); 'mean pi': mean posterior probability of exact "
+        f"calibration at {args.odds:g}; "
         "'0 in': fraction of intervals containing 0; 'ratio': median width paired / "
         "independent posteriors."), __file__, argv)
 
@@ -217,6 +225,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="skip the independent posteriors and the binned compare (their columns: nan)")
     ap.add_argument("--odds", type=float, default=DEFAULT_PRIOR_ODDS,
                     help="prior odds of exact calibration for the averaged columns")
+    ap.add_argument("--more-odds", default="0.1,0.5",
+                    help="other prior odds, shared coupling (comma-separated; '' for none)")
     doc_tables.add_markdown_option(ap, __file__)
     args = ap.parse_args(argv)
     ns = [int(v) for v in args.ns.split(",")]
@@ -227,7 +237,10 @@ def main(argv: list[str] | None = None) -> None:
     cols = ["problem", "n", "true diff", "cov paired", "0 in paired", "cov avg shared",
             "0 in avg shared", "w avg shared", "cov avg indep", "0 in avg indep", "w avg indep",
             "cov indep", "width", "ratio", "bias post", "bias plug", "bias A", "bias B",
-            "cov binned", "w binned", "s/rep"]
+            "cov binned", "w binned", "s/rep", "mean pi A", "mean pi B"]
+    more = tuple(float(v) for v in args.more_odds.split(",") if v)
+    for o in more:
+        cols += [f"cov O={o:g}", f"0 in O={o:g}", f"w O={o:g}"]
     print(" | ".join(cols), flush=True)
     rows: list[list[str]] = []
     mapper: Callable[..., object]
@@ -239,10 +252,11 @@ def main(argv: list[str] | None = None) -> None:
             true = true_a - true_b
             for n in ns:
                 t0 = time.perf_counter()
-                jobs = [(name, n, r, args.draws, args.odds, args.lean) for r in range(args.reps)]
+                jobs = [(name, n, r, args.draws, args.odds, args.lean, more) for r in range(args.reps)]
                 res = np.array(list(mapper(one_rep, jobs)))
                 sec = (time.perf_counter() - t0) / args.reps
-                lo, hi, mean, ea, eb, slo, shi, dlo, dhi, ilo, ihi, _, plug, blo, bhi = res.T
+                lo, hi, mean, ea, eb, slo, shi, dlo, dhi, ilo, ihi, _, plug, blo, bhi = res.T[:15]
+                pis, others = res.T[15:17], res.T[17:]
 
                 def cover(a: np.ndarray, b: np.ndarray, x: float) -> str:
                     if np.isnan(a).all():  # --lean: not computed
@@ -256,7 +270,10 @@ def main(argv: list[str] | None = None) -> None:
                        f"{np.median((hi - lo) / (ihi - ilo)):.2f}", f"{np.mean(mean) - true:+.4f}",
                        f"{np.mean(plug) - true:+.4f}", f"{np.mean(ea) - true_a:+.4f}",
                        f"{np.mean(eb) - true_b:+.4f}", cover(blo, bhi, true),
-                       f"{np.mean(bhi - blo):.4f}", f"{sec:.2f}"]
+                       f"{np.mean(bhi - blo):.4f}", f"{sec:.2f}", f"{pis[0].mean():.3f}",
+                       f"{pis[1].mean():.3f}"]
+                for olo, ohi in zip(others[::2], others[1::2]):
+                    row += [cover(olo, ohi, true), cover(olo, ohi, 0.0), f"{np.mean(ohi - olo):.4f}"]
                 rows.append(row)
                 print(" | ".join(row), flush=True)
                 _write_table(args, argv, cols, rows)  # after every row: a cut run keeps its rows

@@ -32,11 +32,14 @@ def test_compare_smooth_json_and_text_match_the_library(tmp_path, capsys):
     assert d["model"] == "smooth" and d["n"] == 300 and d["n_bins"] == 10
     assert d["diff"]["mean"] == lib.mean and d["prob_a_better"] == lib.prob_a_better
     assert d["a"]["ece"]["mean"] == lib.a.mean
+    # each model averaged with exact calibration, as bece.compare's default
+    assert d["a"]["prob_calibrated"] == lib.a.prob_calibrated and d["b"]["prior_odds"] == 0.02
     code = main(["compare", str(a), str(b), "--model", "smooth", "--n-bins", "10", "--samples",
                  "300", "--seed", "4"])
     out, err = capsys.readouterr()
     assert code == 0 and err == ""
     assert "smooth calibration curves (Laplace), paired" in out
+    assert f"each averaged with ECE 0 by P(calibrated): A {lib.a.prob_calibrated:.3f}" in out
     assert f"{lib.mean:+.4f}" in out
 
 

@@ -45,16 +45,22 @@ def compare_dict(comparison: Any, sources: Sequence[str], prob: float = PROB,
     ``{"model", "input_kind", "seed", "bece_version", "n", "n_bins", "a":
     {"source", "plugin_ece", "ece": {...}}, "b": {...}, "diff": {"mean",
     "std", "prob", "interval"}, "prob_a_better"}`` where ``ece`` is as in
-    :func:`~bece.cli.report_dict` and ``diff`` describes ECE_A - ECE_B.
+    :func:`~bece.cli.report_dict` and ``diff`` describes ECE_A - ECE_B; the
+    smooth model adds each model's ``prob_calibrated`` and ``prior_odds``.
     """
 
     def one(result: Any, source: str) -> dict[str, Any]:
         lo, hi = result.interval(prob)
-        return {
+        out = {
             "source": source,
             "plugin_ece": result.plugin,
             "ece": {"mean": result.mean, "std": result.std, "prob": prob, "interval": [lo, hi]},
         }
+        if getattr(result, "model", "binned") == "smooth" and result.prob_calibrated is not None:
+            # the smooth model averaged with exact calibration (bece.smooth.paired_average)
+            out["prob_calibrated"] = result.prob_calibrated
+            out["prior_odds"] = result.prior_odds
+        return out
 
     lo, hi = comparison.interval(prob)
     return {
@@ -104,6 +110,10 @@ def format_compare(
         f"  P(ECE_A < ECE_B) = {d['prob_a_better']:.3f}   ({comparison.num_samples:,} joint draws)",
         *(PAIRING_SMOOTH if getattr(comparison.a, "model", "binned") == "smooth" else PAIRING_BINNED),
     ]
+    if "prob_calibrated" in d["a"] and d["a"]["prior_odds"]:
+        lines.append(f"                each averaged with ECE 0 by P(calibrated): A "
+                     f"{d['a']['prob_calibrated']:.3f}, B {d['b']['prob_calibrated']:.3f} "
+                     f"(prior odds {d['a']['prior_odds']:g})")
     return "\n".join(lines)
 
 
