@@ -109,3 +109,19 @@ def test_compare_large_files_that_differ_exit_2(tmp_path, capsys):
     code = main(["compare", str(a), str(c), "--model", "binned"])
     err = capsys.readouterr().err
     assert code == 2 and f"{a} has 2600 rows but {c} has 2400" in err
+
+
+def test_compare_streams_large_files_with_quantile_bins(tmp_path, capsys):
+    """--binning quantile: each file's edges from a first pass, as the library
+    places them on the whole column; then the joint statistics."""
+    y, pa, pb, a, b = _large(tmp_path)
+    for model in ("binned", "smooth"):
+        code = main(["compare", str(a), str(b), "--model", model, "--binning", "quantile",
+                     "--n-bins", "8", "--samples", "200", "--seed", "2", "--json"])
+        out, err = capsys.readouterr()
+        assert code == 0 and err == ""
+        d = json.loads(out)
+        lib = bece.compare(y, pa, pb, n_bins=8, binning="quantile", num_samples=200, seed=2,
+                           model=model)
+        assert d["diff"]["interval"] == pytest.approx(list(lib.interval(0.9)), rel=1e-8, abs=1e-12)
+        assert d["b"]["plugin_ece"] == pytest.approx(lib.b.plugin, rel=1e-12)
