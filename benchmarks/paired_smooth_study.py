@@ -50,7 +50,7 @@ from bece.binned.compare import compare
 from bece.smooth.atoms import check_grid
 from bece.smooth.average import DEFAULT_PRIOR_ODDS, prob_calibrated
 from bece.smooth.paired import PairedSide, paired_draws
-from bece.smooth.paired_average import calibrated_picks
+from bece.smooth.paired_average import DEFAULT_COUPLING, calibrated_picks
 from bece.stats.binning import make_binning
 
 try:
@@ -180,7 +180,7 @@ def one_rep(args: tuple[str, int, int, int, float, bool, tuple[float, ...]]) -> 
                 avg = np.where(ia, 0.0, d["ece_a"]) - np.where(ib, 0.0, d["ece_b"])
                 out += list(np.quantile(avg, [0.05, 0.95]))
             extra = [pi_a, pi_b]
-            for o in more:  # other prior odds, shared coupling
+            for o in more:  # other prior odds, the default coupling
                 ia, ib = calibrated_picks(prob_calibrated(a.post.log_bayes_factor, o),
                                           prob_calibrated(b.post.log_bayes_factor, o), draws, rng)
                 avg = np.where(ia, 0.0, d["ece_a"]) - np.where(ib, 0.0, d["ece_b"])
@@ -208,7 +208,8 @@ def _write_table(args: argparse.Namespace, argv: list[str] | None, cols: list[st
         f"difference ECE_A - ECE_B by the 90% equal-tailed interval (Monte Carlo SE "
         f"{np.sqrt(0.09 / args.reps):.3f} at 0.9); 'avg' columns: each model averaged with "
         f"exact calibration at prior odds {args.odds:g} (shared or independent indicators), "
-        f"'O=': at other prior odds (shared); 'mean pi': mean posterior probability of exact "
+        f"'O=': at other prior odds ({DEFAULT_COUPLING} indicators); 'mean pi': mean posterior "
+        f"probability of exact "
         f"calibration at {args.odds:g}; "
         "'0 in': fraction of intervals containing 0; 'ratio': median width paired / "
         "independent posteriors."), __file__, argv)
@@ -226,7 +227,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--odds", type=float, default=DEFAULT_PRIOR_ODDS,
                     help="prior odds of exact calibration for the averaged columns")
     ap.add_argument("--more-odds", default="0.1,0.5",
-                    help="other prior odds, shared coupling (comma-separated; '' for none)")
+                    help="other prior odds, the default coupling (comma-separated; '' for none)")
     doc_tables.add_markdown_option(ap, __file__)
     args = ap.parse_args(argv)
     ns = [int(v) for v in args.ns.split(",")]

@@ -114,7 +114,7 @@ def test_averaged_draws_are_the_smooth_draws_or_exact_calibration():
     y, pa, _ = _binary(400, 7, ka=1.0)  # A calibrated by construction
     pb = special.expit(1.1 * special.logit(pa))
     plain = smooth_compare(y, pa, pb, num_samples=3000, seed=8, prior_odds=0)
-    avg = smooth_compare(y, pa, pb, num_samples=3000, seed=8, prior_odds=0.5)
+    avg = smooth_compare(y, pa, pb, num_samples=3000, seed=8, prior_odds=0.5, coupling="shared")
     assert plain.a.prob_calibrated == 0.0 and np.all(plain.a.draws > 0)
     picks = {}
     for tag in ("a", "b"):
@@ -132,10 +132,20 @@ def test_averaged_draws_are_the_smooth_draws_or_exact_calibration():
     assert 0.05 < avg.a.prob_calibrated  # the data here cannot rule calibration out
 
 
-def test_identical_predictions_give_zero_where_either_is_calibrated():
+def test_identical_predictions_under_each_coupling():
+    """Shared indicators: the difference is 0 wherever either draw is exact
+    calibration. Independent: one but not the other with probability
+    2 pi (1 - pi) (within 5 binomial SEs, S = 1000)."""
     y, pa, _ = _binary(300, 9, ka=1.0)
-    c = smooth_compare(y, pa, pa.copy(), num_samples=1000, seed=1)
+    c = smooth_compare(y, pa, pa.copy(), num_samples=1000, seed=1, coupling="shared")
     assert c.a.prob_calibrated == c.b.prob_calibrated > 0
     zero = (c.a.draws == 0) | (c.b.draws == 0)
     assert zero.any() and np.all(c.diff_draws[zero] == 0)
     assert c.interval(0.9)[0] <= 0 <= c.interval(0.9)[1]
+    # independent indicators: one model's draw can be exact calibration while the
+    # other's is not (P = 2 pi (1 - pi)), so the difference is not 0 there
+    d = smooth_compare(y, pa, pa.copy(), num_samples=1000, seed=1, coupling="independent")
+    one = (d.a.draws == 0) != (d.b.draws == 0)
+    pi = d.a.prob_calibrated
+    assert abs(one.mean() - 2 * pi * (1 - pi)) < 5 * np.sqrt(0.25 / 1000)
+    assert np.all(d.diff_draws[one] != 0)
