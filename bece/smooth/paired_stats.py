@@ -104,13 +104,13 @@ def smooth_compare_from_stats(
     >>> from bece.smooth.paired import smooth_compare
     >>> from bece.smooth.paired_stats import smooth_compare_from_stats
     >>> rng = np.random.default_rng(0)
-    >>> t = rng.uniform(size=6000)
-    >>> y = (rng.uniform(size=6000) < t).astype(int)
+    >>> t = rng.uniform(size=3000)
+    >>> y = (rng.uniform(size=3000) < t).astype(int)
     >>> fine = fine_binning(10)
-    >>> parts = [PairedStats.from_arrays(y[i:i + 2000], t[i:i + 2000], t[i:i + 2000] ** 0.7,
-    ...                                  binning=fine) for i in range(0, 6000, 2000)]
-    >>> c = smooth_compare_from_stats(sum(parts), n_bins=10, num_samples=1000, seed=1)
-    >>> d = smooth_compare(y, t, t**0.7, n_bins=10, num_samples=1000, seed=1)
+    >>> parts = [PairedStats.from_arrays(y[i:i + 1000], t[i:i + 1000], t[i:i + 1000] ** 0.7,
+    ...                                  binning=fine) for i in range(0, 3000, 1000)]
+    >>> c = smooth_compare_from_stats(sum(parts), n_bins=10, num_samples=500, seed=1)
+    >>> d = smooth_compare(y, t, t**0.7, n_bins=10, num_samples=500, seed=1)
     >>> bool(np.allclose(c.diff_draws, d.diff_draws, rtol=1e-9, atol=1e-12))
     True
     """
