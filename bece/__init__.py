@@ -11,6 +11,7 @@ from .api import (
                   bayesian_ece,
                   bayesian_top_label_ece,
                   compare,
+                  posterior_compare,
                   posterior_ece,
                   posterior_top_label_ece,
                   recalibrate,
@@ -24,6 +25,7 @@ from .results.recalibration import Recalibration
 from .smooth.calibration_test import CalibrationTest, calibration_test
 from .stats.binning import Binning
 from .stats.calibration_stats import CalibrationStats
+from .stats.paired_stats import PairedStats
 from .validation.agreement import CrossCheck
 from .validation.crosscheck import cross_check
 
@@ -37,6 +39,7 @@ __all__ = [
     "CalibrationTest",
     "Comparison",
     "CrossCheck",
+    "PairedStats",
     "Recalibration",
     "SmoothBayesianECE",
     "bayesian_ece",
@@ -47,6 +50,7 @@ __all__ = [
     "cross_check",
     "expected_calibration_error",
     "maximum_calibration_error",
+    "posterior_compare",
     "posterior_ece",
     "posterior_top_label_ece",
     "recalibrate",

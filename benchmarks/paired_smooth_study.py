@@ -13,12 +13,21 @@ coverage of the paired 90% equal-tailed interval (Monte Carlo SE
 sqrt(0.09 / reps) = 0.021 at 200 replications), that of the independent one,
 the mean paired width and the median ratio paired / independent width, the
 bias of the posterior mean of the difference and of the plug-in difference.
+The averaged columns apply each model's posterior probability of exact
+calibration (prior odds ``--odds``, default that of ``bece.bayesian_ece``) to
+the same paired draws (:mod:`bece.smooth.paired_average`): "avg shared" draws
+both models' indicators from one uniform, "avg indep" from two; "0 in" is the
+fraction of replications whose 90% interval contains 0 (the honest answer
+where the true difference is 0).
 
 Problems. Binary: s ~ Beta(2, 2) is the true P(y = 1); A and B predict
 expit(k logit s + c). Top-label (K = 10): true logits l ~ N(0, 2^2 I),
 y ~ softmax(l); A predicts softmax(l / T_A), B softmax((l + xi) / T_B) with
 xi ~ N(0, s_xi^2 I) its own noise (s_xi > 0: the two models sometimes
-predict different labels). Truth: binary by quadrature over s (200,000
+predict different labels). Calibrated rows: A = s itself (k = 1, c = 0:
+ECE_A = 0); "both-calibrated" has B predict E[s | s in its tenth of [0, 1]]
+(10 levels, each exactly calibrated: ECE_B = 0, true difference 0); top-label
+T = 1 without noise is calibrated. Truth: binary by quadrature over s (200,000
 mid-points), top-label by Monte Carlo over 2 * 10^6 examples (standard error
 of the truth below 2e-4).
 
@@ -39,8 +48,15 @@ from scipy import special, stats
 
 from bece.binned.compare import compare
 from bece.smooth.atoms import check_grid
+from bece.smooth.average import DEFAULT_PRIOR_ODDS, prob_calibrated
 from bece.smooth.paired import PairedSide, paired_draws
+from bece.smooth.paired_average import DEFAULT_COUPLING, calibrated_picks
 from bece.stats.binning import make_binning
+
+try:
+    import doc_tables
+except ImportError:  # imported as benchmarks.paired_smooth_study
+    from benchmarks import doc_tables
 
 N_BINS = 15
 K = 10
@@ -52,6 +68,7 @@ class Problem:
     kind: str  # "binary" or "top-label"
     a: tuple[float, float]  # binary: (k, c); top-label: (T, s_xi)
     b: tuple[float, float]
+    b_levels: int = 0  # > 0: B predicts E[s | level] on this many equal-width levels of s
 
 
 PROBLEMS = {
@@ -61,6 +78,9 @@ PROBLEMS = {
         Problem("under-vs-over", "binary", (0.7, 0.0), (1.5, 0.0)),
         Problem("tl-similar-temps", "top-label", (0.7, 0.0), (0.8, 0.0)),
         Problem("tl-own-noise", "top-label", (0.7, 0.0), (1.0, 1.0)),
+        Problem("both-calibrated", "binary", (1.0, 0.0), (1.0, 0.0), b_levels=10),
+        Problem("calibrated-vs-temp", "binary", (1.0, 0.0), (1.25, 0.0)),
+        Problem("tl-calibrated-vs-temp", "top-label", (1.0, 0.0), (0.8, 0.0)),
     ]
 }
 
@@ -70,7 +90,12 @@ def _ece(gap: np.ndarray, p: np.ndarray, w: np.ndarray) -> float:
     return float(np.abs(np.bincount(b, weights=w * gap, minlength=N_BINS)).sum() / w.sum())
 
 
-def _binary_predict(s: np.ndarray, kc: tuple[float, float]) -> np.ndarray:
+def _binary_predict(s: np.ndarray, kc: tuple[float, float], levels: int = 0) -> np.ndarray:
+    if levels:  # E[s | s in [j/L, (j+1)/L)] under Beta(2, 2): exactly calibrated
+        e = np.arange(levels + 1) / levels
+        mass, first = 3 * e**2 - 2 * e**3, 2 * e**3 - 1.5 * e**4
+        mean = np.diff(first) / np.diff(mass)
+        return mean[np.minimum((s * levels).astype(np.int64), levels - 1)]
     return special.expit(kc[0] * special.logit(s) + kc[1])
 
 
@@ -86,8 +111,14 @@ def truth(problem: Problem) -> tuple[float, float]:
     if problem.kind == "binary":
         s = (np.arange(200_000) + 0.5) / 200_000
         w = stats.beta.pdf(s, 2, 2)
-        e = [_ece(s - _binary_predict(s, m), _binary_predict(s, m), w) for m in (problem.a, problem.b)]
+        # calibrated by construction (A = s; B's levels at their conditional means):
+        # exactly 0, not the quadrature's rounding of it
+        e = [0.0 if lv or m == (1.0, 0.0) else
+             _ece(s - _binary_predict(s, m, lv), _binary_predict(s, m, lv), w)
+             for m, lv in ((problem.a, 0), (problem.b, problem.b_levels))]
         return e[0], e[1]
+    if problem.a == (1.0, 0.0) and problem.b == (1.0, 0.0):
+        return 0.0, 0.0
     rng = np.random.default_rng(12345)
     gaps = {"a": [], "b": []}
     for _ in range(8):
@@ -101,6 +132,8 @@ def truth(problem: Problem) -> tuple[float, float]:
             gaps[tag].append(np.bincount(b, weights=pi[np.arange(pred.size), pred] - conf,
                                          minlength=N_BINS))
     e = [float(np.abs(np.sum(gaps[t], axis=0)).sum() / 2e6) for t in ("a", "b")]
+    # softmax(l) itself (T = 1, no noise) is calibrated: exactly 0, not Monte Carlo noise
+    e = [0.0 if m == (1.0, 0.0) else v for m, v in zip((problem.a, problem.b), e)]
     return e[0], e[1]
 
 
@@ -109,7 +142,8 @@ def simulate(problem: Problem, n: int, rng: np.random.Generator) -> tuple[np.nda
     if problem.kind == "binary":
         s = rng.beta(2, 2, size=n)
         y = (rng.uniform(size=n) < s).astype(np.int64)
-        return y, _binary_predict(s, problem.a), y, _binary_predict(s, problem.b), np.ones(n, bool)
+        return (y, _binary_predict(s, problem.a), y, _binary_predict(s, problem.b, problem.b_levels),
+                np.ones(n, bool))
     lg = 2.0 * rng.standard_normal((n, K))
     pi = special.softmax(lg, axis=1)
     y = (rng.uniform(size=(n, 1)) > np.cumsum(pi, axis=1)).sum(axis=1)
@@ -120,8 +154,8 @@ def simulate(problem: Problem, n: int, rng: np.random.Generator) -> tuple[np.nda
             pa == pb)
 
 
-def one_rep(args: tuple[str, int, int, int]) -> tuple[float, ...]:
-    name, n, rep, draws = args
+def one_rep(args: tuple[str, int, int, int, float, bool, tuple[float, ...]]) -> tuple[float, ...]:
+    name, n, rep, draws, odds, lean, more = args
     problem = PROBLEMS[name]
     rng = np.random.default_rng([n, rep, sum(map(ord, name))])
     za, pa, zb, pb, same = simulate(problem, n, rng)
@@ -130,14 +164,31 @@ def one_rep(args: tuple[str, int, int, int]) -> tuple[float, ...]:
     b = PairedSide.fit(zb, pb, make_binning(pb, N_BINS, "uniform"), grid)
     out = []
     for coupled in (True, False):
+        if lean and not coupled:  # no independent posteriors: NaN columns
+            out += [np.nan] * 3
+            continue
         d = paired_draws(a, b, same, draws, rng, coupled=coupled)
         diff = d["ece_a"] - d["ece_b"]
         lo, hi = np.quantile(diff, [0.05, 0.95])
         out += [lo, hi, diff.mean()]
         if coupled:
             out += [d["ece_a"].mean(), d["ece_b"].mean()]
+            pi_a = prob_calibrated(a.post.log_bayes_factor, odds)
+            pi_b = prob_calibrated(b.post.log_bayes_factor, odds)
+            for coupling in ("shared", "independent"):
+                ia, ib = calibrated_picks(pi_a, pi_b, draws, rng, coupling)
+                avg = np.where(ia, 0.0, d["ece_a"]) - np.where(ib, 0.0, d["ece_b"])
+                out += list(np.quantile(avg, [0.05, 0.95]))
+            extra = [pi_a, pi_b]
+            for o in more:  # other prior odds, the default coupling
+                ia, ib = calibrated_picks(prob_calibrated(a.post.log_bayes_factor, o),
+                                          prob_calibrated(b.post.log_bayes_factor, o), draws, rng)
+                avg = np.where(ia, 0.0, d["ece_a"]) - np.where(ib, 0.0, d["ece_b"])
+                extra += list(np.quantile(avg, [0.05, 0.95]))
     plug = _ece(za - pa, pa, np.ones(n)) - _ece(zb - pb, pb, np.ones(n))
     # the binned paired compare on the same data (correct/confidence pairs as binary input)
+    if lean:
+        return (*out, plug, np.nan, np.nan, *extra)
     if problem.kind == "binary":
         c = compare(za, pa, pb, n_bins=N_BINS, num_samples=draws, seed=rng)
     else:  # labels with [y_pred_a == y] = z_a, [y_pred_b == y] = z_b
@@ -145,7 +196,23 @@ def one_rep(args: tuple[str, int, int, int]) -> tuple[float, ...]:
         c = compare(y, pa, pb, y_pred_a=np.zeros(n, int), y_pred_b=np.where(same, 0, 1),
                     n_bins=N_BINS, num_samples=draws, seed=rng)
     blo, bhi = c.interval(0.9)
-    return (*out, plug, blo, bhi)
+    return (*out, plug, blo, bhi, *extra)
+
+
+def _write_table(args: argparse.Namespace, argv: list[str] | None, cols: list[str],
+                 rows: list[list[str]]) -> None:
+    table = "\n".join(["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols),
+                       *("| " + " | ".join(r) + " |" for r in rows)])
+    doc_tables.write(args.markdown, table + "\n\n" + (
+        f"{args.reps} replications per row, {args.draws} joint draws; coverage of the true "
+        f"difference ECE_A - ECE_B by the 90% equal-tailed interval (Monte Carlo SE "
+        f"{np.sqrt(0.09 / args.reps):.3f} at 0.9); 'avg' columns: each model averaged with "
+        f"exact calibration at prior odds {args.odds:g} (shared or independent indicators), "
+        f"'O=': at other prior odds ({DEFAULT_COUPLING} indicators); 'mean pi': mean posterior "
+        f"probability of exact "
+        f"calibration at {args.odds:g}; "
+        "'0 in': fraction of intervals containing 0; 'ratio': median width paired / "
+        "independent posteriors."), __file__, argv)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -155,15 +222,28 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--problems", default=",".join(PROBLEMS))
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--lean", action="store_true",
+                    help="skip the independent posteriors and the binned compare (their columns: nan)")
+    ap.add_argument("--odds", type=float, default=DEFAULT_PRIOR_ODDS,
+                    help="prior odds of exact calibration for the averaged columns")
+    ap.add_argument("--more-odds", default="0.1,0.5",
+                    help="other prior odds, the default coupling (comma-separated; '' for none)")
+    doc_tables.add_markdown_option(ap, __file__)
     args = ap.parse_args(argv)
     ns = [int(v) for v in args.ns.split(",")]
     names = args.problems.split(",")
     print(f"paired smooth compare: {args.reps} replications per row, {args.draws} joint draws, "
-          f"90% equal-tailed intervals (coverage MC SE {np.sqrt(0.09 / args.reps):.3f})")
-    head = (f"{'problem':<17} {'n':>6} {'true diff':>9} {'cov paired':>10} {'cov indep':>9} "
-            f"{'width':>8} {'ratio':>6} {'bias post':>9} {'bias plug':>9} {'bias A':>8} {'bias B':>8} "
-            f"{'cov binned':>10} {'w binned':>8} {'s/rep':>6}")
-    print(head, flush=True)
+          f"90% equal-tailed intervals (coverage MC SE {np.sqrt(0.09 / args.reps):.3f}), "
+          f"prior odds {args.odds:g} for the averaged columns")
+    cols = ["problem", "n", "true diff", "cov paired", "0 in paired", "cov avg shared",
+            "0 in avg shared", "w avg shared", "cov avg indep", "0 in avg indep", "w avg indep",
+            "cov indep", "width", "ratio", "bias post", "bias plug", "bias A", "bias B",
+            "cov binned", "w binned", "s/rep", "mean pi A", "mean pi B"]
+    more = tuple(float(v) for v in args.more_odds.split(",") if v)
+    for o in more:
+        cols += [f"cov O={o:g}", f"0 in O={o:g}", f"w O={o:g}"]
+    print(" | ".join(cols), flush=True)
+    rows: list[list[str]] = []
     mapper: Callable[..., object]
     pool = ProcessPoolExecutor(args.jobs) if args.jobs > 1 else None
     mapper = pool.map if pool is not None else map
@@ -173,17 +253,31 @@ def main(argv: list[str] | None = None) -> None:
             true = true_a - true_b
             for n in ns:
                 t0 = time.perf_counter()
-                res = np.array(list(mapper(one_rep, [(name, n, r, args.draws) for r in range(args.reps)])))
+                jobs = [(name, n, r, args.draws, args.odds, args.lean, more) for r in range(args.reps)]
+                res = np.array(list(mapper(one_rep, jobs)))
                 sec = (time.perf_counter() - t0) / args.reps
-                lo, hi, mean, ea, eb, ilo, ihi, _, plug, blo, bhi = res.T
-                cov = np.mean((lo <= true) & (true <= hi))
-                icov = np.mean((ilo <= true) & (true <= ihi))
-                ratio = np.median((hi - lo) / (ihi - ilo))
-                print(f"{name:<17} {n:>6} {true:>+9.4f} {cov:>10.3f} {icov:>9.3f} "
-                      f"{np.mean(hi - lo):>8.4f} {ratio:>6.2f} {np.mean(mean) - true:>+9.4f} "
-                      f"{np.mean(plug) - true:>+9.4f} {np.mean(ea) - true_a:>+8.4f} "
-                      f"{np.mean(eb) - true_b:>+8.4f} {np.mean((blo <= true) & (true <= bhi)):>10.3f} "
-                      f"{np.mean(bhi - blo):>8.4f} {sec:>6.2f}", flush=True)
+                lo, hi, mean, ea, eb, slo, shi, dlo, dhi, ilo, ihi, _, plug, blo, bhi = res.T[:15]
+                pis, others = res.T[15:17], res.T[17:]
+
+                def cover(a: np.ndarray, b: np.ndarray, x: float) -> str:
+                    if np.isnan(a).all():  # --lean: not computed
+                        return "-"
+                    return f"{np.mean((a <= x) & (x <= b)):.3f}"
+
+                row = [name, f"{n}", f"{true:+.4f}", cover(lo, hi, true), cover(lo, hi, 0.0),
+                       cover(slo, shi, true), cover(slo, shi, 0.0), f"{np.mean(shi - slo):.4f}",
+                       cover(dlo, dhi, true), cover(dlo, dhi, 0.0), f"{np.mean(dhi - dlo):.4f}",
+                       cover(ilo, ihi, true), f"{np.mean(hi - lo):.4f}",
+                       f"{np.median((hi - lo) / (ihi - ilo)):.2f}", f"{np.mean(mean) - true:+.4f}",
+                       f"{np.mean(plug) - true:+.4f}", f"{np.mean(ea) - true_a:+.4f}",
+                       f"{np.mean(eb) - true_b:+.4f}", cover(blo, bhi, true),
+                       f"{np.mean(bhi - blo):.4f}", f"{sec:.2f}", f"{pis[0].mean():.3f}",
+                       f"{pis[1].mean():.3f}"]
+                for olo, ohi in zip(others[::2], others[1::2]):
+                    row += [cover(olo, ohi, true), cover(olo, ohi, 0.0), f"{np.mean(ohi - olo):.4f}"]
+                rows.append(row)
+                print(" | ".join(row), flush=True)
+                _write_table(args, argv, cols, rows)  # after every row: a cut run keeps its rows
     finally:
         if pool is not None:
             pool.shutdown()

@@ -20,7 +20,7 @@ PUBLIC = {
         "calibration_test", "classwise_ece", "compare", "cross_check", "expected_calibration_error",
         "maximum_calibration_error", "posterior_ece", "posterior_top_label_ece", "regression",
         "top_label_ece",
-        "recalibrate", "Recalibration",
+        "recalibrate", "Recalibration", "PairedStats", "posterior_compare",
     ],
     "bece.calibrate": [
         "TopLabelCalibrator", "CalibrationWarning", "TemperatureScaling", "VectorScaling", "MatrixScaling",

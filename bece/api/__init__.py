@@ -9,7 +9,7 @@ calibrator and compares the test set before and after.
 
 from __future__ import annotations
 
-from .compare import COMPARE_MODELS, compare
+from .compare import COMPARE_MODELS, compare, posterior_compare
 from .ece import bayesian_ece, bayesian_top_label_ece, posterior_ece, posterior_top_label_ece
 from .options import MODELS
 from .recalibrate import RECALIBRATION_METHODS, recalibrate
@@ -21,6 +21,7 @@ __all__ = [
     "bayesian_ece",
     "bayesian_top_label_ece",
     "compare",
+    "posterior_compare",
     "posterior_ece",
     "posterior_top_label_ece",
     "recalibrate",

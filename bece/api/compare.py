@@ -10,9 +10,10 @@ from numpy.typing import ArrayLike
 from ..base.typing import BinningSpec, PriorParam, Seed
 from ..results.comparison import Comparison
 from ..stats.binning import Binning
-from .options import binned_options_unused
+from ..stats.paired_stats import PairedStats
+from .options import binned_options_unused, smooth_options_unused
 
-__all__ = ["COMPARE_MODELS", "compare"]
+__all__ = ["COMPARE_MODELS", "compare", "posterior_compare"]
 
 
 COMPARE_MODELS = ("binned", "smooth")
@@ -38,6 +39,7 @@ def compare(
     from_logits: bool = False,
     row_sum_tol: float | None = None,
     model: str = "smooth",
+    prior_odds: float | None = None,
 ) -> Comparison:
     """Paired posterior of two models' ECEs on the same test set.
 
@@ -57,6 +59,12 @@ def compare(
         (:mod:`bece.smooth.paired`; the documentation's validation page, "Paired comparisons", has its
         coverage). ``"binned"``: one Dirichlet over the joint (correct,
         bin) cells of both models (:mod:`bece.binned.compare`).
+    prior_odds : float, optional
+        ``model="smooth"`` only: prior odds of each model's exact
+        calibration (default :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS`,
+        as :func:`bayesian_ece`); each model's draws are averaged with the
+        identity curve, so an interval can reach 0
+        (:mod:`bece.smooth.paired_average`). 0: the smooth models alone.
 
     Returns
     -------
@@ -80,13 +88,115 @@ def compare(
                                "row_sum_tol": row_sum_tol}
     if model == "smooth":
         binned_options_unused("bece.smooth.paired.smooth_compare", alpha=alpha, sigma=sigma, tau=tau)
+        from ..smooth.average import DEFAULT_PRIOR_ODDS
         from ..smooth.paired import smooth_compare
 
         return smooth_compare(y_true, y_prob_a, y_prob_b, y_pred_a=y_pred_a, y_pred_b=y_pred_b,
                               n_bins=n_bins, binning=binning, num_samples=num_samples, seed=seed,
+                              prior_odds=DEFAULT_PRIOR_ODDS if prior_odds is None else prior_odds,
                               **options)
+    smooth_options_unused(model, prior_odds=prior_odds)
     from ..binned.compare import compare as binned_compare
 
     return binned_compare(y_true, y_prob_a, y_prob_b, y_pred_a=y_pred_a, y_pred_b=y_pred_b,
                           n_bins=n_bins, binning=binning, alpha=alpha, sigma=sigma, tau=tau,
                           num_samples=num_samples, seed=seed, progress=progress, **options)
+
+
+def posterior_compare(
+    stats: PairedStats,
+    *,
+    model: str = "binned",
+    n_bins: int | None = None,
+    binning: BinningSpec | Binning | None = None,
+    binning_b: BinningSpec | Binning | None = None,
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
+    num_samples: int = 10_000,
+    seed: Seed = 0,
+    progress: bool = False,
+    prior_odds: float | None = None,
+) -> Comparison:
+    """Paired posterior of two models' ECEs from joint statistics.
+
+    The statistics counterpart of :func:`compare`, as :func:`posterior_ece`
+    is of :func:`bayesian_ece`: :class:`~bece.PairedStats` built chunk by
+    chunk (files read in batches, data too large for memory) and added with
+    ``+`` give the posterior that :func:`compare` gives on the whole arrays.
+
+    Parameters
+    ----------
+    stats : PairedStats
+        Joint statistics of both models (possibly summed over chunks).
+    model : {"binned", "smooth"}, default "binned"
+        ``"binned"``: the joint Dirichlet in the bins of ``stats``
+        (:func:`bece.binned.compare.compare_from_stats`; equal to
+        ``compare(..., model="binned")`` on the same predictions: the joint
+        counts exactly, the draws to float64 rounding of the sums).
+        ``"smooth"``: the paired smooth curves
+        (:func:`bece.smooth.paired_stats.smooth_compare_from_stats`) from
+        statistics in fine bins that refine the ECE bins
+        (``binning=bece.smooth.fine_binning(n_bins)``); equal to
+        ``compare(..., model="smooth")`` above 2,000 predictions (its fine
+        grid) to float64 rounding. The default stays ``"binned"`` here, as in
+        :func:`posterior_ece`: statistics come in the bins they were collected
+        in, and only fine ones suit the smooth model.
+    n_bins, binning, binning_b : optional
+        ``model="smooth"`` only: the ECE bins (default 15 uniform) of A, and
+        of B unless ``binning_b``, which the bins of ``stats`` refine.
+    alpha, sigma, tau, progress
+        ``model="binned"`` only: its prior and progress bar (:func:`compare`).
+    num_samples : int, default 10_000
+    seed : int or numpy.random.Generator, default 0
+    prior_odds : float, optional
+        ``model="smooth"`` only, as in :func:`compare`.
+
+    Returns
+    -------
+    Comparison
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import PairedStats, posterior_compare
+    >>> from bece.smooth import fine_binning
+    >>> rng = np.random.default_rng(0)
+    >>> t = rng.uniform(size=4000)
+    >>> y = (rng.uniform(size=4000) < t).astype(int)
+    >>> chunks = np.array_split(np.arange(4000), 4)
+    >>> stats = sum(PairedStats.from_arrays(y[i], t[i], t[i] ** 0.7, binning=fine_binning(10))
+    ...             for i in chunks)
+    >>> c = posterior_compare(stats, model="smooth", n_bins=10, num_samples=1000, seed=1)
+    >>> c.a.model, bool(c.interval(0.9)[1] < 0)     # t is calibrated, t**0.7 is not
+    ('smooth', True)
+    >>> coarse = sum(PairedStats.from_arrays(y[i], t[i], t[i] ** 0.7, n_bins=10) for i in chunks)
+    >>> posterior_compare(coarse, num_samples=1000, seed=1).a.model
+    'binned'
+    """
+    if not isinstance(stats, PairedStats):
+        raise ValueError(f"stats must be a PairedStats, got {type(stats).__name__}")
+    if model not in COMPARE_MODELS:
+        raise ValueError(f"model must be one of {COMPARE_MODELS}, got {model!r}")
+    if model == "smooth":
+        binned_options_unused("bece.smooth.paired_stats.smooth_compare_from_stats",
+                              alpha=alpha, sigma=sigma, tau=tau)
+        from ..smooth.average import DEFAULT_PRIOR_ODDS
+        from ..smooth.paired_stats import smooth_compare_from_stats
+
+        return smooth_compare_from_stats(
+            stats, n_bins=n_bins, binning="uniform" if binning is None else binning,
+            binning_b=binning_b, num_samples=num_samples, seed=seed,
+            prior_odds=DEFAULT_PRIOR_ODDS if prior_odds is None else prior_odds)
+    smooth_options_unused(model, prior_odds=prior_odds)
+    given = [k for k, v in (("n_bins", n_bins), ("binning", binning), ("binning_b", binning_b))
+             if v is not None]
+    if given:
+        raise ValueError(
+            f"{' and '.join(given)} belong(s) to model='smooth' (the ECE bins that its fine "
+            f"statistics refine); model={model!r} uses the bins of stats"
+        )
+    from ..binned.compare import compare_from_stats
+
+    return compare_from_stats(stats, alpha=alpha, sigma=sigma, tau=tau, num_samples=num_samples,
+                              seed=seed, progress=progress)

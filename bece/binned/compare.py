@@ -69,6 +69,7 @@ from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
 from ..stats.inputs import as_outcomes, check_options, check_pair, input_kind
 from ..stats.labels import label_values
+from ..stats.paired_stats import PairedStats
 from .conjugate import (
     ConjugatePosterior,
     conjugate_posterior,
@@ -79,6 +80,7 @@ from .posterior import binned_result
 
 __all__ = [
     "compare",
+    "compare_from_stats",
     "CostWarning",
     "joint_concentration",
     "joint_counts",
@@ -245,9 +247,73 @@ def compare(
     _check_cost(num_samples, bin_a.n_bins, bin_b.n_bins)
     stats_a = CalibrationStats.from_outcomes(z_a, p_a, bin_a, kind=input_kind(pa, y_pred_a))
     stats_b = CalibrationStats.from_outcomes(z_b, p_b, bin_b, kind=input_kind(pb, y_pred_b))
+    counts = joint_counts(bin_a.index(p_a), z_a, bin_b.index(p_b), z_b, bin_a.n_bins, bin_b.n_bins)
+    return _paired(stats_a, stats_b, counts, alpha, sigma, tau, num_samples, rng, progress)
+
+
+def compare_from_stats(
+    stats: PairedStats,
+    *,
+    alpha: PriorParam = None,
+    sigma: PriorParam = None,
+    tau: PriorParam = None,
+    num_samples: int = 10_000,
+    seed: Seed = 0,
+    progress: bool = False,
+) -> Comparison:
+    """The paired binned posterior of :func:`compare` from joint statistics.
+
+    ``bece.posterior_compare(stats, model="binned")`` calls this.
+
+    Parameters
+    ----------
+    stats : PairedStats
+        Joint statistics of both models in their ECE bins (possibly added
+        over chunks; :meth:`bece.PairedStats.from_arrays`).
+    alpha, sigma, tau, num_samples, seed, progress
+        As :func:`compare`.
+
+    Returns
+    -------
+    Comparison
+        As :func:`compare` on the predictions the statistics came from: the
+        joint counts exactly, each model's statistics to float64 rounding of
+        their sums, and so the draws (same seed) to float64 rounding.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import PairedStats
+    >>> from bece.binned.compare import compare, compare_from_stats
+    >>> rng = np.random.default_rng(0)
+    >>> t = rng.uniform(size=3000)
+    >>> y = (rng.uniform(size=3000) < t).astype(int)
+    >>> parts = [PairedStats.from_arrays(y[i:i + 1000], t[i:i + 1000], t[i:i + 1000] ** 0.7,
+    ...                                  n_bins=10) for i in range(0, 3000, 1000)]
+    >>> c = compare_from_stats(sum(parts), num_samples=2000, seed=1)
+    >>> d = compare(y, t, t**0.7, n_bins=10, num_samples=2000, seed=1)
+    >>> bool(np.array_equal(c.counts, d.counts)), bool(np.allclose(c.diff_draws, d.diff_draws))
+    (True, True)
+    """
+    if not isinstance(stats, PairedStats):
+        raise ValueError(f"stats must be a PairedStats, got {type(stats).__name__}")
+    if stats.n == 0:
+        raise ValueError("stats holds no predictions (n = 0)")
+    num_samples = positive_int(num_samples, "num_samples")
+    rng = as_generator(seed)
+    if not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress must be True or False, got {progress!r}")
+    _check_cost(num_samples, stats.binning_a.n_bins, stats.binning_b.n_bins)
+    return _paired(stats.stats_a, stats.stats_b, stats.joint_counts(), alpha, sigma, tau,
+                   num_samples, rng, progress)
+
+
+def _paired(stats_a: CalibrationStats, stats_b: CalibrationStats, counts: np.ndarray,
+            alpha: PriorParam, sigma: PriorParam, tau: PriorParam, num_samples: int,
+            rng: np.random.Generator, progress: bool) -> Comparison:
+    """The joint posterior from each model's statistics and the joint counts."""
     post_a = conjugate_posterior(stats_a, alpha=alpha, sigma=sigma, tau=tau)
     post_b = conjugate_posterior(stats_b, alpha=alpha, sigma=sigma, tau=tau)
-    counts = joint_counts(bin_a.index(p_a), z_a, bin_b.index(p_b), z_b, bin_a.n_bins, bin_b.n_bins)
     prior = joint_concentration(post_a.alpha, post_b.alpha)
 
     q_a, q_b = _sample_marginals(prior + counts, num_samples, rng, progress)

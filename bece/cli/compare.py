@@ -45,16 +45,22 @@ def compare_dict(comparison: Any, sources: Sequence[str], prob: float = PROB,
     ``{"model", "input_kind", "seed", "bece_version", "n", "n_bins", "a":
     {"source", "plugin_ece", "ece": {...}}, "b": {...}, "diff": {"mean",
     "std", "prob", "interval"}, "prob_a_better"}`` where ``ece`` is as in
-    :func:`~bece.cli.report_dict` and ``diff`` describes ECE_A - ECE_B.
+    :func:`~bece.cli.report_dict` and ``diff`` describes ECE_A - ECE_B; the
+    smooth model adds each model's ``prob_calibrated`` and ``prior_odds``.
     """
 
     def one(result: Any, source: str) -> dict[str, Any]:
         lo, hi = result.interval(prob)
-        return {
+        out = {
             "source": source,
             "plugin_ece": result.plugin,
             "ece": {"mean": result.mean, "std": result.std, "prob": prob, "interval": [lo, hi]},
         }
+        if getattr(result, "model", "binned") == "smooth" and result.prob_calibrated is not None:
+            # the smooth model averaged with exact calibration (bece.smooth.paired_average)
+            out["prob_calibrated"] = result.prob_calibrated
+            out["prior_odds"] = result.prior_odds
+        return out
 
     lo, hi = comparison.interval(prob)
     return {
@@ -104,20 +110,91 @@ def format_compare(
         f"  P(ECE_A < ECE_B) = {d['prob_a_better']:.3f}   ({comparison.num_samples:,} joint draws)",
         *(PAIRING_SMOOTH if getattr(comparison.a, "model", "binned") == "smooth" else PAIRING_BINNED),
     ]
+    if "prob_calibrated" in d["a"] and d["a"]["prior_odds"]:
+        lines.append(f"                each averaged with ECE 0 by P(calibrated): A "
+                     f"{d['a']['prob_calibrated']:.3f}, B {d['b']['prob_calibrated']:.3f} "
+                     f"(prior odds {d['a']['prior_odds']:g})")
     return "\n".join(lines)
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    """``bece compare A B``; returns the exit code."""
-    from pathlib import Path
+    """``bece compare A B``; returns the exit code.
 
-    from ..api import compare
-    from ..io.files import read_predictions
-    from ..stats.inputs import as_outcomes, located
+    CSV and Parquet files are read side by side in chunks into joint
+    statistics (:mod:`bece.io.paired`) and compared from them
+    (:func:`bece.posterior_compare`); files of at most
+    :data:`bece.smooth.atoms.EXACT_MAX_N` rows, and NPZ files, are read
+    whole and compared from the arrays (:func:`bece.compare`: the smooth
+    model's exact atoms), as ``bece report`` does.
+    """
+    from pathlib import Path
 
     if args.plot is not None:
         check_plot_path(args.plot)
     columns, options = input_options(args)
+    progress = not args.json and sys.stderr.isatty()
+    found = None
+    if all(_streamable(Path(f)) for f in (args.file_a, args.file_b)):
+        found = _streamed(args, columns, options, progress)
+    if found is None:
+        found = _whole(args, columns, options, progress)
+    comparison, kind, n_classes = found
+    sources = (str(args.file_a), str(args.file_b))
+    if args.json:
+        print(to_json(compare_dict(comparison, sources, seed=args.seed)))
+    else:
+        print(format_compare(comparison, sources, kind, args.binning, n_classes=n_classes))
+    if args.plot is not None:
+        from ..plots.posterior import plot_comparison
+
+        names = (Path(args.file_a).stem, Path(args.file_b).stem)
+        labels = [f"A ({names[0]})", f"B ({names[1]})"]
+        fig = figure((15, 5.6))
+        plot_comparison(comparison, labels=labels, fig=fig)
+        save(fig, args.plot, args.json)
+    return 0
+
+
+def _streamable(path: Any) -> bool:
+    return path.exists() and (path.is_dir() or path.suffix.lower() in (".csv", ".parquet", ".pq"))
+
+
+def _streamed(args: argparse.Namespace, columns: dict[str, Any], options: dict[str, Any],
+              progress: bool) -> tuple[Any, str, int | None] | None:
+    """Joint statistics of the two files read in chunks and the posterior from
+    them; None when the files hold at most EXACT_MAX_N rows (read whole then)."""
+    from ..api import posterior_compare
+    from ..io.files import read_statistics
+    from ..io.paired import paired_file_statistics
+    from ..smooth.atoms import EXACT_MAX_N, fine_binning
+    from ..stats.binning import Binning, make_binning
+
+    files = (args.file_a, args.file_b)
+    if args.binning == "quantile":  # each model's edges: a first pass over its file
+        ece = [Binning(read_statistics(f, n_bins=args.n_bins, binning="quantile", **options,
+                                       **columns).stats.edges, "edges") for f in files]
+    else:
+        ece = [make_binning(None, args.n_bins, args.binning)] * 2
+    smooth = args.model == "smooth"
+    bins = [fine_binning(binning=e) for e in ece] if smooth else ece
+    fs = paired_file_statistics(files[0], files[1], binning_a=bins[0], binning_b=bins[1], **options,
+                                **columns)
+    if fs.stats.n <= EXACT_MAX_N:
+        return None
+    extra: dict[str, Any] = ({"binning": ece[0], "binning_b": ece[1]} if smooth
+                             else {"progress": progress})
+    comparison = posterior_compare(fs.stats, model=args.model, num_samples=args.samples,
+                                   seed=args.seed, **extra)
+    return comparison, fs.kind, fs.n_classes
+
+
+def _whole(args: argparse.Namespace, columns: dict[str, Any], options: dict[str, Any],
+           progress: bool) -> tuple[Any, str, int | None]:
+    """Both files read whole, checked, and compared from the arrays."""
+    from ..api import compare
+    from ..io.files import read_predictions
+    from ..stats.inputs import as_outcomes, located
+
     a, b = read_predictions(args.file_a, **columns), read_predictions(args.file_b, **columns)
     for pred in (a, b):
         try:  # each file's own errors, named with the file and row as in report
@@ -153,21 +230,8 @@ def run_compare(args: argparse.Namespace) -> int:
         binning=args.binning,
         num_samples=args.samples,
         seed=args.seed,
-        progress=not args.json and sys.stderr.isatty(),
+        progress=progress,
         model=args.model,
         **options,
     )
-    sources = (str(args.file_a), str(args.file_b))
-    if args.json:
-        print(to_json(compare_dict(comparison, sources, seed=args.seed)))
-    else:
-        print(format_compare(comparison, sources, a.kind, args.binning, n_classes=a.n_classes))
-    if args.plot is not None:
-        from ..plots.posterior import plot_comparison
-
-        names = (Path(args.file_a).stem, Path(args.file_b).stem)
-        labels = [f"A ({names[0]})", f"B ({names[1]})"]
-        fig = figure((15, 5.6))
-        plot_comparison(comparison, labels=labels, fig=fig)
-        save(fig, args.plot, args.json)
-    return 0
+    return comparison, a.kind, a.n_classes

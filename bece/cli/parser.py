@@ -270,8 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="paired comparison of two models' ECE on the same test set",
         description="Paired posterior of the ECEs of two models A and B from two prediction "
         "files of the same test set (same 'y_true' column, row for row; columns as for "
-        "'bece report'). One Dirichlet over the joint (correct_A, bin_A, correct_B, bin_B) "
-        "cells keeps the pairing of examples. Prints both ECEs, their difference "
+        "'bece report'). The pairing of examples is kept (--model). CSV and Parquet files "
+        "of more than 2,000 rows are read side by side in chunks into joint statistics. "
+        "Prints both ECEs, their difference "
         "ECE_A - ECE_B with a credible interval and P(ECE_A < ECE_B), opening with which model "
         "is better calibrated (P >= 0.95) or 'no clear winner'.",
     )

@@ -46,6 +46,7 @@ __all__ = [
     "DEFAULT_PRIOR_ODDS",
     "average_top_label_with_calibrated",
     "average_with_calibrated",
+    "calibrated_at",
     "prob_calibrated",
 ]
 
@@ -60,22 +61,57 @@ def prob_calibrated(log_bayes_factor: float, prior_odds: float) -> float:
     return float(special.expit(log_bayes_factor + np.log(prior_odds)))
 
 
+def _h0_fields(result: BayesianECE, pick: np.ndarray, pi0: float,
+               prior_odds: float) -> dict[str, Any]:
+    """The fields every averaged result shares: the ECE draws zeroed where
+    ``pick``, the bins' accuracy set to their confidence there,
+    ``prob_calibrated`` and ``prior_odds``."""
+    return {
+        "draws": np.where(pick, 0.0, result.draws),
+        "accuracy": np.where(pick[:, None], result.confidence, result.accuracy),
+        "prob_calibrated": float(pi0),
+        "prior_odds": float(prior_odds),
+    }
+
+
 def _h0_draws(result: BayesianECE, prior_odds: float,
               rng: np.random.Generator) -> tuple[np.ndarray | None, dict[str, Any]]:
     """Which draws come from :math:`H_0` (None for ``prior_odds == 0``: no
-    randomness used), and the fields every averaged result shares: the ECE
-    draws zeroed, the bins' accuracy set to their confidence,
-    ``prob_calibrated`` and ``prior_odds``."""
+    randomness used), and the fields of :func:`_h0_fields`."""
     if prior_odds == 0:
         return None, {"prob_calibrated": 0.0, "prior_odds": 0.0}
     pi0 = prob_calibrated(result.params.log_bayes_factor, prior_odds)
     pick = rng.random(result.draws.size) < pi0
-    return pick, {
-        "draws": np.where(pick, 0.0, result.draws),
-        "accuracy": np.where(pick[:, None], result.confidence, result.accuracy),
-        "prob_calibrated": pi0,
-        "prior_odds": float(prior_odds),
-    }
+    return pick, _h0_fields(result, pick, pi0, prior_odds)
+
+
+def calibrated_at(result: SmoothBayesianECE, pick: np.ndarray, pi0: float,
+                  prior_odds: float) -> SmoothBayesianECE:
+    """``result`` with the draws where ``pick`` replaced by draws of exact
+    calibration (ECE 0, identity curve, zero coefficients).
+
+    :func:`average_with_calibrated` with the choice of draws made by the
+    caller: the paired comparison (:mod:`bece.smooth.paired_average`) picks
+    both models' draws of exact calibration jointly.
+
+    Parameters
+    ----------
+    result : SmoothBayesianECE
+    pick : ndarray of shape (S,), bool
+        Which draws come from :math:`H_0`.
+    pi0 : float
+        :math:`P(H_0 \\mid \\text{data})` the picks were drawn with.
+    prior_odds : float
+    """
+    col = pick[:, None]
+    return replace(
+        result,
+        curve=np.where(col, result.curve_grid[None, :], result.curve),
+        coefficients=np.where(col, 0.0, result.coefficients),
+        smoothness=np.where(pick, 0.0, result.smoothness),
+        bin_sd=np.where(pick, 0.0, result.bin_sd),
+        **_h0_fields(result, pick, pi0, prior_odds),
+    )
 
 
 def average_with_calibrated(result: SmoothBayesianECE, prior_odds: float,
@@ -101,15 +137,7 @@ def average_with_calibrated(result: SmoothBayesianECE, prior_odds: float,
     pick, common = _h0_draws(result, prior_odds, rng)
     if pick is None:
         return replace(result, **common)
-    col = pick[:, None]
-    return replace(
-        result,
-        curve=np.where(col, result.curve_grid[None, :], result.curve),
-        coefficients=np.where(col, 0.0, result.coefficients),
-        smoothness=np.where(pick, 0.0, result.smoothness),
-        bin_sd=np.where(pick, 0.0, result.bin_sd),
-        **common,
-    )
+    return calibrated_at(result, pick, common["prob_calibrated"], prior_odds)
 
 
 def average_top_label_with_calibrated(result: BayesianTopLabelECE, prior_odds: float,

@@ -80,7 +80,9 @@ likewise :math:`\mathrm{ECE}_b` with B's bins, curve and confidences, and
 What differs from :func:`bece.smooth.smooth_ece` on one model: the draws
 are the Laplace mixture itself (no Pareto-smoothed importance resampling:
 resampling each model by its own weights would break the coupling), and
-the smooth model is not averaged with exact calibration (``prior_odds`` 0).
+each model's average with exact calibration uses its Laplace Bayes factor
+(:mod:`bece.smooth.paired_average`, which also says how the two models'
+indicators of exact calibration are drawn jointly).
 The fits are those of :func:`~bece.smooth.smooth_ece` (same atoms, same
 defaults). Above 2,000 predictions the atoms are the fine grid's sub-cells
 (:mod:`bece.smooth.atoms`); the perturbations and bootstrap weights live on
@@ -95,11 +97,16 @@ independent from the same fits): two temperatures of the same binary scores
 top-label K = 10, temperatures 0.7 and 0.8 (+0.041, n = 300 only) 1.00 at
 0.32; top-label with B's own logit noise (labels differ; -0.008) 0.97 /
 0.95 / 0.88 at 0.78; under- against over-confident binary (-0.014, n = 300
-only) 0.96 at 1.07 (errors that move apart do not narrow).
+only) 0.96 at 1.07 (errors that move apart do not narrow). These are the
+smooth models alone; :mod:`bece.smooth.paired_average` has what averaging
+with exact calibration (the default) does, e.g. 0.92 / 0.96 instead of
+0.55 / 0.34 for a calibrated model against a miscalibrated one.
 
 The statistics path: two :class:`~bece.CalibrationStats` (one per model)
 cannot give this posterior, because they do not say which of A's cells each
-of B's examples shares; :func:`smooth_compare` takes the predictions.
+of B's examples shares; :class:`~bece.PairedStats` keeps the joint cells
+(A's fine sub-cell, B's fine sub-cell, correct under each, same label), and
+:mod:`bece.smooth.paired_stats` draws from them.
 """
 
 from __future__ import annotations
@@ -121,17 +128,21 @@ from ..stats.calibration_stats import CalibrationStats
 from ..stats.inputs import as_outcomes, check_options, check_pair, input_kind
 from ..stats.labels import label_values
 from .atoms import Atoms, check_grid, make_atoms
+from .average import DEFAULT_PRIOR_ODDS
 from .basis import logit_confidence
 from .draws import curve_grid, curve_values
 from .fit import SmoothPosterior, fit_smooth, single_threaded_blas
-from .posterior import check_smooth_draws
+from .paired_average import DEFAULT_COUPLING, average_pair, check_coupling
+from .posterior import check_prior_odds, check_smooth_draws
 
 __all__ = [
     "PairedSide",
     "bootstrap_ece",
     "label_correlation",
     "outcome_correlation",
+    "paired_comparison",
     "paired_draws",
+    "paired_result",
     "smooth_compare",
 ]
 
@@ -150,18 +161,18 @@ class PairedSide:
         Its Laplace mixture (:func:`~bece.smooth.fit_smooth`).
     stats : CalibrationStats
         Its statistics in the ECE bins (plug-in ECE, tables).
-    atom_of : ndarray of shape (n,), int64
-        The atom of each example, in the input order.
-    z, p : ndarray of shape (n,)
-        Its outcomes and confidences, in the input order.
+    atom_of : ndarray of shape (n,), int64, or None
+        The atom of each example, in the input order (None from statistics).
+    z, p : ndarray of shape (n,) or None
+        Its outcomes and confidences, in the input order (None from statistics).
     """
 
     atoms: Atoms
     post: SmoothPosterior
     stats: CalibrationStats
-    atom_of: np.ndarray
-    z: np.ndarray
-    p: np.ndarray
+    atom_of: np.ndarray | None = None
+    z: np.ndarray | None = None
+    p: np.ndarray | None = None
 
     @classmethod
     def fit(cls, z: np.ndarray, p: np.ndarray, binning: Binning, grid: int | None,
@@ -239,7 +250,8 @@ def _components(weights: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 def _joint_cells(a: PairedSide, b: PairedSide, same: np.ndarray) -> dict[str, np.ndarray]:
     """The joint atoms: one per (A's atom, B's atom, same label) with its size and
-    each model's mean confidence."""
+    each model's mean confidence, in increasing (A's atom, B's atom, same)."""
+    assert a.atom_of is not None and b.atom_of is not None and a.p is not None and b.p is not None
     key = (a.atom_of * b.atoms.p.size + b.atom_of) * 2 + same.astype(np.int64)
     uniq, inv = np.unique(key, return_inverse=True)
     inv = inv.reshape(-1)
@@ -310,9 +322,10 @@ def _bootstrap_weights(rng: np.random.Generator, t: np.ndarray, size: int, exact
     return g / g.sum(axis=1, keepdims=True)
 
 
-def paired_draws(a: PairedSide, b: PairedSide, same: np.ndarray, num_samples: int,
+def paired_draws(a: PairedSide, b: PairedSide, same: np.ndarray | None, num_samples: int,
                  rng: np.random.Generator, *, coupled: bool = True,
-                 share_prior: bool = False) -> dict[str, np.ndarray]:
+                 share_prior: bool = False,
+                 cells: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Joint draws of both models' ECEs (module docstring).
 
     Parameters
@@ -333,6 +346,10 @@ def paired_draws(a: PairedSide, b: PairedSide, same: np.ndarray, num_samples: in
         weights and hyper-parameter uniforms are shared (module docstring:
         the two priors are independent); sharing :math:`\\eta` too narrowed
         the interval past what the data support.
+    cells : dict, optional
+        The joint atoms (``t``, ``atom_a``, ``atom_b``, ``same``, ``p_a``,
+        ``p_b``, each of shape (J,), in increasing (atom_a, atom_b, same))
+        when the sides come from statistics (``same`` is then None).
 
     Returns
     -------
@@ -340,7 +357,9 @@ def paired_draws(a: PairedSide, b: PairedSide, same: np.ndarray, num_samples: in
     ``ece_a``, ``ece_b`` (S,) and ``accuracy_*``, ``confidence_*``,
     ``weight_*`` (S, M).
     """
-    cells = _joint_cells(a, b, same)
+    if cells is None:
+        assert same is not None
+        cells = _joint_cells(a, b, same)
     t = cells["t"]
     j = t.size
     rho = outcome_correlation(a, b, cells)
@@ -392,12 +411,15 @@ def paired_draws(a: PairedSide, b: PairedSide, same: np.ndarray, num_samples: in
     return out
 
 
-def _result(side: PairedSide, d: dict[str, np.ndarray], tag: str, kind: str) -> SmoothBayesianECE:
+def paired_result(side: PairedSide, d: dict[str, np.ndarray], tag: str,
+                  kind: str | None) -> SmoothBayesianECE:
+    """One model's :class:`~bece.SmoothBayesianECE` from the joint draws ``d``
+    (``tag`` "a" or "b"; ``prior_odds`` 0)."""
     from ..metrics.binned import plugin_ece
 
     post, atoms = side.post, side.atoms
     beta, comp = d[f"beta_{tag}"], d[f"comp_{tag}"]
-    points = curve_grid(side.p if atoms.exact else atoms.p)
+    points = curve_grid(side.p if atoms.exact and side.p is not None else atoms.p)
     # the grid error bound of :mod:`bece.smooth.grid_error` is not computed here
     params = replace(post, grid_error=0.0 if atoms.exact else float("nan"))
     draws = d[f"ece_{tag}"]
@@ -427,6 +449,8 @@ def smooth_compare(
     pos_label: Any = None,
     from_logits: bool = False,
     row_sum_tol: float | None = None,
+    prior_odds: float = DEFAULT_PRIOR_ODDS,
+    coupling: str = DEFAULT_COUPLING,
 ) -> Comparison:
     """Paired posterior of two models' ECEs under the smooth calibration-curve model.
 
@@ -457,12 +481,22 @@ def smooth_compare(
     labels, pos_label, from_logits, row_sum_tol
         How ``y_true`` and both ``y_prob`` are read, as in
         :func:`bece.bayesian_ece`.
+    prior_odds : float, default :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS`
+        Prior odds of exact calibration of each model: each model's draws
+        are averaged with the identity curve (ECE exactly 0) by its
+        posterior probability, as :func:`bece.bayesian_ece` does for one
+        model (:mod:`bece.smooth.paired_average`). 0: the smooth models alone.
+    coupling : {"independent", "shared"}, default "independent"
+        How the two models' indicators of exact calibration are drawn
+        (:mod:`bece.smooth.paired_average`, which has the study that chose
+        the default).
 
     Returns
     -------
     Comparison
         ``.a``, ``.b``: :class:`~bece.SmoothBayesianECE` (``model="smooth"``,
-        ``method="laplace-paired"``, ``prior_odds=0``); ``.diff_draws``,
+        ``method="laplace-paired"``, ``prob_calibrated`` and ``prior_odds``
+        set); ``.diff_draws``,
         ``.prob_a_better``, ``.interval(prob)``; ``.counts`` the joint counts
         of (correct under A, A's bin, correct under B, B's bin), int64
         ``(2, M, 2, M)``; ``.concentration`` zeros of that shape (the smooth
@@ -502,6 +536,8 @@ def smooth_compare(
     else:
         same = np.ones(n, dtype=bool)
     num_samples = positive_int(num_samples, "num_samples")
+    prior_odds = check_prior_odds(prior_odds)
+    check_coupling(coupling)
     rng = as_generator(seed)
     options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
                                "row_sum_tol": row_sum_tol}
@@ -514,14 +550,23 @@ def smooth_compare(
         a = PairedSide.fit(z_a, p_a, bin_a, r)
         b = PairedSide.fit(z_b, p_b, bin_b, r)
         d = paired_draws(a, b, same, num_samples, rng)
-    res_a = _result(a, d, "a", input_kind(pa, y_pred_a))
-    res_b = _result(b, d, "b", input_kind(pb, y_pred_b))
-    diff = res_a.draws - res_b.draws
-    diff.setflags(write=False)
     ia, ib = bin_a.index(p_a), bin_b.index(p_b)
     m_a, m_b = bin_a.n_bins, bin_b.n_bins
     cell = ((z_a.astype(np.int64) * m_a + ia) * 2 + z_b.astype(np.int64)) * m_b + ib
     counts = np.bincount(cell, minlength=4 * m_a * m_b).astype(np.int64).reshape(2, m_a, 2, m_b)
+    kind = input_kind(pa, y_pred_a)
+    return paired_comparison(a, b, d, (kind, kind), counts, prior_odds, coupling, rng)
+
+
+def paired_comparison(a: PairedSide, b: PairedSide, d: dict[str, np.ndarray],
+                      kinds: tuple[str | None, str | None], counts: np.ndarray, prior_odds: float,
+                      coupling: str, rng: np.random.Generator) -> Comparison:
+    """The :class:`~bece.Comparison` of the joint draws ``d``, each model
+    averaged with exact calibration (:mod:`bece.smooth.paired_average`)."""
+    res_a, res_b = average_pair(paired_result(a, d, "a", kinds[0]), paired_result(b, d, "b", kinds[1]),
+                                prior_odds, rng, coupling)
+    diff = res_a.draws - res_b.draws
+    diff.setflags(write=False)
     counts.setflags(write=False)
     return Comparison(a=res_a, b=res_b, diff_draws=diff, counts=counts,
                       concentration=np.zeros(counts.shape))

@@ -10,10 +10,12 @@ device, :mod:`~bece.stats.distributed` for Dask) reduces them to the additive
 
 from .binning import DEFAULT_N_BINS, Binning, make_binning
 from .calibration_stats import CalibrationStats
+from .paired_stats import PairedStats
 
 __all__ = [
     "Binning",
     "CalibrationStats",
     "DEFAULT_N_BINS",
+    "PairedStats",
     "make_binning",
 ]

@@ -125,13 +125,14 @@ def test_identical_predictions():
     (independent prior parts) a posterior around 0 narrower than either ECE's
     (sd ratio measured 0.43 here, n = 300: the two priors' parts do not
     cancel), its mean within 4 of its MC standard errors of 0 (false alarm
-    6e-5)."""
+    6e-5). The smooth models alone (prior_odds=0): averaging with exact
+    calibration adds its own spread (tests/smooth/test_paired_stats.py)."""
     y, pa, _ = _pair(300, 6)
     a, b = _sides(y, pa, pa.copy())
     same = np.ones(y.size, bool)
     d = paired_draws(a, b, same, 300, np.random.default_rng(1), share_prior=True)
     assert np.all(d["ece_a"] == d["ece_b"])
-    c = smooth_compare(y, pa, pa.copy(), num_samples=1000, seed=1)
+    c = smooth_compare(y, pa, pa.copy(), num_samples=1000, seed=1, prior_odds=0)
     assert c.a.model == "smooth" and c.a.method == "laplace-paired"
     assert c.std < 0.6 * c.a.std
     assert abs(c.mean) < 4 * c.std / np.sqrt(1000)
@@ -143,7 +144,7 @@ def test_marginals_match_each_models_own_posterior():
     mixture). Tolerance: 5 Monte Carlo SEs of the mean (S = 2000 each, the
     ECE's sd over sqrt(S/2)) plus 5% of the sd for the Laplace/PSIS gap."""
     y, pa, pb = _pair(400, 7)
-    c = smooth_compare(y, pa, pb, num_samples=2000, seed=2)
+    c = smooth_compare(y, pa, pb, num_samples=2000, seed=2, prior_odds=0)
     for res, p in ((c.a, pa), (c.b, pb)):
         one = bece.smooth.smooth_ece(y, p, num_samples=2000, seed=3, prior_odds=0)
         assert abs(res.mean - one.mean) < 5 * one.std / np.sqrt(1000) + 0.05 * one.std
