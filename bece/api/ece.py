@@ -186,9 +186,7 @@ def bayesian_ece(
         ``"smooth"`` (the default): a smooth calibration curve (natural
         cubic spline in logit(p) with a learned smoothness scale) and a
         Bayesian bootstrap over the confidences, by Laplace
-        (:func:`bece.smooth.smooth_ece`, which takes its options), with each
-        bin's gap exactly 0 at prior probability 0.05
-        (:mod:`bece.smooth.zero_gaps`), averaged
+        (:func:`bece.smooth.smooth_ece`, which takes its options), averaged
         with exact calibration by its posterior probability
         (:mod:`bece.smooth.average`), so the interval can reach 0. It pools
         information across bins, so its intervals stay honest at small n

@@ -150,7 +150,9 @@ def smooth_ece(
         Prior probability that each ECE bin's gap is exactly 0
         (:mod:`bece.smooth.zero_gaps`): a bin whose gap the data cannot
         tell from 0 then stops adding a positive :math:`|\\text{gap}|` to
-        every draw. 0 (with ``prior_odds=0``) gives the smooth model alone.
+        every draw (and so does a bin whose gap is small but not 0). 0, the
+        default, leaves it out: with ``prior_odds=0`` too, the smooth model
+        alone.
 
     Returns
     -------

@@ -131,14 +131,25 @@ def test_zeroed_bins_are_exactly_calibrated_at_their_probability():
     assert np.any(pi[z < 1] > 0.3)
 
 
-def test_default_and_checks():
+def test_through_smooth_ece_default_off_and_checks():
     y, p = simulate_binary(300, np.random.default_rng(6), power=1.0)
-    r = smooth_ece(y, p, num_samples=500, seed=7)
-    assert r.params.zero_gap_prior == DEFAULT_ZERO_GAP_PRIOR
-    assert r.params.prob_zero_gap is not None and np.all((r.params.prob_zero_gap >= 0)
-                                                         & (r.params.prob_zero_gap < 1))
-    s = smooth_ece(y, p, num_samples=500, seed=7)
+    off = smooth_ece(y, p, num_samples=500, seed=7)
+    assert DEFAULT_ZERO_GAP_PRIOR == 0 and off.params.zero_gap_prior == 0
+    np.testing.assert_array_equal(off.params.prob_zero_gap, np.zeros(15))
+    r = smooth_ece(y, p, num_samples=500, seed=7, zero_gap_prior=0.05)
+    pi = r.params.prob_zero_gap
+    assert r.params.zero_gap_prior == 0.05 and np.all((pi >= 0) & (pi < 1)) and pi.max() > 0
+    s = smooth_ece(y, p, num_samples=500, seed=7, zero_gap_prior=0.05)
     np.testing.assert_array_equal(r.draws, s.draws)
+    # the statistics route runs the same steps
+    from bece import CalibrationStats
+    from bece.smooth import fine_binning, smooth_posterior_ece
+    stats = CalibrationStats.from_arrays(y, p, binning=fine_binning(15))
+    t = smooth_posterior_ece(stats, n_bins=15, num_samples=500, seed=7, zero_gap_prior=0.05)
+    g = smooth_ece(y, p, n_bins=15, grid=128, num_samples=500, seed=7, zero_gap_prior=0.05)
+    np.testing.assert_allclose(t.draws, g.draws, rtol=1e-9, atol=0)
     for bad in (-0.1, 1.0, float("nan"), "0.1", True):
         with pytest.raises(ValueError, match="zero_gap_prior"):
             smooth_ece(y, p, num_samples=100, zero_gap_prior=bad)
+        with pytest.raises(ValueError, match="zero_gap_prior"):
+            smooth_posterior_ece(stats, n_bins=15, num_samples=100, zero_gap_prior=bad)
