@@ -15,7 +15,7 @@ prior probability ``omega`` in ``--omegas`` gets its own posterior, exactly
 as ``bece.bayesian_ece`` builds its default: the draws averaged with a zero
 gap per bin (``bece.smooth.zero_gaps.average_bins_with_zero_gap``, omega),
 then with exact calibration (``average_with_calibrated``, prior odds 0.02).
-``omega = 0`` is the default before the spike. So the rows of different
+``omega = 0`` is the default (no spike). So the rows of different
 omega are paired: same data, same curve draws.
 
 Printed per (problem, n, omega): coverage of the 90% equal-tailed interval
@@ -70,7 +70,8 @@ def run(problems, ns, reps, omegas, seed=0, num_samples=1000, progress=True, out
                     res = average_with_calibrated(average_bins_with_zero_gap(alone, atoms, om, sub),
                                                   DEFAULT_PRIOR_ODDS, sub)
                     lo, hi = np.quantile(res.draws, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
-                    rows.append({"problem": name, "n": n, "rep": r, "omega": om, "truth": truth,
+                    rows.append({"problem": name, "n": n, "seed": seed, "rep": r, "omega": om,
+                                 "truth": truth,
                                  "lo": lo, "hi": hi, "mean": res.mean, "plugin": plug})
                 if out and (r + 1) % 20 == 0:
                     pd.DataFrame(rows).to_csv(out, index=False)
@@ -84,12 +85,15 @@ def summarise(records):
     import pandas as pd
 
     out = []
-    for (prob, n, om), g in records.groupby(["problem", "n", "omega"], sort=False):
+    if "seed" not in records:
+        records = records.assign(seed=0)
+    for (prob, n, seed, om), g in records.groupby(["problem", "n", "seed", "omega"], sort=False):
         truth = float(g["truth"].iloc[0])
         R = len(g)
         cov = float(((g["lo"] <= truth) & (truth <= g["hi"])).mean())
         err, perr = g["mean"] - truth, g["plugin"] - truth
-        row = {"problem": prob, "n": n, "omega": om, "reps": R, "truth": truth, "cov": cov,
+        row = {"problem": prob, "n": n, "seed": seed, "omega": om, "reps": R, "truth": truth,
+               "cov": cov,
                "cov_se": np.sqrt(cov * (1 - cov) / R), "width": float((g["hi"] - g["lo"]).mean()),
                "from0": float((g["lo"] == 0).mean()),
                "bias": err.mean(), "bias_se": err.std(ddof=1) / np.sqrt(R),
@@ -107,18 +111,19 @@ def summarise(records):
 
 
 def markdown(summary) -> str:
-    lines = ["| problem | n | omega | R | true ECE | coverage | interval from 0 | width "
+    lines = ["| problem | n | seed | omega | R | true ECE | coverage | interval from 0 | width "
              "| bias (± MC se) | bias plug-in | goal |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for _, r in summary.iterrows():
-        lines.append(f"| {r['problem']} | {r['n']:,} | {r['omega']:g} | {r['reps']} "
+        lines.append(f"| {r['problem']} | {r['n']:,} | {r['seed']} | {r['omega']:g} | {r['reps']} "
                      f"| {r['truth']:.4f} | {r['cov']:.3f} ± {r['cov_se']:.3f} | {r['from0']:.2f} "
                      f"| {r['width']:.4f} | {r['bias']:+.4f} ± {r['bias_se']:.4f} "
                      f"| {r['bias_plugin']:+.4f} | {r['goal']} |")
     lines += ["", "90% equal-tailed intervals of the default posterior (smooth model, a zero gap "
               "per bin with prior probability omega, averaged with exact calibration at prior "
-              "odds 0.02); omega = 0 is the default without the spike; rows of one (problem, n) "
-              "share data sets and curve draws."]
+              "odds 0.02); omega = 0 is the default (no spike); rows of one (problem, n, seed) "
+              "share data sets and curve draws; coverage ± its Monte Carlo standard error "
+              "sqrt(c(1 - c)/R); bias = mean posterior mean (or plug-in) minus the truth."]
     return "\n".join(lines)
 
 
