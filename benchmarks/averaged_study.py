@@ -114,7 +114,8 @@ def main() -> None:
             for r in range(args.reps):
                 rng = np.random.default_rng([7, i, n, r])
                 y, p = prob.sample(n, rng)
-                res = smooth_ece(y, p, n_bins=N_BINS, num_samples=args.draws, seed=rng, prior_odds=0)
+                res = smooth_ece(y, p, n_bins=N_BINS, num_samples=args.draws, seed=rng, prior_odds=0,
+                                 zero_gap_prior=0)
                 log_bf = res.params.log_bayes_factor
                 lbfs.append(log_bf)
                 qs.append(np.quantile(res.draws, PROBS))

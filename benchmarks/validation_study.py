@@ -22,8 +22,8 @@ replication, from one data set:
 * ``binned``: the same for ``bece.bayesian_ece(model="binned")`` (the binned
   BECE posterior, closed form);
 * ``smooth``: the same for the smooth model alone
-  (``bece.smooth.smooth_ece(prior_odds=0)``: Laplace, not averaged with
-  exact calibration);
+  (``bece.smooth.smooth_ece(prior_odds=0, zero_gap_prior=0)``: Laplace,
+  averaged neither with exact calibration nor with a zero gap per bin);
 * ``bootstrap``: the percentile interval of the plug-in ECE over
   ``--boot`` resamples of the data; its point estimate is the plug-in ECE;
 * the calibration test (``bece.smooth.calibration_test``): the consistency-resampling
@@ -148,7 +148,8 @@ def replicate(problem: Problem, n: int, rng: np.random.Generator, *, num_samples
     default = bece.bayesian_ece(y, p, n_bins=N_BINS, num_samples=num_samples, seed=rng)
     binned = bece.bayesian_ece(y, p, n_bins=N_BINS, num_samples=num_samples, seed=rng,
                                model="binned")
-    smooth = smooth_ece(y, p, n_bins=N_BINS, num_samples=num_samples, seed=rng, prior_odds=0.0)
+    smooth = smooth_ece(y, p, n_bins=N_BINS, num_samples=num_samples, seed=rng, prior_odds=0.0,
+                        zero_gap_prior=0.0)
     boot = bootstrap_ece(y, p, num_boot, rng)
     atoms = make_atoms(y, p, make_binning(p, N_BINS), None if n <= EXACT_MAX_N else DEFAULT_SUBCELLS)
     stat, resampled = resampled_ece(atoms, num_resamples, rng)

@@ -160,6 +160,12 @@ class SmoothPosterior:
         estimates, the Pareto :math:`\\hat k` of its weights (below 0.7 the
         corrected draws are reliable; Vehtari et al. 2024) and the effective
         sample size of the weights. NaN until computed.
+    zero_gap_prior : float
+        :math:`\\omega`, the prior probability that an ECE bin's gap is
+        exactly 0 (:mod:`bece.smooth.zero_gaps`; 0 when not used).
+    prob_zero_gap : ndarray of shape (M,) or None
+        Posterior probability that each bin's gap is exactly 0 (None until
+        computed).
     """
 
     basis: SmoothBasis
@@ -181,6 +187,8 @@ class SmoothPosterior:
     log_marginal_is: float = float("nan")
     pareto_k: float = float("nan")
     is_ess: float = float("nan")
+    zero_gap_prior: float = 0.0
+    prob_zero_gap: np.ndarray | None = None
 
     @property
     def log_bayes_factor(self) -> float:

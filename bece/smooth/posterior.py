@@ -23,6 +23,7 @@ from .basis import DEFAULT_N_KNOTS
 from .bootstrap import BinMoments
 from .draws import CURVE_POINTS, curve_grid, curve_values, ece_draws, importance_draws_with_sums
 from .fit import SmoothPosterior, fit_smooth, single_threaded_blas
+from .zero_gaps import DEFAULT_ZERO_GAP_PRIOR, average_bins_with_zero_gap, check_zero_gap_prior
 
 __all__ = [
     "check_smooth_draws",
@@ -92,7 +93,7 @@ def check_prior_odds(prior_odds: Any) -> float:
 
 def _laplace(
     atoms: Atoms, stats: CalibrationStats, grid_points: np.ndarray, rng: np.random.Generator,
-    num_samples: int, prior_odds: float, **model: Any,
+    num_samples: int, prior_odds: float, zero_gap_prior: float, **model: Any,
 ) -> SmoothBayesianECE:
     with single_threaded_blas():
         post = fit_smooth(atoms, **model)
@@ -101,6 +102,7 @@ def _laplace(
         beta, lam, tau, post, sums = importance_draws_with_sums(
             atoms, post, num_samples, rng, sums=BinMoments.from_atoms(atoms).any_normal)
         result = smooth_result(atoms, stats, post, beta, lam, tau, rng, "laplace", grid_points, sums)
+        result = average_bins_with_zero_gap(result, atoms, zero_gap_prior, rng)
     return average_with_calibrated(result, prior_odds, rng)
 
 
@@ -120,6 +122,7 @@ def smooth_ece(
     num_samples: int = 10_000,
     seed: Seed = 0,
     prior_odds: float = DEFAULT_PRIOR_ODDS,
+    zero_gap_prior: float = DEFAULT_ZERO_GAP_PRIOR,
 ) -> SmoothBayesianECE:
     """Posterior over the ECE under the smooth calibration-curve model (Laplace).
 
@@ -142,7 +145,14 @@ def smooth_ece(
         Prior odds of exact calibration: the draws average the smooth model
         with the identity curve (ECE exactly 0) by their posterior
         probabilities (:mod:`bece.smooth.average`), so the interval can
-        reach 0. 0 gives the smooth model alone.
+        reach 0. 0 leaves exact calibration out.
+    zero_gap_prior : float, default :data:`bece.smooth.zero_gaps.DEFAULT_ZERO_GAP_PRIOR`
+        Prior probability that each ECE bin's gap is exactly 0
+        (:mod:`bece.smooth.zero_gaps`): a bin whose gap the data cannot
+        tell from 0 then stops adding a positive :math:`|\\text{gap}|` to
+        every draw (and so does a bin whose gap is small but not 0). 0, the
+        default, leaves it out: with ``prior_odds=0`` too, the smooth model
+        alone.
 
     Returns
     -------
@@ -170,7 +180,9 @@ def smooth_ece(
     atoms, stats, grid_points = prepare_atoms(y_true, y_prob, y_pred, n_bins, binning, grid)
     check_smooth_draws(num_samples, n_knots, atoms.binning.n_bins)
     prior_odds = check_prior_odds(prior_odds)
-    return _laplace(atoms, stats, grid_points, rng, num_samples, prior_odds, n_knots=n_knots,
+    zero_gap_prior = check_zero_gap_prior(zero_gap_prior)
+    return _laplace(atoms, stats, grid_points, rng, num_samples, prior_odds, zero_gap_prior,
+                    n_knots=n_knots,
                     intercept_scale=intercept_scale, slope_scale=slope_scale,
                     smoothness_scale=smoothness_scale, bin_scale=bin_scale)
 
@@ -188,6 +200,7 @@ def smooth_posterior_ece(
     num_samples: int = 10_000,
     seed: Seed = 0,
     prior_odds: float = DEFAULT_PRIOR_ODDS,
+    zero_gap_prior: float = DEFAULT_ZERO_GAP_PRIOR,
 ) -> SmoothBayesianECE:
     """Posterior over the ECE under the smooth model, from fine statistics.
 
@@ -216,6 +229,8 @@ def smooth_posterior_ece(
     num_samples : int, default 10_000
     seed : int or numpy.random.Generator, default 0
     prior_odds : float, default :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS`
+        As :func:`smooth_ece`.
+    zero_gap_prior : float, default :data:`bece.smooth.zero_gaps.DEFAULT_ZERO_GAP_PRIOR`
         As :func:`smooth_ece`.
 
     Returns
@@ -252,7 +267,9 @@ def smooth_posterior_ece(
     atoms, coarse = atoms_and_ece_stats(stats, n_bins, binning)
     check_smooth_draws(num_samples, n_knots, atoms.binning.n_bins)
     prior_odds = check_prior_odds(prior_odds)
-    return _laplace(atoms, coarse, curve_grid(atoms.p), rng, num_samples, prior_odds, n_knots=n_knots,
+    zero_gap_prior = check_zero_gap_prior(zero_gap_prior)
+    return _laplace(atoms, coarse, curve_grid(atoms.p), rng, num_samples, prior_odds,
+                    zero_gap_prior, n_knots=n_knots,
                     intercept_scale=intercept_scale, slope_scale=slope_scale,
                     smoothness_scale=smoothness_scale, bin_scale=bin_scale)
 

@@ -25,7 +25,7 @@ def test_prob_calibrated_by_hand():
 
 def test_draws_of_the_identity_model_are_exact_calibration():
     y, p = simulate_binary(400, np.random.default_rng(1), power=1.0)  # calibrated
-    alone = smooth_ece(y, p, num_samples=4000, seed=2, prior_odds=0)
+    alone = smooth_ece(y, p, num_samples=4000, seed=2, prior_odds=0, zero_gap_prior=0)
     assert alone.prob_calibrated == 0.0 and np.all(alone.draws > 0)
     avg = average_with_calibrated(alone, 1.0, np.random.default_rng(3))
     pi0 = prob_calibrated(alone.params.log_bayes_factor, 1.0)

@@ -140,13 +140,14 @@ def test_identical_predictions():
 
 def test_marginals_match_each_models_own_posterior():
     """Each model's ECE draws in the pair have the mean and sd of the smooth model
-    alone (prior_odds=0; its draws are PSIS-resampled, the pair's the Laplace
+    alone (prior_odds=0, zero_gap_prior=0; its draws are PSIS-resampled, the pair's the Laplace
     mixture). Tolerance: 5 Monte Carlo SEs of the mean (S = 2000 each, the
     ECE's sd over sqrt(S/2)) plus 5% of the sd for the Laplace/PSIS gap."""
     y, pa, pb = _pair(400, 7)
     c = smooth_compare(y, pa, pb, num_samples=2000, seed=2, prior_odds=0)
     for res, p in ((c.a, pa), (c.b, pb)):
-        one = bece.smooth.smooth_ece(y, p, num_samples=2000, seed=3, prior_odds=0)
+        one = bece.smooth.smooth_ece(y, p, num_samples=2000, seed=3, prior_odds=0,
+                                     zero_gap_prior=0)
         assert abs(res.mean - one.mean) < 5 * one.std / np.sqrt(1000) + 0.05 * one.std
         assert res.std == pytest.approx(one.std, rel=0.15)
         assert res.plugin == one.plugin

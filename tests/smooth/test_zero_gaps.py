@@ -1,0 +1,155 @@
+"""bece.smooth.zero_gaps: a spike at zero gap for each ECE bin.
+
+The prior density of a bin's gap at 0 is checked against a closed form (a
+curve with only an intercept and a slope, one confidence per bin) and
+against a brute-force Monte Carlo density that neither finds roots nor
+Rao-Blackwellises; the Bayes factor and probability by hand; the draws by
+what they must be. Stochastic comparisons use fixed seeds and tolerances of
+4.5 Monte Carlo standard errors (false-alarm rate below 1e-5 per compared
+number).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from bece.smooth import make_atoms, smooth_ece
+from bece.smooth.fit import fit_smooth
+from bece.smooth.zero_gaps import (
+    DEFAULT_ZERO_GAP_PRIOR,
+    average_bins_with_zero_gap,
+    prior_gap_density,
+    zero_gap_probabilities,
+)
+from bece.stats import make_binning
+
+from ..conftest import simulate_binary
+
+
+def _atoms(y, p):
+    return make_atoms(y, p, make_binning(p, 15), None)
+
+
+def test_prior_density_closed_form_for_a_linear_curve():
+    # two confidences only: no spline (fewer than 3 distinct logits), no bin
+    # deviations; the gap of a bin holding one confidence p is
+    # sigma(x + a + b x) - p with a ~ N(0, 1), b ~ N(0, 0.5^2), so its
+    # density at 0 is N(0; 0, 1 + 0.25 x^2) / (p (1 - p))
+    p = np.repeat([0.3, 0.8], 50)
+    y = (np.arange(100) % 3 == 0).astype(np.int64)
+    atoms = _atoms(y, p)
+    post = fit_smooth(atoms, bin_scale=None)
+    assert post.basis.n_spline == 0 and post.basis.n_bins == 0
+    n_draws = 20_000
+    dens = prior_gap_density(atoms, post, np.random.default_rng(0), num_draws=n_draws)
+    for q in (0.3, 0.8):
+        m = min(int(q * 15), 14)
+        x = math.log(q / (1 - q))
+        want = math.exp(0) / math.sqrt(2 * math.pi * (1 + 0.25 * x**2)) / (q * (1 - q))
+        # each term is N(-b x; 0, 1) / (q (1 - q)) <= its value at 0: sd <= that / 2
+        se = 1 / math.sqrt(2 * math.pi) / (q * (1 - q)) / 2 / math.sqrt(n_draws)
+        assert abs(dens[m] - want) < 4.5 * se
+    empty = np.setdiff1d(np.arange(15), [4, 12])
+    assert np.all(np.isnan(dens[empty]))
+
+
+def test_prior_density_agrees_with_brute_force_prior_simulation():
+    y, p = simulate_binary(150, np.random.default_rng(1), power=1.5)
+    atoms = _atoms(y, p)
+    post = fit_smooth(atoms)
+    assert post.basis.n_spline > 0 and post.basis.n_bins == 15
+    # brute force: whole prior curves (intercept included), the fraction of
+    # bin gaps within h of 0
+    rng = np.random.default_rng(2)
+    n_prior, h = 100_000, 0.005
+    count = np.zeros(15)
+    for _ in range(n_prior // 20_000):
+        comp = rng.choice(post.lambdas.size, size=20_000, p=post.prior_mass)
+        theta = rng.standard_normal((20_000, post.prior_scales.size)) * post.prior_scales
+        beta = theta * post.column_scale(post.lambdas[comp], post.taus[comp])
+        s = 1 / (1 + np.exp(-post.basis.logits(atoms.x, atoms.bin, beta)))
+        gap = np.stack([(s[:, atoms.bin == m] - atoms.p[atoms.bin == m]).mean(axis=1)
+                        for m in range(15)], axis=1)
+        count += np.sum(np.abs(gap) < h, axis=0)
+    brute = count / (n_prior * 2 * h)
+    se_brute = np.sqrt(count) / (n_prior * 2 * h)
+    runs = np.array([prior_gap_density(atoms, post, np.random.default_rng(10 + i), num_draws=2000)
+                     for i in range(8)])
+    fast, se_fast = runs.mean(axis=0), runs.std(axis=0, ddof=1) / np.sqrt(len(runs))
+    used = np.unique(atoms.bin)
+    assert used.size >= 12
+    # the window's own bias (curvature of the density over +-h) is below 1e-3 relative here
+    tol = 4.5 * np.sqrt(se_brute[used] ** 2 + se_fast[used] ** 2) + 2e-3 * brute[used]
+    np.testing.assert_array_less(np.abs(fast[used] - brute[used]), tol)
+
+
+def test_zero_gap_probability_by_hand():
+    # gap draws with mean 0 / 0.02 and sd 0.01 exactly
+    gap = np.array([[-0.01, 0.01], [0.01, 0.03]])
+    dens = np.array([2.0, 2.0])
+    pi = zero_gap_probabilities(gap, dens, 0.05)
+    for mu, got in ((0.0, pi[0]), (0.02, pi[1])):
+        bf = math.exp(-0.5 * (mu / 0.01) ** 2) / (math.sqrt(2 * math.pi) * 0.01) / 2.0
+        assert got == pytest.approx(0.05 * bf / (0.95 + 0.05 * bf), rel=1e-12)
+    assert pi[0] == pytest.approx(0.5122, abs=1e-4)  # 0.05 * 19.947 / (0.95 + 0.997)
+    assert np.all(zero_gap_probabilities(gap, np.array([np.nan, 2.0]), 0.05)[:1] == 0)
+    np.testing.assert_array_equal(zero_gap_probabilities(gap, dens, 0.0), [0.0, 0.0])
+
+
+def _staircase(n, rng):
+    p = rng.uniform(size=n)
+    truth = (np.minimum(np.floor(p * 5.0), 4.0) + 0.5) / 5.0
+    return (rng.uniform(size=n) < truth).astype(np.int64), p
+
+
+def test_zeroed_bins_are_exactly_calibrated_at_their_probability():
+    y, p = _staircase(3000, np.random.default_rng(3))
+    alone = smooth_ece(y, p, num_samples=2000, seed=4, prior_odds=0, zero_gap_prior=0)
+    assert alone.params.zero_gap_prior == 0 and np.all(alone.params.prob_zero_gap == 0)
+    atoms = _atoms(y, p)
+    out = average_bins_with_zero_gap(alone, atoms, 0.2, np.random.default_rng(5))
+    pi = out.params.prob_zero_gap
+    assert out.params.zero_gap_prior == 0.2 and pi.shape == (15,)
+    zero = out.accuracy == out.confidence
+    moved = out.accuracy != alone.accuracy
+    np.testing.assert_array_equal(moved, zero & (alone.accuracy != alone.confidence))
+    se = np.sqrt(pi * (1 - pi) / zero.shape[0])
+    np.testing.assert_array_less(np.abs(zero.mean(axis=0) - pi), 4.5 * se + 1e-12)
+    # each draw's ECE is the sum over the bins left of weight x |gap|
+    ece = np.sum(np.where(zero, 0.0, alone.weight * np.abs(alone.accuracy - alone.confidence)), axis=1)
+    np.testing.assert_allclose(out.draws, ece, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(out.draws[~zero.any(axis=1)], alone.draws[~zero.any(axis=1)])
+    assert np.all(out.draws <= alone.draws + 1e-15)
+    # bins whose gap is 6 sd from 0 are never zeroed; those the data cannot
+    # tell from 0 are (the staircase's middle bins, true gap 0)
+    gap = alone.accuracy - alone.confidence
+    z = np.abs(gap.mean(axis=0)) / gap.std(axis=0)
+    assert np.all(pi[z > 6] < 1e-6)
+    assert np.any(pi[z < 1] > 0.3)
+
+
+def test_through_smooth_ece_default_off_and_checks():
+    y, p = simulate_binary(300, np.random.default_rng(6), power=1.0)
+    off = smooth_ece(y, p, num_samples=500, seed=7)
+    assert DEFAULT_ZERO_GAP_PRIOR == 0 and off.params.zero_gap_prior == 0
+    np.testing.assert_array_equal(off.params.prob_zero_gap, np.zeros(15))
+    r = smooth_ece(y, p, num_samples=500, seed=7, zero_gap_prior=0.05)
+    pi = r.params.prob_zero_gap
+    assert r.params.zero_gap_prior == 0.05 and np.all((pi >= 0) & (pi < 1)) and pi.max() > 0
+    s = smooth_ece(y, p, num_samples=500, seed=7, zero_gap_prior=0.05)
+    np.testing.assert_array_equal(r.draws, s.draws)
+    # the statistics route runs the same steps
+    from bece import CalibrationStats
+    from bece.smooth import fine_binning, smooth_posterior_ece
+    stats = CalibrationStats.from_arrays(y, p, binning=fine_binning(15))
+    t = smooth_posterior_ece(stats, n_bins=15, num_samples=500, seed=7, zero_gap_prior=0.05)
+    g = smooth_ece(y, p, n_bins=15, grid=128, num_samples=500, seed=7, zero_gap_prior=0.05)
+    np.testing.assert_allclose(t.draws, g.draws, rtol=1e-9, atol=0)
+    for bad in (-0.1, 1.0, float("nan"), "0.1", True):
+        with pytest.raises(ValueError, match="zero_gap_prior"):
+            smooth_ece(y, p, num_samples=100, zero_gap_prior=bad)
+        with pytest.raises(ValueError, match="zero_gap_prior"):
+            smooth_posterior_ece(stats, n_bins=15, num_samples=100, zero_gap_prior=bad)
