@@ -64,7 +64,7 @@ import numpy as np
 from ..base.memory import check_allocation
 from .base import ScoreCalibrator
 from .newton import block_preconditioner, kronecker_preconditioner, newton_cg, rough_temperature
-from .scores import BLOCK, Scores, log_softmax, softmax
+from .scores import Scores, log_softmax, softmax
 from .temperature import PassCounter, check_bounds
 
 __all__ = [
@@ -73,6 +73,7 @@ __all__ = [
     "CV_TOL",
     "REG_GRID",
     "VectorScaling",
+    "full_evaluate",
     "linear_hessp",
     "linear_objective",
 ]
@@ -207,6 +208,96 @@ def linear_hessp(blocks: Blocks, n: int, k: int, *, full: bool, reg_lambda: floa
         return np.concatenate([hw.ravel(), hb])
 
     return hessp
+
+
+def full_evaluate(x: np.ndarray, y: np.ndarray, reg_lambda: float, reg_mu: float,
+                  counter: PassCounter | None = None) -> Callable[[np.ndarray], Any]:
+    r"""``theta -> (loss, gradient, solve, hvp)`` for matrix scaling's
+    ``theta = [W.ravel(), b]`` on features ``x`` (n x K, float64), for
+    :func:`~bece.calibrate.newton.newton_cg`: the loss and gradient of
+    :func:`linear_objective` (``full=True``) in one pass, which keeps the
+    probabilities :math:`\hat p` (n x K); ``hvp(v)``, the exact Hessian
+    times ``v`` at ``theta`` (:func:`linear_hessp`), from the kept
+    :math:`\hat p` (one pass over ``x``, two products of size n K^2 and no
+    softmax); ``solve``, the Kronecker preconditioner
+    (:func:`~bece.calibrate.newton.kronecker_preconditioner`), its factors
+    computed from the kept :math:`\hat p` on first use (so only at the
+    points where Newton's line search stops).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece.calibrate.linear import full_evaluate, linear_hessp, linear_objective
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(50, 3)), rng.integers(0, 3, size=50)
+    >>> theta, v = rng.normal(size=12), rng.normal(size=12)
+    >>> loss, grad, solve, hvp = full_evaluate(x, y, 0.5, 0.1)(theta)
+    >>> blocks = lambda: iter([(0, 50, x)])
+    >>> ref = linear_objective(blocks, y, 50, 3, full=True, reg_lambda=0.5, reg_mu=0.1)(theta)
+    >>> hv = linear_hessp(blocks, 50, 3, full=True, reg_lambda=0.5, reg_mu=0.1)(theta, v)
+    >>> bool(np.isclose(loss, ref[0])), bool(np.allclose(grad, ref[1])), bool(np.allclose(hvp(v), hv))
+    (True, True, True)
+    """
+    n, k = x.shape
+    off = ~np.eye(k, dtype=bool)
+    c_lam = reg_lambda / (k * (k - 1))
+    c_mu = reg_mu / k
+    delta = 2 * (reg_lambda + reg_mu) / (k * (k + 1))  # the penalty's mean diagonal
+    rows = np.arange(n)
+    label_x = np.zeros((k, k))  # sum of the features of the rows of each label
+    np.add.at(label_x, y, x)
+    label_n = np.bincount(y, minlength=k).astype(np.float64)
+
+    def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray, Callable[[np.ndarray], np.ndarray],
+                                             Callable[[np.ndarray], np.ndarray]]:
+        w, b = theta[:k * k].reshape(k, k), theta[k * k:]
+        p = x @ w.T
+        p += b
+        m = p.max(axis=1, keepdims=True)
+        p -= m
+        zy = p[rows, y]
+        np.exp(p, out=p)
+        total = p.sum(axis=1, keepdims=True)
+        loss = float(np.sum(np.log(total[:, 0]) - zy)) / n
+        p /= total
+        gw = (p.T @ x - label_x) / n
+        gb = (p.sum(axis=0) - label_n) / n
+        if counter is not None:
+            counter.count += 1
+        if c_lam or c_mu:
+            loss += c_lam * float(np.sum(w[off] ** 2)) + c_mu * float(b @ b)
+            gw += 2 * c_lam * np.where(off, w, 0.0)
+            gb += 2 * c_mu * b
+        kept: list[Callable[[np.ndarray], np.ndarray]] = []
+
+        def solve(r: np.ndarray) -> np.ndarray:
+            if not kept:
+                a = (np.diag(p.sum(axis=0)) - p.T @ p) / n
+                wr = 1.0 - np.einsum("ij,ij->i", p, p)  # each row's tr(diag p - p p^T)
+                wx = x * wr[:, None]
+                gram = np.empty((k + 1, k + 1))
+                gram[:k, :k] = wx.T @ x
+                gram[k, :k] = gram[:k, k] = wx.sum(axis=0)
+                gram[k, k] = wr.sum()
+                kept.append(kronecker_preconditioner(a / max(float(np.trace(a)), 1e-300),
+                                                     np.linalg.eigh(gram / n), delta))
+            return kept[0](r)
+
+        def hvp(v: np.ndarray) -> np.ndarray:
+            dw, db = v[:k * k].reshape(k, k), v[k * k:]
+            da = x @ dw.T
+            da += db
+            da -= np.einsum("ij,ij->i", p, da)[:, None]
+            da *= p
+            if counter is not None:
+                counter.count += 1
+            hw = (da.T @ x) / n + 2 * c_lam * np.where(off, dw, 0.0)
+            hb = da.sum(axis=0) / n + 2 * c_mu * db
+            return np.concatenate([hw.ravel(), hb])
+
+        return loss, np.concatenate([gw.ravel(), gb]), solve, hvp
+
+    return evaluate
 
 
 def _check_common(est: Any) -> None:
@@ -396,25 +487,8 @@ class MatrixScaling(ScoreCalibrator):
 
     def _solve(self, x: np.ndarray, y: np.ndarray, lam: float, mu: float, theta0: np.ndarray,
                counter: PassCounter, tol: float) -> tuple[np.ndarray, int]:
-        n, k = x.shape
-        rows = max(1, BLOCK // k)
-
-        def blocks() -> Iterator[tuple[int, int, np.ndarray]]:
-            for start in range(0, n, rows):
-                yield start, min(n, start + rows), x[start:start + rows]
-
-        fun = linear_objective(blocks, y, n, k, full=True, reg_lambda=lam, reg_mu=mu, counter=counter,
-                               curvature=True)
-        delta = 2 * (lam + mu) / (k * (k + 1))  # the penalty's mean diagonal
-
-        def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray, Callable[[np.ndarray], np.ndarray]]:
-            loss, grad, (a, gram) = fun(theta)
-            return loss, grad, kronecker_preconditioner(a / max(float(np.trace(a)), 1e-300),
-                                                        np.linalg.eigh(gram), delta)
-
-        hessp = linear_hessp(blocks, n, k, full=True, reg_lambda=lam, reg_mu=mu, counter=counter)
-        theta, n_iter, _ = newton_cg(evaluate, hessp, theta0, tol=tol, max_iter=self.max_iter,
-                                     name=type(self).__name__)
+        theta, n_iter, _ = newton_cg(full_evaluate(x, y, lam, mu, counter), None, theta0, tol=tol,
+                                     max_iter=self.max_iter, name=type(self).__name__)
         return theta, n_iter
 
     def _fit(self, scores: Scores, y: np.ndarray) -> None:

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -61,17 +62,21 @@ from .temperature import PassCounter, fit_temperature, temperature_terms
 
 __all__ = ["block_preconditioner", "kronecker_preconditioner", "newton_cg", "rough_temperature"]
 
-Evaluate = Callable[[np.ndarray], tuple[float, np.ndarray, Callable[[np.ndarray], np.ndarray]]]
+Vec = Callable[[np.ndarray], np.ndarray]
+Evaluate = Callable[[np.ndarray], tuple[Any, ...]]
 
 
-def newton_cg(evaluate: Evaluate, hessp: Callable[[np.ndarray, np.ndarray], np.ndarray],
+def newton_cg(evaluate: Evaluate, hessp: Callable[[np.ndarray, np.ndarray], np.ndarray] | None,
               theta0: np.ndarray, *, tol: float, max_iter: int, name: str,
               max_cg: int = 200) -> tuple[np.ndarray, int, float]:
     """Minimise by truncated Newton from ``theta0`` (module docstring).
 
     ``evaluate(theta) -> (loss, gradient, solve)`` in one pass, where
     ``solve(r)`` applies :math:`M^{-1}`; ``hessp(theta, v)`` is :math:`H v`
-    in one pass. Returns ``(theta, iterations, loss)``; a
+    in one pass. ``evaluate`` may return a fourth element instead,
+    ``hvp(v)`` (:math:`H v` at that ``theta``, for instance from the
+    probabilities its pass kept), with ``hessp`` None.
+    Returns ``(theta, iterations, loss)``; a
     :class:`sklearn.exceptions.ConvergenceWarning` when ``max_iter``
     iterations end above ``tol`` or no step decreases the loss.
 
@@ -88,7 +93,7 @@ def newton_cg(evaluate: Evaluate, hessp: Callable[[np.ndarray, np.ndarray], np.n
     True
     """
     theta = np.asarray(theta0, dtype=np.float64).copy()
-    loss, g, solve = evaluate(theta)
+    loss, g, solve, hvp = _evaluate(evaluate, hessp, theta)
     eps = np.finfo(np.float64).eps
     for it in range(max_iter):
         z = solve(g)
@@ -103,7 +108,7 @@ def newton_cg(evaluate: Evaluate, hessp: Callable[[np.ndarray, np.ndarray], np.n
         p = zr.copy()
         rz = float(r @ zr)
         for _ in range(max_cg):
-            hp = hessp(theta, p)
+            hp = hvp(p)
             curv = float(p @ hp)
             if curv <= 0:
                 if not d.any():
@@ -124,20 +129,30 @@ def newton_cg(evaluate: Evaluate, hessp: Callable[[np.ndarray, np.ndarray], np.n
         step = 1.0
         while True:
             new = theta + step * d
-            new_loss, new_g, new_solve = evaluate(new)
+            new_loss, new_g, new_solve, new_hvp = _evaluate(evaluate, hessp, new)
             if new_loss <= loss + 1e-4 * step * slope + 8 * eps * abs(loss):
                 break
             step *= 0.5
             if step < 1e-10:
                 _warn(name, f"no step decreases the loss (gradient norm {gnorm:.2e}, tol {tol:g})")
                 return theta, it + 1, loss
-        theta, loss, g, solve = new, new_loss, new_g, new_solve
+        theta, loss, g, solve, hvp = new, new_loss, new_g, new_solve, new_hvp
     z = solve(g)
     gnorm = float(np.sqrt(max(float(g @ z), 0.0)))
     if gnorm > tol:
         _warn(name, f"Newton-CG stopped after max_iter={max_iter} iterations (gradient norm "
                     f"{gnorm:.2e}, tol {tol:g}); raise max_iter")
     return theta, max_iter, loss
+
+
+def _evaluate(evaluate: Evaluate, hessp: Callable[[np.ndarray, np.ndarray], np.ndarray] | None,
+              theta: np.ndarray) -> tuple[float, np.ndarray, Vec, Vec]:
+    out = evaluate(theta)
+    if len(out) == 4:
+        return out[0], out[1], out[2], out[3]
+    if hessp is None:
+        raise ValueError("newton_cg needs hessp where evaluate returns no hvp")
+    return out[0], out[1], out[2], lambda v: hessp(theta, v)
 
 
 def _warn(name: str, message: str) -> None:
