@@ -367,7 +367,10 @@ def cost(quick, matrix_n=None, threads=1):
 
     print("## Cost as K grows: passes over the data, and time as a ratio to one softmax pass "
           "over the same matrix (float64 blocks, as the calibrators run), measured in the same run\n")
-    print(f"BLAS limited to {threads} thread(s) (threadpoolctl), as the softmax (numpy's ufuncs) "
+    import platform
+
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, shared. "
+          f"BLAS limited to {threads} thread(s) (threadpoolctl), as the softmax (numpy's ufuncs) "
           "runs; 'softmax pass (s)': the median of 5 passes over that row's matrix, in seconds, "
           "measured before its fits. Matrix and Dirichlet scaling with lambda = mu = 0.01 "
           "(CV: reg_lambda = reg_mu = None, 7 candidates x 3 folds).\n")

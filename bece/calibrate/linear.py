@@ -36,7 +36,10 @@ Every objective is convex; it is minimised in float64 by truncated Newton
 (:func:`bece.calibrate.newton.newton_cg`): each iteration one pass for the
 loss, the gradient and a preconditioner, and one pass per product of the
 exact Hessian with a vector (:func:`linear_hessp`) in its conjugate
-gradients. Vector scaling is preconditioned by each class's exact 2 x 2
+gradients. For matrix and Dirichlet scaling (:func:`full_evaluate`) the
+iteration's pass keeps the probabilities (n x K), and each Hessian product
+is a pass over the features that reuses them: two products of size
+:math:`n K^2` and no softmax. Vector scaling is preconditioned by each class's exact 2 x 2
 Hessian block in :math:`(w_j, b_j)`, matrix and Dirichlet scaling by a
 Kronecker (K-FAC-like) factorisation of their Hessian
 (:mod:`bece.calibrate.newton`). The start is temperature scaling
@@ -47,10 +50,11 @@ coordinates whitened by the preconditioner (l2 norm). At K = 1,000,
 n = 10^5 vector scaling takes 17 passes where L-BFGS-B took 127
 (``benchmarks/recalibration.py --part cost --quick``).
 Vector scaling runs block by block over the scores; matrix and Dirichlet
-scaling hold their float64 features (n x K; refused above bece's memory
-limit, :mod:`bece.base.memory`). The softmax is invariant to adding a
-constant to every intercept, so the fitted ``intercept_`` is centred (mean
-zero); ``n_passes_`` counts the passes over the data (a softmax each), the
+scaling hold their float64 features, the probabilities and one work matrix
+(3 x n x K float64; refused above bece's memory limit, :mod:`bece.base.memory`).
+The softmax is invariant to adding a constant to every intercept, so the
+fitted ``intercept_`` is centred (mean zero); ``n_passes_`` counts the passes
+over the data (a softmax each, or a Hessian product's pass), the
 starting temperature's and the cross-validation's included.
 """
 
@@ -473,8 +477,9 @@ class MatrixScaling(ScoreCalibrator):
             raise ValueError(f"cv must be an integer >= 2, got {self.cv!r}")
 
     def _features(self, scores: Scores) -> np.ndarray:
-        check_allocation(8.0 * scores.n * scores.k,
-                         what=f"the float64 features of {type(self).__name__} (n x K)",
+        check_allocation(3 * 8.0 * scores.n * scores.k,
+                         what=f"the float64 features, probabilities and work matrix of "
+                              f"{type(self).__name__} (3 x n x K)",
                          argument=f"X of shape {scores.data.shape}",
                          advice="fit on fewer rows")
         x = np.empty((scores.n, scores.k), dtype=np.float64)

@@ -170,3 +170,37 @@ def test_bad_options(data, kwargs, message):
     z, y = data
     with pytest.raises(ValueError, match=message):
         MatrixScaling(input="logits", **kwargs).fit(z, y)
+
+
+def test_full_evaluate_is_the_objective_and_its_hessian(data):
+    """matrix scaling's evaluate (probabilities kept for the Hessian products)
+    against linear_objective and linear_hessp, which recompute the softmax,
+    and (through those) the finite differences above; its preconditioner is
+    the Kronecker solve of the factors written out row by row."""
+    from bece.calibrate.linear import full_evaluate
+    from bece.calibrate.newton import kronecker_preconditioner
+    from bece.calibrate.temperature import PassCounter
+
+    z, y = data
+    s = as_scores(z, "logits")
+    k = 3
+    rng = np.random.default_rng(4)
+    theta = rng.normal(scale=0.5, size=k * k + k)
+    counter = PassCounter()
+    loss, grad, solve, hvp = full_evaluate(z, y, 0.7, 0.3, counter)(theta)
+    ref_loss, ref_grad = linear_objective(s.blocks, y, s.n, k, full=True, reg_lambda=0.7,
+                                          reg_mu=0.3)(theta)
+    assert loss == pytest.approx(ref_loss, rel=1e-13)
+    np.testing.assert_allclose(grad, ref_grad, rtol=1e-11, atol=1e-14)
+    hessp = linear_hessp(s.blocks, s.n, k, full=True, reg_lambda=0.7, reg_mu=0.3)
+    for v in rng.normal(size=(3, theta.size)):
+        np.testing.assert_allclose(hvp(v), hessp(theta, v), rtol=1e-11, atol=1e-14)
+    assert counter.count == 1 + 3  # one pass for the loss, one per product
+    p = special.softmax(z @ theta[:9].reshape(3, 3).T + theta[9:], axis=1)
+    a = np.mean([np.diag(q) - np.outer(q, q) for q in p], axis=0)
+    xt = np.c_[z, np.ones(len(z))]
+    gram = np.mean([np.trace(np.diag(q) - np.outer(q, q)) * np.outer(u, u) for q, u in zip(p, xt)],
+                   axis=0)
+    ref_solve = kronecker_preconditioner(a / np.trace(a), np.linalg.eigh(gram), 2 * 1.0 / 12)
+    r = rng.normal(size=theta.size)
+    np.testing.assert_allclose(solve(r), ref_solve(r), rtol=1e-8)
