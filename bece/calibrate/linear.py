@@ -37,11 +37,12 @@ Every objective is convex; it is minimised in float64 by truncated Newton
 loss, the gradient and a preconditioner, and one pass per product of the
 exact Hessian with a vector (:func:`linear_hessp`) in its conjugate
 gradients. For matrix and Dirichlet scaling (:func:`full_evaluate`) the
-iteration's pass keeps the probabilities (n x K), and each Hessian product
-is a pass over the features that reuses them: two products of size
-:math:`n K^2` and no softmax. Vector scaling is preconditioned by each class's exact 2 x 2
-Hessian block in :math:`(w_j, b_j)`, matrix and Dirichlet scaling by a
-Kronecker (K-FAC-like) factorisation of their Hessian
+iteration's pass keeps the probabilities (n x K), each Hessian product
+reuses them (two products of size :math:`n K^2`, no softmax), and ODIR is
+taken after the best shift of the classes' rows (the softmax's flat
+directions). Vector scaling is preconditioned by each class's exact 2 x 2
+Hessian block in :math:`(w_j, b_j)`, matrix and Dirichlet scaling by each
+class's (K+1) x (K+1) block, estimated from sampled rows
 (:mod:`bece.calibrate.newton`). The start is temperature scaling
 (:math:`w = 1/T`, :math:`W = I/T`, :math:`b = 0`), which each family
 contains, with a rough T (:func:`~bece.calibrate.newton.rough_temperature`,
@@ -67,7 +68,14 @@ import numpy as np
 
 from ..base.memory import check_allocation
 from .base import ScoreCalibrator
-from .newton import block_preconditioner, kronecker_preconditioner, newton_cg, rough_temperature
+from .newton import (
+    best_shift,
+    block_preconditioner,
+    class_block_preconditioner,
+    class_blocks,
+    newton_cg,
+    rough_temperature,
+)
 from .scores import Scores, log_softmax, softmax
 from .temperature import PassCounter, check_bounds
 
@@ -215,38 +223,50 @@ def linear_hessp(blocks: Blocks, n: int, k: int, *, full: bool, reg_lambda: floa
 
 
 def full_evaluate(x: np.ndarray, y: np.ndarray, reg_lambda: float, reg_mu: float,
-                  counter: PassCounter | None = None) -> Callable[[np.ndarray], Any]:
+                  counter: PassCounter | None = None, *,
+                  shift: bool = True) -> Callable[[np.ndarray], Any]:
     r"""``theta -> (loss, gradient, solve, hvp)`` for matrix scaling's
     ``theta = [W.ravel(), b]`` on features ``x`` (n x K, float64), for
-    :func:`~bece.calibrate.newton.newton_cg`: the loss and gradient of
-    :func:`linear_objective` (``full=True``) in one pass, which keeps the
-    probabilities :math:`\hat p` (n x K); ``hvp(v)``, the exact Hessian
-    times ``v`` at ``theta`` (:func:`linear_hessp`), from the kept
-    :math:`\hat p` (one pass over ``x``, two products of size n K^2 and no
-    softmax); ``solve``, the Kronecker preconditioner
-    (:func:`~bece.calibrate.newton.kronecker_preconditioner`), its factors
-    computed from the kept :math:`\hat p` on first use (so only at the
-    points where Newton's line search stops).
+    :func:`~bece.calibrate.newton.newton_cg`.
+
+    The softmax does not change when the same vector :math:`c` is added to
+    every class's row of :math:`[W, b]`, so the NLL is flat along those K+1
+    directions and only ODIR, weakly, curves them. The objective here is the
+    one after the best such shift (:func:`best_shift`: each column's
+    off-diagonal weights and the intercepts centred), :math:`f(P\theta)` with
+    :math:`P` that linear projection: it has the same minimum, reached at
+    ``best_shift`` of any of its minimisers, and no weakly curved directions.
+    (``shift=False``: ODIR itself, :func:`linear_objective`'s, for comparison.)
+
+    The loss and gradient in one pass, which keeps the probabilities
+    :math:`\hat p` (n x K); ``hvp(v)``, the exact Hessian times ``v``, from the
+    kept :math:`\hat p` (one pass over ``x``: two products of size n K^2 and
+    no softmax); ``solve``, the class-block preconditioner
+    (:func:`~bece.calibrate.newton.class_blocks`,
+    :func:`~bece.calibrate.newton.class_block_preconditioner`), built from the kept
+    :math:`\hat p` on first use (so only where Newton's line search stops).
 
     Examples
     --------
     >>> import numpy as np
-    >>> from bece.calibrate.linear import full_evaluate, linear_hessp, linear_objective
+    >>> from bece.calibrate.linear import full_evaluate, linear_objective
+    >>> from bece.calibrate.newton import best_shift
     >>> rng = np.random.default_rng(0)
     >>> x, y = rng.normal(size=(50, 3)), rng.integers(0, 3, size=50)
-    >>> theta, v = rng.normal(size=12), rng.normal(size=12)
+    >>> theta = rng.normal(size=12)
     >>> loss, grad, solve, hvp = full_evaluate(x, y, 0.5, 0.1)(theta)
     >>> blocks = lambda: iter([(0, 50, x)])
-    >>> ref = linear_objective(blocks, y, 50, 3, full=True, reg_lambda=0.5, reg_mu=0.1)(theta)
-    >>> hv = linear_hessp(blocks, 50, 3, full=True, reg_lambda=0.5, reg_mu=0.1)(theta, v)
-    >>> bool(np.isclose(loss, ref[0])), bool(np.allclose(grad, ref[1])), bool(np.allclose(hvp(v), hv))
-    (True, True, True)
+    >>> ref = linear_objective(blocks, y, 50, 3, full=True, reg_lambda=0.5, reg_mu=0.1)
+    >>> bool(np.isclose(loss, ref(best_shift(theta, 3))[0]))
+    True
     """
     n, k = x.shape
     off = ~np.eye(k, dtype=bool)
     c_lam = reg_lambda / (k * (k - 1))
     c_mu = reg_mu / k
-    delta = 2 * (reg_lambda + reg_mu) / (k * (k + 1))  # the penalty's mean diagonal
+    pen_diag = np.full((k, k + 1), 2 * c_lam)  # the penalty's diagonal, by class and feature
+    pen_diag[np.arange(k), np.arange(k)] = 0.0
+    pen_diag[:, k] = 2 * c_mu
     rows = np.arange(n)
     label_x = np.zeros((k, k))  # sum of the features of the rows of each label
     np.add.at(label_x, y, x)
@@ -268,23 +288,18 @@ def full_evaluate(x: np.ndarray, y: np.ndarray, reg_lambda: float, reg_mu: float
         gb = (p.sum(axis=0) - label_n) / n
         if counter is not None:
             counter.count += 1
-        if c_lam or c_mu:
-            loss += c_lam * float(np.sum(w[off] ** 2)) + c_mu * float(b @ b)
-            gw += 2 * c_lam * np.where(off, w, 0.0)
-            gb += 2 * c_mu * b
+        if c_lam or c_mu:  # the penalty after its best shift (off-diagonal columns, b centred)
+            wc, bc = (_centred(w, off), b - b.mean()) if shift else (np.where(off, w, 0.0), b)
+            loss += c_lam * float(np.sum(wc**2)) + c_mu * float(bc @ bc)
+            gw += 2 * c_lam * wc
+            gb += 2 * c_mu * bc
         kept: list[Callable[[np.ndarray], np.ndarray]] = []
 
         def solve(r: np.ndarray) -> np.ndarray:
-            if not kept:
-                a = (np.diag(p.sum(axis=0)) - p.T @ p) / n
-                wr = 1.0 - np.einsum("ij,ij->i", p, p)  # each row's tr(diag p - p p^T)
-                wx = x * wr[:, None]
-                gram = np.empty((k + 1, k + 1))
-                gram[:k, :k] = wx.T @ x
-                gram[k, :k] = gram[:k, k] = wx.sum(axis=0)
-                gram[k, k] = wr.sum()
-                kept.append(kronecker_preconditioner(a / max(float(np.trace(a)), 1e-300),
-                                                     np.linalg.eigh(gram / n), delta))
+            if not kept:  # a pass (the blocks' exact diagonal) and ~BLOCK_DRAWS passes' products
+                kept.append(class_block_preconditioner(class_blocks(p, x), pen_diag))
+                if counter is not None:
+                    counter.count += 1
             return kept[0](r)
 
         def hvp(v: np.ndarray) -> np.ndarray:
@@ -295,13 +310,20 @@ def full_evaluate(x: np.ndarray, y: np.ndarray, reg_lambda: float, reg_mu: float
             da *= p
             if counter is not None:
                 counter.count += 1
-            hw = (da.T @ x) / n + 2 * c_lam * np.where(off, dw, 0.0)
-            hb = da.sum(axis=0) / n + 2 * c_mu * db
+            dwc, dbc = (_centred(dw, off), db - db.mean()) if shift else (np.where(off, dw, 0.0), db)
+            hw = (da.T @ x) / n + 2 * c_lam * dwc
+            hb = da.sum(axis=0) / n + 2 * c_mu * dbc
             return np.concatenate([hw.ravel(), hb])
 
         return loss, np.concatenate([gw.ravel(), gb]), solve, hvp
 
     return evaluate
+
+
+def _centred(w: np.ndarray, off: np.ndarray) -> np.ndarray:
+    """``w``'s off-diagonal entries less their column's mean; zero on the diagonal."""
+    wo = np.where(off, w, 0.0)
+    return np.where(off, wo - wo.sum(axis=0) / max(w.shape[0] - 1, 1), 0.0)
 
 
 def _check_common(est: Any) -> None:
@@ -494,7 +516,7 @@ class MatrixScaling(ScoreCalibrator):
                counter: PassCounter, tol: float) -> tuple[np.ndarray, int]:
         theta, n_iter, _ = newton_cg(full_evaluate(x, y, lam, mu, counter), None, theta0, tol=tol,
                                      max_iter=self.max_iter, name=type(self).__name__)
-        return theta, n_iter
+        return best_shift(theta, x.shape[1]), n_iter
 
     def _fit(self, scores: Scores, y: np.ndarray) -> None:
         from sklearn.model_selection import KFold
