@@ -36,9 +36,13 @@ Every objective is convex; it is minimised in float64 by truncated Newton
 (:func:`bece.calibrate.newton.newton_cg`): each iteration one pass for the
 loss, the gradient and a preconditioner, and one pass per product of the
 exact Hessian with a vector (:func:`linear_hessp`) in its conjugate
-gradients. Vector scaling is preconditioned by each class's exact 2 x 2
-Hessian block in :math:`(w_j, b_j)`, matrix and Dirichlet scaling by a
-Kronecker (K-FAC-like) factorisation of their Hessian
+gradients. For matrix and Dirichlet scaling (:func:`full_evaluate`) the
+iteration's pass keeps the probabilities (n x K), each Hessian product
+reuses them (two products of size :math:`n K^2`, no softmax), and ODIR is
+taken after the best shift of the classes' rows (the softmax's flat
+directions). Vector scaling is preconditioned by each class's exact 2 x 2
+Hessian block in :math:`(w_j, b_j)`, matrix and Dirichlet scaling by each
+class's (K+1) x (K+1) block, estimated from sampled rows
 (:mod:`bece.calibrate.newton`). The start is temperature scaling
 (:math:`w = 1/T`, :math:`W = I/T`, :math:`b = 0`), which each family
 contains, with a rough T (:func:`~bece.calibrate.newton.rough_temperature`,
@@ -47,10 +51,11 @@ coordinates whitened by the preconditioner (l2 norm). At K = 1,000,
 n = 10^5 vector scaling takes 17 passes where L-BFGS-B took 127
 (``benchmarks/recalibration.py --part cost --quick``).
 Vector scaling runs block by block over the scores; matrix and Dirichlet
-scaling hold their float64 features (n x K; refused above bece's memory
-limit, :mod:`bece.base.memory`). The softmax is invariant to adding a
-constant to every intercept, so the fitted ``intercept_`` is centred (mean
-zero); ``n_passes_`` counts the passes over the data (a softmax each), the
+scaling hold their float64 features, the probabilities and one work matrix
+(3 x n x K float64; refused above bece's memory limit, :mod:`bece.base.memory`).
+The softmax is invariant to adding a constant to every intercept, so the
+fitted ``intercept_`` is centred (mean zero); ``n_passes_`` counts the passes
+over the data (a softmax each, or a Hessian product's pass), the
 starting temperature's and the cross-validation's included.
 """
 
@@ -63,8 +68,15 @@ import numpy as np
 
 from ..base.memory import check_allocation
 from .base import ScoreCalibrator
-from .newton import block_preconditioner, kronecker_preconditioner, newton_cg, rough_temperature
-from .scores import BLOCK, Scores, log_softmax, softmax
+from .newton import (
+    best_shift,
+    block_preconditioner,
+    class_block_preconditioner,
+    class_blocks,
+    newton_cg,
+    rough_temperature,
+)
+from .scores import Scores, log_softmax, softmax
 from .temperature import PassCounter, check_bounds
 
 __all__ = [
@@ -73,6 +85,7 @@ __all__ = [
     "CV_TOL",
     "REG_GRID",
     "VectorScaling",
+    "full_evaluate",
     "linear_hessp",
     "linear_objective",
 ]
@@ -207,6 +220,110 @@ def linear_hessp(blocks: Blocks, n: int, k: int, *, full: bool, reg_lambda: floa
         return np.concatenate([hw.ravel(), hb])
 
     return hessp
+
+
+def full_evaluate(x: np.ndarray, y: np.ndarray, reg_lambda: float, reg_mu: float,
+                  counter: PassCounter | None = None, *,
+                  shift: bool = True) -> Callable[[np.ndarray], Any]:
+    r"""``theta -> (loss, gradient, solve, hvp)`` for matrix scaling's
+    ``theta = [W.ravel(), b]`` on features ``x`` (n x K, float64), for
+    :func:`~bece.calibrate.newton.newton_cg`.
+
+    The softmax does not change when the same vector :math:`c` is added to
+    every class's row of :math:`[W, b]`, so the NLL is flat along those K+1
+    directions and only ODIR, weakly, curves them. The objective here is the
+    one after the best such shift (:func:`best_shift`: each column's
+    off-diagonal weights and the intercepts centred), :math:`f(P\theta)` with
+    :math:`P` that linear projection: it has the same minimum, reached at
+    ``best_shift`` of any of its minimisers, and no weakly curved directions.
+    (``shift=False``: ODIR itself, :func:`linear_objective`'s, for comparison.)
+
+    The loss and gradient in one pass, which keeps the probabilities
+    :math:`\hat p` (n x K); ``hvp(v)``, the exact Hessian times ``v``, from the
+    kept :math:`\hat p` (one pass over ``x``: two products of size n K^2 and
+    no softmax); ``solve``, the class-block preconditioner
+    (:func:`~bece.calibrate.newton.class_blocks`,
+    :func:`~bece.calibrate.newton.class_block_preconditioner`), built from the kept
+    :math:`\hat p` on first use (so only where Newton's line search stops).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece.calibrate.linear import full_evaluate, linear_objective
+    >>> from bece.calibrate.newton import best_shift
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(50, 3)), rng.integers(0, 3, size=50)
+    >>> theta = rng.normal(size=12)
+    >>> loss, grad, solve, hvp = full_evaluate(x, y, 0.5, 0.1)(theta)
+    >>> blocks = lambda: iter([(0, 50, x)])
+    >>> ref = linear_objective(blocks, y, 50, 3, full=True, reg_lambda=0.5, reg_mu=0.1)
+    >>> bool(np.isclose(loss, ref(best_shift(theta, 3))[0]))
+    True
+    """
+    n, k = x.shape
+    off = ~np.eye(k, dtype=bool)
+    c_lam = reg_lambda / (k * (k - 1))
+    c_mu = reg_mu / k
+    pen_diag = np.full((k, k + 1), 2 * c_lam)  # the penalty's diagonal, by class and feature
+    pen_diag[np.arange(k), np.arange(k)] = 0.0
+    pen_diag[:, k] = 2 * c_mu
+    rows = np.arange(n)
+    label_x = np.zeros((k, k))  # sum of the features of the rows of each label
+    np.add.at(label_x, y, x)
+    label_n = np.bincount(y, minlength=k).astype(np.float64)
+
+    def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray, Callable[[np.ndarray], np.ndarray],
+                                             Callable[[np.ndarray], np.ndarray]]:
+        w, b = theta[:k * k].reshape(k, k), theta[k * k:]
+        p = x @ w.T
+        p += b
+        m = p.max(axis=1, keepdims=True)
+        p -= m
+        zy = p[rows, y]
+        np.exp(p, out=p)
+        total = p.sum(axis=1, keepdims=True)
+        loss = float(np.sum(np.log(total[:, 0]) - zy)) / n
+        p /= total
+        gw = (p.T @ x - label_x) / n
+        gb = (p.sum(axis=0) - label_n) / n
+        if counter is not None:
+            counter.count += 1
+        if c_lam or c_mu:  # the penalty after its best shift (off-diagonal columns, b centred)
+            wc, bc = (_centred(w, off), b - b.mean()) if shift else (np.where(off, w, 0.0), b)
+            loss += c_lam * float(np.sum(wc**2)) + c_mu * float(bc @ bc)
+            gw += 2 * c_lam * wc
+            gb += 2 * c_mu * bc
+        kept: list[Callable[[np.ndarray], np.ndarray]] = []
+
+        def solve(r: np.ndarray) -> np.ndarray:
+            if not kept:  # a pass (the blocks' exact diagonal) and ~BLOCK_DRAWS passes' products
+                kept.append(class_block_preconditioner(class_blocks(p, x), pen_diag))
+                if counter is not None:
+                    counter.count += 1
+            return kept[0](r)
+
+        def hvp(v: np.ndarray) -> np.ndarray:
+            dw, db = v[:k * k].reshape(k, k), v[k * k:]
+            da = x @ dw.T
+            da += db
+            da -= np.einsum("ij,ij->i", p, da)[:, None]
+            da *= p
+            if counter is not None:
+                counter.count += 1
+            dwc, dbc = (_centred(dw, off), db - db.mean()) if shift else (np.where(off, dw, 0.0), db)
+            hw = (da.T @ x) / n + 2 * c_lam * dwc
+            hb = da.sum(axis=0) / n + 2 * c_mu * dbc
+            return np.concatenate([hw.ravel(), hb])
+
+        return loss, np.concatenate([gw.ravel(), gb]), solve, hvp
+
+    return evaluate
+
+
+def _centred(w: np.ndarray, off: np.ndarray) -> np.ndarray:
+    """``w``'s off-diagonal entries less their column's mean; zero on the diagonal."""
+    wo = np.where(off, w, 0.0)
+    return np.where(off, wo - wo.sum(axis=0) / max(w.shape[0] - 1, 1), 0.0)
 
 
 def _check_common(est: Any) -> None:
@@ -382,8 +499,9 @@ class MatrixScaling(ScoreCalibrator):
             raise ValueError(f"cv must be an integer >= 2, got {self.cv!r}")
 
     def _features(self, scores: Scores) -> np.ndarray:
-        check_allocation(8.0 * scores.n * scores.k,
-                         what=f"the float64 features of {type(self).__name__} (n x K)",
+        check_allocation(3 * 8.0 * scores.n * scores.k,
+                         what=f"the float64 features, probabilities and work matrix of "
+                              f"{type(self).__name__} (3 x n x K)",
                          argument=f"X of shape {scores.data.shape}",
                          advice="fit on fewer rows")
         x = np.empty((scores.n, scores.k), dtype=np.float64)
@@ -396,26 +514,9 @@ class MatrixScaling(ScoreCalibrator):
 
     def _solve(self, x: np.ndarray, y: np.ndarray, lam: float, mu: float, theta0: np.ndarray,
                counter: PassCounter, tol: float) -> tuple[np.ndarray, int]:
-        n, k = x.shape
-        rows = max(1, BLOCK // k)
-
-        def blocks() -> Iterator[tuple[int, int, np.ndarray]]:
-            for start in range(0, n, rows):
-                yield start, min(n, start + rows), x[start:start + rows]
-
-        fun = linear_objective(blocks, y, n, k, full=True, reg_lambda=lam, reg_mu=mu, counter=counter,
-                               curvature=True)
-        delta = 2 * (lam + mu) / (k * (k + 1))  # the penalty's mean diagonal
-
-        def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray, Callable[[np.ndarray], np.ndarray]]:
-            loss, grad, (a, gram) = fun(theta)
-            return loss, grad, kronecker_preconditioner(a / max(float(np.trace(a)), 1e-300),
-                                                        np.linalg.eigh(gram), delta)
-
-        hessp = linear_hessp(blocks, n, k, full=True, reg_lambda=lam, reg_mu=mu, counter=counter)
-        theta, n_iter, _ = newton_cg(evaluate, hessp, theta0, tol=tol, max_iter=self.max_iter,
-                                     name=type(self).__name__)
-        return theta, n_iter
+        theta, n_iter, _ = newton_cg(full_evaluate(x, y, lam, mu, counter), None, theta0, tol=tol,
+                                     max_iter=self.max_iter, name=type(self).__name__)
+        return best_shift(theta, x.shape[1]), n_iter
 
     def _fit(self, scores: Scores, y: np.ndarray) -> None:
         from sklearn.model_selection import KFold

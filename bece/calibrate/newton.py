@@ -28,21 +28,25 @@ else halved. The fit stops when :math:`\|g\|_{M^{-1}} = \sqrt{g^\top M^{-1} g}`
 falls to ``tol`` (an l2 norm in the coordinates whitened by :math:`M`).
 
 Preconditioners, built from statistics of the same pass as the gradient
-(:func:`bece.calibrate.linear.linear_objective` with ``curvature=True``):
+(:func:`bece.calibrate.linear.linear_objective` with ``curvature=True``, or
+the probabilities :func:`bece.calibrate.linear.full_evaluate` keeps):
 
 * vector scaling, :func:`block_preconditioner`: each class's exact 2 x 2
   Hessian block in :math:`(w_j, b_j)` (the coupling of a weight and its
   intercept; the classes' coupling :math:`-\hat p_{ij}\hat p_{ik}` is left to CG);
-* matrix scaling and Dirichlet calibration, :func:`kronecker_preconditioner`:
+* matrix scaling and Dirichlet calibration, :func:`class_block_preconditioner`:
   the Hessian :math:`\frac1n\sum_i (\operatorname{diag}\hat p_i - \hat p_i\hat p_i^\top)
-  \otimes \tilde x_i \tilde x_i^\top` (with :math:`\tilde x_i = (x_i, 1)`)
-  approximated by a Kronecker product :math:`(A / \operatorname{tr} A) \otimes S` (as K-FAC
-  does), :math:`A` the mean of :math:`\operatorname{diag}\hat p_i - \hat p_i\hat p_i^\top`
-  and :math:`S` the mean of :math:`\tilde x_i \tilde x_i^\top` weighted by each row's
-  curvature :math:`1 - \|\hat p_i\|^2` (confident rows, which carry none, do
-  not count; the sum of the diagonal blocks is exact), plus the penalty's
-  mean diagonal :math:`\delta`; it is inverted through the
-  eigendecompositions of :math:`A` (K x K) and :math:`S` ((K+1) x (K+1)).
+  \otimes \tilde x_i \tilde x_i^\top` (with :math:`\tilde x_i = (x_i, 1)`) by its
+  K diagonal blocks, one per class (:func:`class_blocks`: exact, or from rows
+  drawn by their curvature in that class), plus the penalty's diagonal. The
+  class coupling :math:`-\hat p_{ij}\hat p_{ik}` is left to CG; per row,
+  :math:`\operatorname{diag}\hat p_i - \hat p_i\hat p_i^\top` is at most twice its diagonal
+  (Gershgorin), and the softmax's flat directions (a shift of every class's
+  row, which CG could only resolve through the weak penalty) are removed
+  from the objective (:func:`best_shift`, :func:`bece.calibrate.linear.full_evaluate`).
+  On CIFAR-100 logits it takes about a tenth of the Hessian products that
+  :func:`kronecker_preconditioner` (a K-FAC-like Kronecker product, kept for
+  comparison) took (``benchmarks/preconditioners.py``).
 
 Starting point: :func:`rough_temperature`, a few safeguarded one-dimensional
 Newton steps on :math:`\log(1/T)` (one pass each) to 5% in T, not
@@ -53,25 +57,34 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from .scores import Scores
 from .temperature import PassCounter, fit_temperature, temperature_terms
 
-__all__ = ["block_preconditioner", "kronecker_preconditioner", "newton_cg", "rough_temperature"]
+__all__ = ["best_shift", "block_preconditioner", "class_block_preconditioner", "class_blocks",
+           "kronecker_preconditioner", "newton_cg", "rough_temperature"]
 
-Evaluate = Callable[[np.ndarray], tuple[float, np.ndarray, Callable[[np.ndarray], np.ndarray]]]
+#: entries (row, class) per row drawn for :func:`class_blocks` (about that many passes' products)
+BLOCK_DRAWS = 8
+
+Vec = Callable[[np.ndarray], np.ndarray]
+Evaluate = Callable[[np.ndarray], tuple[Any, ...]]
 
 
-def newton_cg(evaluate: Evaluate, hessp: Callable[[np.ndarray, np.ndarray], np.ndarray],
+def newton_cg(evaluate: Evaluate, hessp: Callable[[np.ndarray, np.ndarray], np.ndarray] | None,
               theta0: np.ndarray, *, tol: float, max_iter: int, name: str,
               max_cg: int = 200) -> tuple[np.ndarray, int, float]:
     """Minimise by truncated Newton from ``theta0`` (module docstring).
 
     ``evaluate(theta) -> (loss, gradient, solve)`` in one pass, where
     ``solve(r)`` applies :math:`M^{-1}`; ``hessp(theta, v)`` is :math:`H v`
-    in one pass. Returns ``(theta, iterations, loss)``; a
+    in one pass. ``evaluate`` may return a fourth element instead,
+    ``hvp(v)`` (:math:`H v` at that ``theta``, for instance from the
+    probabilities its pass kept), with ``hessp`` None.
+    Returns ``(theta, iterations, loss)``; a
     :class:`sklearn.exceptions.ConvergenceWarning` when ``max_iter``
     iterations end above ``tol`` or no step decreases the loss.
 
@@ -88,7 +101,7 @@ def newton_cg(evaluate: Evaluate, hessp: Callable[[np.ndarray, np.ndarray], np.n
     True
     """
     theta = np.asarray(theta0, dtype=np.float64).copy()
-    loss, g, solve = evaluate(theta)
+    loss, g, solve, hvp = _evaluate(evaluate, hessp, theta)
     eps = np.finfo(np.float64).eps
     for it in range(max_iter):
         z = solve(g)
@@ -103,7 +116,7 @@ def newton_cg(evaluate: Evaluate, hessp: Callable[[np.ndarray, np.ndarray], np.n
         p = zr.copy()
         rz = float(r @ zr)
         for _ in range(max_cg):
-            hp = hessp(theta, p)
+            hp = hvp(p)
             curv = float(p @ hp)
             if curv <= 0:
                 if not d.any():
@@ -124,20 +137,30 @@ def newton_cg(evaluate: Evaluate, hessp: Callable[[np.ndarray, np.ndarray], np.n
         step = 1.0
         while True:
             new = theta + step * d
-            new_loss, new_g, new_solve = evaluate(new)
+            new_loss, new_g, new_solve, new_hvp = _evaluate(evaluate, hessp, new)
             if new_loss <= loss + 1e-4 * step * slope + 8 * eps * abs(loss):
                 break
             step *= 0.5
             if step < 1e-10:
                 _warn(name, f"no step decreases the loss (gradient norm {gnorm:.2e}, tol {tol:g})")
                 return theta, it + 1, loss
-        theta, loss, g, solve = new, new_loss, new_g, new_solve
+        theta, loss, g, solve, hvp = new, new_loss, new_g, new_solve, new_hvp
     z = solve(g)
     gnorm = float(np.sqrt(max(float(g @ z), 0.0)))
     if gnorm > tol:
         _warn(name, f"Newton-CG stopped after max_iter={max_iter} iterations (gradient norm "
                     f"{gnorm:.2e}, tol {tol:g}); raise max_iter")
     return theta, max_iter, loss
+
+
+def _evaluate(evaluate: Evaluate, hessp: Callable[[np.ndarray, np.ndarray], np.ndarray] | None,
+              theta: np.ndarray) -> tuple[float, np.ndarray, Vec, Vec]:
+    out = evaluate(theta)
+    if len(out) == 4:
+        return out[0], out[1], out[2], out[3]
+    if hessp is None:
+        raise ValueError("newton_cg needs hessp where evaluate returns no hvp")
+    return out[0], out[1], out[2], lambda v: hessp(theta, v)
 
 
 def _warn(name: str, message: str) -> None:
@@ -204,6 +227,112 @@ def kronecker_preconditioner(a: np.ndarray, s_eig: tuple[np.ndarray, np.ndarray]
     def solve(r: np.ndarray) -> np.ndarray:
         rm = np.concatenate([r[:k * k].reshape(k, k), r[k * k:, None]], axis=1)
         out = qa @ (((qa.T @ rm @ qs) / den) @ qs.T)
+        return np.concatenate([out[:, :k].ravel(), out[:, k]])
+
+    return solve
+
+
+def best_shift(theta: np.ndarray, k: int) -> np.ndarray:
+    r"""``theta = [W.ravel(), b]`` plus the shift :math:`1 c^\top` of every
+    class's row that leaves the softmax unchanged and minimises ODIR: each
+    column's off-diagonal weights and the intercepts to mean zero.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece.calibrate.newton import best_shift
+    >>> best_shift(np.array([1.0, 2.0, 4.0, 1.0, 3.0, 1.0]), 2)   # [W00 W01 W10 W11 b0 b1]
+    array([-3.,  0.,  0., -1.,  1., -1.])
+    """
+    w, b = theta[:k * k].reshape(k, k), theta[k * k:]
+    off = ~np.eye(k, dtype=bool)
+    wo = np.where(off, w, 0.0)
+    return np.concatenate([(w - wo.sum(axis=0) / max(k - 1, 1)).ravel(), b - b.mean()])
+
+
+def class_blocks(p: np.ndarray, x: np.ndarray, draws: int = BLOCK_DRAWS,
+                 seed: int = 0) -> np.ndarray:
+    r"""Each class's (K+1) x (K+1) Hessian block of the mean log-loss of
+    :math:`\operatorname{softmax}(W x_i + b)` in its row of :math:`[W, b]`,
+    :math:`G_j = \frac1n \sum_i v_{ij} \tilde x_i \tilde x_i^\top` with
+    :math:`v_{ij} = \hat p_{ij}(1 - \hat p_{ij})`, :math:`\tilde x_i = (x_i, 1)`;
+    shape (K, K+1, K+1).
+
+    Exact where K <= ``draws``; else estimated without bias from about
+    ``draws`` x n entries :math:`(i, j)`, each kept with probability
+    :math:`\min(1, v_{ij}/\tau)` and weighted :math:`\max(v_{ij}, \tau)`
+    (the rows that carry a class's curvature are the ones drawn; :math:`\tau`
+    from 200,000 entries; fixed ``seed``), about ``draws`` passes' products
+    where the exact blocks cost K; each block's diagonal is then raised to
+    the exact one (one more product).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece.calibrate.newton import class_blocks
+    >>> x = np.array([[1.0, 0.0], [0.0, 2.0]])
+    >>> p = np.array([[0.5, 0.5], [0.9, 0.1]])
+    >>> g = class_blocks(p, x)                     # K = 2: exact
+    >>> xt = np.c_[x, np.ones(2)]
+    >>> bool(np.allclose(g[1], (0.25 * np.outer(xt[0], xt[0]) + 0.09 * np.outer(xt[1], xt[1])) / 2))
+    True
+    """
+    n, k = x.shape
+    xt = np.empty((n, k + 1))
+    xt[:, :k] = x
+    xt[:, k] = 1.0
+    v = p * (1.0 - p)
+    g = np.empty((k, k + 1, k + 1))
+    if k <= draws:
+        for j in range(k):
+            xs = xt * np.sqrt(v[:, j])[:, None]
+            g[j] = xs.T @ xs
+        return g / n
+    rng = np.random.default_rng(seed)
+    sub = np.sort(rng.choice(v.ravel(), size=min(v.size, 200_000), replace=False))[::-1]
+    tail = np.r_[np.cumsum(sub[::-1])[::-1][1:], 0.0]  # sum of the entries after each
+    drawn = v.size / sub.size * (np.arange(sub.size) + 1 + tail / np.maximum(sub, 1e-300))
+    tau = sub[min(int(np.searchsorted(drawn, draws * n)), sub.size - 1)]
+    cls, rows = np.nonzero((v >= tau * rng.random(v.shape)).T)
+    weight = np.maximum(v[rows, cls], tau)
+    edges = np.searchsorted(cls, np.arange(k + 1))
+    for j in range(k):
+        s, e = edges[j], edges[j + 1]
+        xs = xt[rows[s:e]] * np.sqrt(weight[s:e])[:, None]
+        g[j] = xs.T @ xs
+    g /= n
+    i = np.arange(k + 1)
+    exact = np.empty((k, k + 1))
+    exact[:, :k] = v.T @ (x * x)
+    exact[:, k] = v.sum(axis=0)
+    g[:, i, i] = np.maximum(g[:, i, i], exact / n)
+    return g
+
+
+def class_block_preconditioner(g: np.ndarray, diag: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    r"""``r -> M^{-1} r`` for ``theta = [W.ravel(), b]`` with :math:`M` block
+    diagonal by class: class j's block ``g[j] + diag(diag[j])`` over its row of
+    :math:`[W, b]` (``g`` from :func:`class_blocks`, ``diag`` (K, K+1) the
+    penalty's diagonal), plus 1e-10 of the largest mean diagonal (positive definite).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece.calibrate.newton import class_block_preconditioner
+    >>> g = np.array([[[2.0, 0, 0], [0, 1, 0], [0, 0, 1]], [[1, 0, 0], [0, 4, 0], [0, 0, 1]]])
+    >>> solve = class_block_preconditioner(g, np.zeros((2, 3)))
+    >>> solve(np.array([2.0, 1.0, 1.0, 4.0, 1.0, 1.0]))     # [W00 W01 W10 W11 b0 b1]
+    array([1., 1., 1., 1., 1., 1.])
+    """
+    k = g.shape[0]
+    m = g.copy()
+    i = np.arange(k + 1)
+    m[:, i, i] += diag + 1e-10 * max(float(m[:, i, i].mean(axis=1).max()), 1e-300)
+    inv = np.linalg.inv(m)
+
+    def solve(r: np.ndarray) -> np.ndarray:
+        rm = np.concatenate([r[:k * k].reshape(k, k), r[k * k:, None]], axis=1)
+        out = np.einsum("jab,jb->ja", inv, rm)
         return np.concatenate([out[:, :k].ravel(), out[:, k]])
 
     return solve
