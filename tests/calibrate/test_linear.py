@@ -156,6 +156,29 @@ def test_cross_validation_is_the_naive_loop(data):
     assert ms.reg_lambda_ == ms.reg_mu_ == grid[int(np.argmin(held))]
 
 
+def test_cross_validation_warns_when_the_largest_penalty_wins(rng):
+    """Few rows, many parameters, calibrated logits: the strongest penalty of a grid that stops
+    at 0.01 wins and the user is told to extend the grid; with many rows and labels that
+    depend on the other classes' logits (an off-diagonal W), the weak penalty wins, silently.
+    The default grid reaches 1e6 (at K = 100 the old largest value, 100, still overfitted)."""
+    import warnings
+
+    from bece.calibrate.linear import REG_GRID
+
+    assert max(REG_GRID) == 1e6 and min(REG_GRID) == 1e-4
+    z, y = logits_with_temperature(150, 15, rng, temperature=1.0)
+    with pytest.warns(UserWarning, match="largest of reg_grid"):
+        ms = MatrixScaling(input="logits", reg_grid=(1e-3, 1e-2), cv=3).fit(z, y)
+    assert ms.reg_lambda_ == 1e-2
+    x = rng.normal(scale=2.0, size=(3000, 3))
+    mix = np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0], [1.0, 0.0, 1.0]])   # class k also follows logit k+1
+    y2 = (rng.uniform(size=(3000, 1)) > special.softmax(x @ mix.T, axis=1).cumsum(axis=1)).sum(axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ms2 = MatrixScaling(input="logits", reg_grid=(1e-3, 1e3), cv=3).fit(x, np.minimum(y2, 2))
+    assert ms2.reg_lambda_ == 1e-3
+
+
 @pytest.mark.parametrize(
     "kwargs,message",
     [

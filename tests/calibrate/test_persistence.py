@@ -55,6 +55,7 @@ def _fitted(est, data):
     return clone(est).fit(x, y), x
 
 
+@pytest.mark.filterwarnings("ignore:the ODIR strength chosen:UserWarning")  # a two-value grid on small data
 @pytest.mark.parametrize("est", MULTI + BINARY, ids=lambda e: type(e).__name__)
 def test_json_round_trip(est, multi, binary):
     fit, x = _fitted(est, binary if est in BINARY else multi)
@@ -78,6 +79,7 @@ def test_json_refusals(multi):
         TemperatureScaling().to_json()
 
 
+@pytest.mark.filterwarnings("ignore:the ODIR strength chosen:UserWarning")  # a two-value grid on small data
 @pytest.mark.parametrize("est", MULTI + [TopLabelCalibrator()], ids=lambda e: type(e).__name__)
 def test_pickle_joblib_clone(est, multi):
     z, y = multi
