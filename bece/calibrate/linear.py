@@ -46,17 +46,15 @@ class's (K+1) x (K+1) block, estimated from sampled rows
 (:mod:`bece.calibrate.newton`). The start is temperature scaling
 (:math:`w = 1/T`, :math:`W = I/T`, :math:`b = 0`), which each family
 contains, with a rough T (:func:`~bece.calibrate.newton.rough_temperature`,
-a few passes). ``tol`` bounds the gradient of the mean loss in the
-coordinates whitened by the preconditioner (l2 norm). At K = 1,000,
-n = 10^5 vector scaling takes 17 passes where L-BFGS-B took 127
-(``benchmarks/recalibration.py --part cost --quick``).
+a few passes). ``tol`` bounds the gradient of the mean loss in the coordinates whitened by
+the preconditioner (l2 norm). At K = 1,000, n = 10^5 vector scaling takes 17 passes where
+L-BFGS-B took 127 (``benchmarks/recalibration.py --part cost --quick``).
 Vector scaling runs block by block over the scores; matrix and Dirichlet
 scaling hold their float64 features, the probabilities and one work matrix
 (3 x n x K float64; refused above bece's memory limit, :mod:`bece.base.memory`).
-The softmax is invariant to adding a constant to every intercept, so the
-fitted ``intercept_`` is centred (mean zero); ``n_passes_`` counts the passes
-over the data (a softmax each, or a Hessian product's pass), the
-starting temperature's and the cross-validation's included.
+The softmax is invariant to adding a constant to every intercept, so the fitted
+``intercept_`` is centred (mean zero); ``n_passes_`` counts the passes over the data (a
+softmax each, or a Hessian product's pass), the starting temperature's and the CV's included.
 """
 
 from __future__ import annotations
@@ -91,11 +89,8 @@ __all__ = [
     "linear_objective",
 ]
 
-#: Default grid of ODIR strengths searched by cross-validation. It reaches 1e6 because
-#: at K = 100 the penalty 100 still overfits: on ResNet-20 CIFAR-100 logits (5,000
-#: fitting rows, 10,100 parameters) matrix scaling's held-out NLL was 1.2764 at
-#: lambda = mu = 100, the old grid's largest and cross-validation's choice, against
-#: 1.1304 at 1e4 and 1.1336 at 1e6 (uncalibrated 1.2283; benchmarks/recalibration.py)
+#: Default grid of ODIR strengths searched by cross-validation; up to 1e6, as at K = 100 a penalty
+#: of 100 still overfits (docs' validation page, "Multiclass, K = 100")
 REG_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6)
 
 #: ``tol`` of the cross-validation's fits (at least): they only rank the candidates
@@ -427,9 +422,8 @@ class MatrixScaling(ScoreCalibrator):
         ODIR strengths :math:`\lambda` (off-diagonal weights) and :math:`\mu`
         (intercepts), >= 0; None: chosen by cross-validation.
     reg_grid : sequence of float, default :data:`REG_GRID`
-        Candidates of the cross-validation (1e-4 ... 1e6). A UserWarning says
-        when the largest is chosen (a stronger penalty may be better); the
-        smallest needs none, as a penalty of 1e-4 changes the fit little.
+        Candidates of the cross-validation (1e-4 ... 1e6). A UserWarning says when the largest
+        is chosen; the smallest needs none (a penalty of 1e-4 changes the fit little).
     cv : int, default 3
         Folds of the cross-validation (>= 2).
     random_state : int, default 0
@@ -557,10 +551,9 @@ class MatrixScaling(ScoreCalibrator):
             counter.count += grid.size  # the held-out NLL: one pass per candidate over the folds
             best = int(np.argmin(held))
             if grid.size > 1 and best == 0:  # grid is sorted largest first
-                warnings.warn(
-                    f"the ODIR strength chosen by cross-validation, {grid[0]:g}, is the largest of "
-                    f"reg_grid: a stronger penalty may fit better (the fit overfits towards the "
-                    f"data); pass a reg_grid with larger values", UserWarning, stacklevel=3)
+                warnings.warn(f"the ODIR strength chosen by cross-validation, {grid[0]:g}, is the largest of "
+                              "reg_grid: a stronger penalty may fit better; pass a reg_grid with larger "
+                              "values", UserWarning, stacklevel=3)
             lam = float(grid[best]) if lam is None else lam
             mu = float(grid[best]) if mu is None else mu
             self.cv_nll_ = (held / scores.n)[::-1].copy()  # in reg_grid's sorted order
