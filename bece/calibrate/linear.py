@@ -224,7 +224,7 @@ def linear_hessp(blocks: Blocks, n: int, k: int, *, full: bool, reg_lambda: floa
 
 def full_evaluate(x: np.ndarray, y: np.ndarray, reg_lambda: float, reg_mu: float,
                   counter: PassCounter | None = None, *,
-                  shift: bool = True) -> Callable[[np.ndarray], Any]:
+                  shift: bool = True, builds: int = 2) -> Callable[[np.ndarray], Any]:
     r"""``theta -> (loss, gradient, solve, hvp)`` for matrix scaling's
     ``theta = [W.ravel(), b]`` on features ``x`` (n x K, float64), for
     :func:`~bece.calibrate.newton.newton_cg`.
@@ -244,7 +244,8 @@ def full_evaluate(x: np.ndarray, y: np.ndarray, reg_lambda: float, reg_mu: float
     no softmax); ``solve``, the class-block preconditioner
     (:func:`~bece.calibrate.newton.class_blocks`,
     :func:`~bece.calibrate.newton.class_block_preconditioner`), built from the kept
-    :math:`\hat p` on first use (so only where Newton's line search stops).
+    :math:`\hat p` on first use (only where Newton's line search stops) at the first
+    ``builds`` such points; later ones keep the last (a build costs ~8 products).
 
     Examples
     --------
@@ -267,18 +268,18 @@ def full_evaluate(x: np.ndarray, y: np.ndarray, reg_lambda: float, reg_mu: float
     pen_diag = np.full((k, k + 1), 2 * c_lam)  # the penalty's diagonal, by class and feature
     pen_diag[np.arange(k), np.arange(k)] = 0.0
     pen_diag[:, k] = 2 * c_mu
-    rows = np.arange(n)
-    label_x = np.zeros((k, k))  # sum of the features of the rows of each label
+    rows, label_x = np.arange(n), np.zeros((k, k))  # label_x: the features' sums by label
     np.add.at(label_x, y, x)
     label_n = np.bincount(y, minlength=k).astype(np.float64)
+    built: list[Callable[[np.ndarray], np.ndarray]] = []
+    count = PassCounter() if counter is None else counter
 
     def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray, Callable[[np.ndarray], np.ndarray],
                                              Callable[[np.ndarray], np.ndarray]]:
         w, b = theta[:k * k].reshape(k, k), theta[k * k:]
         p = x @ w.T
         p += b
-        m = p.max(axis=1, keepdims=True)
-        p -= m
+        p -= p.max(axis=1, keepdims=True)
         zy = p[rows, y]
         np.exp(p, out=p)
         total = p.sum(axis=1, keepdims=True)
@@ -286,8 +287,7 @@ def full_evaluate(x: np.ndarray, y: np.ndarray, reg_lambda: float, reg_mu: float
         p /= total
         gw = (p.T @ x - label_x) / n
         gb = (p.sum(axis=0) - label_n) / n
-        if counter is not None:
-            counter.count += 1
+        count.count += 1
         if c_lam or c_mu:  # the penalty after its best shift (off-diagonal columns, b centred)
             wc, bc = (_centred(w, off), b - b.mean()) if shift else (np.where(off, w, 0.0), b)
             loss += c_lam * float(np.sum(wc**2)) + c_mu * float(bc @ bc)
@@ -296,10 +296,11 @@ def full_evaluate(x: np.ndarray, y: np.ndarray, reg_lambda: float, reg_mu: float
         kept: list[Callable[[np.ndarray], np.ndarray]] = []
 
         def solve(r: np.ndarray) -> np.ndarray:
-            if not kept:  # a pass (the blocks' exact diagonal) and ~BLOCK_DRAWS passes' products
-                kept.append(class_block_preconditioner(class_blocks(p, x), pen_diag))
-                if counter is not None:
-                    counter.count += 1
+            if not kept:
+                if len(built) < builds:  # one pass, and ~BLOCK_DRAWS passes' products
+                    built.append(class_block_preconditioner(class_blocks(p, x), pen_diag))
+                    count.count += 1
+                kept.append(built[-1])
             return kept[0](r)
 
         def hvp(v: np.ndarray) -> np.ndarray:
@@ -308,8 +309,7 @@ def full_evaluate(x: np.ndarray, y: np.ndarray, reg_lambda: float, reg_mu: float
             da += db
             da -= np.einsum("ij,ij->i", p, da)[:, None]
             da *= p
-            if counter is not None:
-                counter.count += 1
+            count.count += 1
             dwc, dbc = (_centred(dw, off), db - db.mean()) if shift else (np.where(off, dw, 0.0), db)
             hw = (da.T @ x) / n + 2 * c_lam * dwc
             hb = da.sum(axis=0) / n + 2 * c_mu * dbc

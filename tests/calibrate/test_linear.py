@@ -235,6 +235,20 @@ def test_full_evaluate_is_the_objective_after_its_best_shift(data):
     r = rng.normal(size=theta.size)
     np.testing.assert_allclose(solve(r), class_block_preconditioner(class_blocks(p, z), pen)(r),
                                rtol=1e-10)
+    # the preconditioner is built at the first `builds` points solved, then the last one kept
+    evaluate = full_evaluate(z, y, 0.7, 0.3, counter, builds=2)
+    points = [theta, theta + 0.1, theta - 0.1]
+    solves = []
+    for j, t in enumerate(points):
+        solve_j = evaluate(t)[2]
+        solves.append(solve_j(r))
+        solve_j(r)  # built once per point
+        assert counter.count == 5 + 2 * (j + 1) - (j == 2)
+    for j in (0, 1):
+        wj, bj = points[j][:9].reshape(3, 3), points[j][9:]
+        ref = class_block_preconditioner(class_blocks(special.softmax(z @ wj.T + bj, axis=1), z), pen)
+        np.testing.assert_allclose(solves[j], ref(r), rtol=1e-10)
+    np.testing.assert_allclose(solves[2], solves[1], rtol=1e-12)  # the third keeps the second's
 
 
 def test_class_blocks_are_the_hessian_blocks_and_their_estimate_is_unbiased():
@@ -273,3 +287,9 @@ def test_class_blocks_are_the_hessian_blocks_and_their_estimate_is_unbiased():
     exact[:, i, i] = 0.0
     se = draws.std(axis=0) / np.sqrt(400) + 1e-15
     assert np.all(np.abs(draws.mean(axis=0) - exact) <= 6 * se)
+    # and from a uniform subsample of 100 of the 300 rows (weighted 3): unbiased too, same rule
+    draws = np.array([class_blocks(p, x, draws=2, seed=s, rows=100) for s in range(400)])
+    draws[:, :, i, i] = 0.0
+    se = draws.std(axis=0) / np.sqrt(400) + 1e-15
+    assert np.all(np.abs(draws.mean(axis=0) - exact) <= 6 * se)
+    assert not np.allclose(draws[0], draws[1])  # the seeds draw different rows
