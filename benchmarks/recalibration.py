@@ -13,7 +13,8 @@ Parts (``--part``):
     through netcal's ``TemperatureScaling(method="mle")`` and probmetrics'
     ``temp-scaling``, in a subprocess.
 ``cost``
-    Temperature and vector scaling at n = 10^6, K = 1,000 (float32 logits,
+    Temperature and vector scaling (unregularised, ``reg_lambda=0``: one fit)
+    at n = 10^6, K = 1,000 (float32 logits,
     4 GB), matrix and Dirichlet scaling at n = 10^5, K = 10, 30, 100: passes over the
     data and time as a ratio to one softmax pass (float64 blocks, as the
     calibrators run; the median of five) measured in the same run, with BLAS
@@ -92,7 +93,8 @@ def calibrators(kind):
     tag = f" (lambda = mu = {ODIR[0]:g})" if ODIR else " (CV)"
     return {
         "TS": TemperatureScaling(input=kind),
-        "VS": VectorScaling(input=kind),
+        "VS (unregularised)": VectorScaling(input=kind, reg_lambda=0),
+        "VS (CV)": VectorScaling(input=kind),
         "MS-ODIR" + tag: MatrixScaling(input=kind, **odir),
         "Dir-ODIR" + tag: DirichletCalibration(input=kind, **odir),
     }
@@ -381,7 +383,8 @@ def cost(quick, matrix_n=None, threads=1):
     div = 10 if quick else 1
     matrix_n = matrix_n or 10**5 // div
     odir = {"reg_lambda": 0.01, "reg_mu": 0.01}
-    plan = [(10**6 // div, k, [TemperatureScaling(input="logits"), VectorScaling(input="logits")])
+    plan = [(10**6 // div, k, [TemperatureScaling(input="logits"),
+                               VectorScaling(input="logits", reg_lambda=0)])
             for k in (10, 100, 1000)]
     plan += [(matrix_n, k, [MatrixScaling(input="logits", **odir),
                             DirichletCalibration(input="logits", **odir)]
