@@ -12,6 +12,11 @@ Parts (``--part``):
     probmetrics, betacal installed, never the project's), the same splits
     through netcal's ``TemperatureScaling(method="mle")`` and probmetrics'
     ``temp-scaling``, in a subprocess.
+``vector``
+    Vector scaling on every file and split: unregularised (``reg_lambda=0``), with
+    its penalty's strength chosen by cross-validation (the default), and
+    probmetrics' ``svs`` (regularised vector scaling; ``--peers`` needed), beside
+    temperature scaling: the held-out NLL, averaged over the splits.
 ``cost``
     Temperature and vector scaling (unregularised, ``reg_lambda=0``: one fit)
     at n = 10^6, K = 1,000 (float32 logits,
@@ -224,8 +229,8 @@ def scipy_temperature(x, y, kind):
     return float(np.exp(res.x))
 
 
-def table(rows):
-    print("| calibrator | test NLL | test ECE | fit time (s) |")
+def table(rows, title="calibrator"):
+    print(f"| {title} | test NLL | test ECE | fit time (s) |")
     print("|---|---|---|---|")
     for label, vals in rows.items():
         a = np.array(vals, dtype=np.float64)
@@ -277,8 +282,41 @@ def heldout(seeds, peer_python, files):
                         rows.setdefault(label, []).append((nll(p, y[te]),
                                                            bece.expected_calibration_error(y[te], p), dt))
         print(f"### {name} ({kind}, n = {y.size}, K = {x.shape[1]})\n")
-        table(rows)
+        table(rows, f"calibrator ({name})" if len(files) > 1 else "calibrator")  # tables name their file
         sys.stdout.flush()
+
+
+def vector(seeds, peer_python, files):
+    """Vector scaling on every file: unregularised, cross-validated, and probmetrics' svs."""
+    print("## Vector scaling: held-out NLL, half validation / half test, "
+          f"mean over {len(seeds)} random splits (lambda: the CV's choice on each split)\n")
+    print("| file | K | TS | VS (unregularised) | VS (CV) | lambda (CV) | probmetrics svs | "
+          "VS (CV) - svs | VS (CV) - TS | VS (CV) fit (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name in files:
+        x, y, kind = load(name)
+        rows: dict[str, list[float]] = {}
+        lams, times = [], []
+        for seed in seeds:
+            perm = np.random.default_rng(seed).permutation(y.size)
+            val, te = perm[: y.size // 2], perm[y.size // 2:]
+            for label, cal in {"TS": TemperatureScaling(input=kind),
+                               "VS0": VectorScaling(input=kind, reg_lambda=0),
+                               "VS": VectorScaling(input=kind)}.items():
+                dt = _fit_timed(cal, x[val], y[val])
+                rows.setdefault(label, []).append(nll(cal.predict_proba(x[te]), y[te]))
+            lams.append(f"{cal.reg_lambda_:g}")
+            times.append(dt)
+            svs = (peers(peer_python, x[val], y[val], x[te], kind, "multiclass", f"{name}-{seed}")
+                   if peer_python else {})
+            res = svs.get("probmetrics svs", "missing")
+            rows.setdefault("svs", []).append(np.nan if isinstance(res, str) else nll(res[0], y[te]))
+        m = {k: float(np.mean(v)) for k, v in rows.items()}
+        print(f"| {name} | {x.shape[1]} | {m['TS']:.4f} | {m['VS0']:.4f} | {m['VS']:.4f} | "
+              f"{', '.join(lams)} | {m['svs']:.4f} | {m['VS'] - m['svs']:+.4f} | "
+              f"{m['VS'] - m['TS']:+.4f} | {np.mean(times):.1f} |")
+        sys.stdout.flush()
+    print()
 
 
 def temperature_check(seeds, files):
@@ -428,8 +466,8 @@ def uncertainty(seed=0):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["heldout", "binary", "temperature", "cost", "uncertainty",
-                                           "all"],
+    parser.add_argument("--part", choices=["heldout", "vector", "binary", "temperature", "cost",
+                                           "uncertainty", "all"],
                         default="all")
     parser.add_argument("--files", nargs="*", default=FILES, help="files of ../shared/data")
     parser.add_argument("--seeds", type=int, default=3)
@@ -451,6 +489,8 @@ def main(argv=None):
         PEER_CACHE[0].mkdir(parents=True, exist_ok=True)
     if args.part in ("heldout", "all"):
         heldout(list(range(args.seeds)), args.peers, args.files)
+    if args.part in ("vector", "all"):
+        vector(list(range(args.seeds)), args.peers, args.files)
     if args.part in ("temperature", "all"):
         temperature_check(list(range(args.seeds)), args.files)
     if args.part in ("binary", "all"):
