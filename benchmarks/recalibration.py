@@ -13,10 +13,11 @@ Parts (``--part``):
     through netcal's ``TemperatureScaling(method="mle")`` and probmetrics'
     ``temp-scaling``, in a subprocess.
 ``vector``
-    Vector scaling on every file and split: unregularised (``reg_lambda=0``), with
-    its penalty's strength chosen by cross-validation (the default), and
-    probmetrics' ``svs`` (regularised vector scaling; ``--peers`` needed), beside
-    temperature scaling: the held-out NLL, averaged over the splits.
+    Vector scaling on every file and split: Guo et al.'s (``features="scores"``)
+    unregularised and with its penalty chosen by cross-validation, the default
+    (``features="tempered"``, log softmax(z / T) as svs, cross-validated), and probmetrics' ``svs``
+    (regularised vector scaling; ``--peers`` needed), beside temperature scaling:
+    the held-out NLL, averaged over the splits.
 ``cost``
     Temperature and vector scaling (unregularised, ``reg_lambda=0``: one fit)
     at n = 10^6, K = 1,000 (float32 logits,
@@ -98,7 +99,7 @@ def calibrators(kind):
     tag = f" (lambda = mu = {ODIR[0]:g})" if ODIR else " (CV)"
     return {
         "TS": TemperatureScaling(input=kind),
-        "VS (unregularised)": VectorScaling(input=kind, reg_lambda=0),
+        "VS (unregularised)": VectorScaling(input=kind, features="scores", reg_lambda=0),
         "VS (CV)": VectorScaling(input=kind),
         "MS-ODIR" + tag: MatrixScaling(input=kind, **odir),
         "Dir-ODIR" + tag: DirichletCalibration(input=kind, **odir),
@@ -289,32 +290,40 @@ def heldout(seeds, peer_python, files):
 def vector(seeds, peer_python, files):
     """Vector scaling on every file: unregularised, cross-validated, and probmetrics' svs."""
     print("## Vector scaling: held-out NLL, half validation / half test, "
-          f"mean over {len(seeds)} random splits (lambda: the CV's choice on each split)\n")
-    print("| file | K | TS | VS (unregularised) | VS (CV) | lambda (CV) | probmetrics svs | "
-          "VS (CV) - svs | VS (CV) - TS | VS (CV) fit (s) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          f"mean over {len(seeds)} random splits (lambda: the CV's choice on each split). "
+          "VS (default): features='tempered', 5-fold CV; VS (scores): features='scores' "
+          "(Guo et al.'s), the same CV\n")
+    print("| file | K | TS | VS (scores, unregularised) | VS (scores, CV) | lambda (scores) | "
+          "VS (default) | lambda (default) | probmetrics svs | VS (default) - svs | "
+          "VS (default) - TS | VS (scores, CV) - svs | VS (default) fit (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in files:
         x, y, kind = load(name)
         rows: dict[str, list[float]] = {}
-        lams, times = [], []
+        lams: dict[str, list[str]] = {"VSS": [], "VS": []}
+        times = []
         for seed in seeds:
             perm = np.random.default_rng(seed).permutation(y.size)
             val, te = perm[: y.size // 2], perm[y.size // 2:]
             for label, cal in {"TS": TemperatureScaling(input=kind),
-                               "VS0": VectorScaling(input=kind, reg_lambda=0),
+                               "VS0": VectorScaling(input=kind, features="scores", reg_lambda=0),
+                               "VSS": VectorScaling(input=kind, features="scores"),
                                "VS": VectorScaling(input=kind)}.items():
                 dt = _fit_timed(cal, x[val], y[val])
                 rows.setdefault(label, []).append(nll(cal.predict_proba(x[te]), y[te]))
-            lams.append(f"{cal.reg_lambda_:g}")
-            times.append(dt)
+                if label in lams:
+                    lams[label].append(f"{cal.reg_lambda_:g}")
+                if label == "VS":
+                    times.append(dt)
             svs = (peers(peer_python, x[val], y[val], x[te], kind, "multiclass", f"{name}-{seed}")
                    if peer_python else {})
             res = svs.get("probmetrics svs", "missing")
             rows.setdefault("svs", []).append(np.nan if isinstance(res, str) else nll(res[0], y[te]))
         m = {k: float(np.mean(v)) for k, v in rows.items()}
-        print(f"| {name} | {x.shape[1]} | {m['TS']:.4f} | {m['VS0']:.4f} | {m['VS']:.4f} | "
-              f"{', '.join(lams)} | {m['svs']:.4f} | {m['VS'] - m['svs']:+.4f} | "
-              f"{m['VS'] - m['TS']:+.4f} | {np.mean(times):.1f} |")
+        print(f"| {name} | {x.shape[1]} | {m['TS']:.4f} | {m['VS0']:.4f} | {m['VSS']:.4f} | "
+              f"{', '.join(lams['VSS'])} | {m['VS']:.4f} | {', '.join(lams['VS'])} | {m['svs']:.4f} | "
+              f"{m['VS'] - m['svs']:+.4f} | {m['VS'] - m['TS']:+.4f} | {m['VSS'] - m['svs']:+.4f} | "
+              f"{np.mean(times):.1f} |")
         sys.stdout.flush()
     print()
 
@@ -422,7 +431,7 @@ def cost(quick, matrix_n=None, threads=1):
     matrix_n = matrix_n or 10**5 // div
     odir = {"reg_lambda": 0.01, "reg_mu": 0.01}
     plan = [(10**6 // div, k, [TemperatureScaling(input="logits"),
-                               VectorScaling(input="logits", reg_lambda=0)])
+                               VectorScaling(input="logits", features="scores", reg_lambda=0)])
             for k in (10, 100, 1000)]
     plan += [(matrix_n, k, [MatrixScaling(input="logits", **odir),
                             DirichletCalibration(input="logits", **odir)]

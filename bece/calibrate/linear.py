@@ -5,8 +5,9 @@ Each is a multinomial logistic regression on features :math:`x_i` of a
 classifier's scores (Guo et al. 2017; Kull et al. 2019):
 
 * vector scaling (:class:`~bece.calibrate.vector.VectorScaling`):
-  :math:`\hat p_i = \operatorname{softmax}(w \odot z_i + b)` on the logits
-  :math:`z_i` (2K parameters, penalised towards temperature scaling);
+  :math:`\hat p_i = \operatorname{softmax}(w \odot x_i + b)` on the logits or
+  (its default) the log-probabilities after temperature scaling (2K
+  parameters, penalised towards temperature scaling);
 * :class:`MatrixScaling`: :math:`\hat p_i = \operatorname{softmax}(W z_i + b)`
   (K(K+1) parameters);
 * :class:`DirichletCalibration`: :math:`\hat p_i = \operatorname{softmax}(W \log p_i + b)`

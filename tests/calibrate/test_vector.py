@@ -61,7 +61,7 @@ def penalised_reference(z, y, lam, mu):
 def test_penalised_fit_is_its_definition(data, lam, mu):
     z, y = data
     ref, ref_value = penalised_reference(z, y, lam, mu)
-    vs = VectorScaling(input="logits", reg_lambda=lam, reg_mu=mu, tol=1e-11).fit(z, y)
+    vs = VectorScaling(input="logits", features="scores", reg_lambda=lam, reg_mu=mu, tol=1e-11).fit(z, y)
     theta = np.r_[vs.coef_, vs.intercept_]
     if mu == 0:  # the intercepts' common shift is free: compare the centred ones
         ref = np.r_[ref[:4], ref[4:] - ref[4:].mean()]
@@ -75,10 +75,10 @@ def test_penalised_fit_is_its_definition(data, lam, mu):
 
 
 def test_reg_lambda_zero_is_the_unregularised_fit(data):
-    """reg_lambda=0 (reg_mu None follows it) is the Newton fit of the plain
-    likelihood, step for step as it ran before the penalty existed."""
+    """features="scores", reg_lambda=0 (reg_mu None follows it) is the Newton fit of the plain
+    likelihood (Guo et al.'s), step for step as it ran before the penalty existed."""
     z, y = data
-    vs = VectorScaling(input="logits", reg_lambda=0).fit(z, y)
+    vs = VectorScaling(input="logits", features="scores", reg_lambda=0).fit(z, y)
     s, k = as_scores(z, "logits"), 4
     counter = PassCounter()
     t = rough_temperature(s, y, (1e-2, 1e2), counter)
@@ -106,7 +106,7 @@ def test_reg_lambda_zero_is_the_unregularised_fit(data):
 def test_a_huge_penalty_is_temperature_scaling(rng):
     z, y = logits_with_temperature(1500, 5, rng, temperature=1.7)
     t = TemperatureScaling(input="logits").fit(z, y)
-    vs = VectorScaling(input="logits", reg_lambda=1e9).fit(z, y)
+    vs = VectorScaling(input="logits", features="scores", reg_lambda=1e9).fit(z, y)
     # the weights' spread is ~ gradient * K / (2 lambda) ~ 1e-9
     np.testing.assert_allclose(vs.coef_, 1 / t.temperature_, rtol=1e-6)
     np.testing.assert_allclose(vs.intercept_, 0.0, atol=1e-7)
@@ -148,21 +148,27 @@ def test_penalty_and_preconditioner_against_their_definitions():
                                    np.linalg.solve(dense + pen, r), rtol=1e-8)
 
 
-def test_cross_validation_is_the_naive_loop(data):
+@pytest.mark.parametrize("features", ["scores", "tempered"])
+def test_cross_validation_is_the_naive_loop(data, features):
+    """Each fold fitted on its own; "tempered" keeps the T_0 of all the rows,
+    so its loop fits "scores" on log_softmax(z / T_0)."""
     z, y = data
+    x = z
+    if features == "tempered":
+        x = special.log_softmax(z / TemperatureScaling(input="logits").fit(z, y).temperature_, axis=1)
     grid = (0.01, 1.0, 100.0)
-    vs = VectorScaling(input="logits", reg_grid=grid, cv=3, random_state=5).fit(z, y)
+    vs = VectorScaling(input="logits", features=features, reg_grid=grid, cv=3, random_state=5).fit(z, y)
     held = []
     for value in grid:
         total = 0.0
         for train, test in KFold(3, shuffle=True, random_state=5).split(z):
-            fit = VectorScaling(input="logits", reg_lambda=value).fit(z[train], y[train])
-            total -= np.log(fit.predict_proba(z[test])[np.arange(test.size), y[test]]).sum()
+            fit = VectorScaling(input="logits", features="scores", reg_lambda=value).fit(x[train], y[train])
+            total -= np.log(fit.predict_proba(x[test])[np.arange(test.size), y[test]]).sum()
         held.append(total / y.size)
     # the folds' fits stop at gradient 1e-6 (CV_TOL) and start elsewhere: 1e-6
     np.testing.assert_allclose(vs.cv_nll_, held, rtol=1e-6)
     assert vs.reg_lambda_ == vs.reg_mu_ == grid[int(np.argmin(held))]
-    again = VectorScaling(input="logits", reg_grid=grid, cv=3, random_state=5).fit(z, y)
+    again = VectorScaling(input="logits", features=features, reg_grid=grid, cv=3, random_state=5).fit(z, y)
     np.testing.assert_array_equal(again.cv_nll_, vs.cv_nll_)
     np.testing.assert_array_equal(again.coef_, vs.coef_)
     # reg_mu given: only lambda is searched
@@ -171,12 +177,15 @@ def test_cross_validation_is_the_naive_loop(data):
 
 
 def test_default_cross_validation_picks_a_finite_value(rng):
-    """The default grid (1e-4 ... 1e6); on temperature-scaled logits the weights barely differ."""
+    """The defaults (tempered features, 5 folds, the grid 1e-4 ... 1e6); on
+    temperature-scaled logits the weights barely differ from 1 (T_0 = 1.5)."""
     z, y = logits_with_temperature(1200, 4, rng, temperature=1.5)
     vs = VectorScaling(input="logits").fit(z, y)
+    assert vs.features == "tempered" and vs.cv == 5
     assert vs.cv_nll_.shape == (11,) and np.all(np.isfinite(vs.cv_nll_))
     assert 1e-4 <= vs.reg_lambda_ <= 1e6 and vs.reg_mu_ == vs.reg_lambda_
-    np.testing.assert_allclose(vs.coef_, 1 / 1.5, atol=0.1)
+    assert vs.feature_temperature_ == pytest.approx(1.5, abs=0.15)
+    np.testing.assert_allclose(vs.coef_, 1.0, atol=0.15)
     assert vs.n_passes_ > vs.n_iter_
 
 
@@ -191,6 +200,31 @@ def test_saved_and_cloned(data):
     assert c.get_params()["reg_lambda"] == 0.5 and not hasattr(c, "coef_")
 
 
+def test_tempered_features_are_vector_scaling_of_the_tempered_log_probabilities(data):
+    """features="tempered": T_0 is temperature scaling's on the same rows, and
+    the fit is vector scaling of log_softmax(z / T_0) given as logits (the same
+    penalised objective, solved from another start); a huge penalty leaves
+    temperature scaling itself (w = 1, b = 0)."""
+    z, y = data
+    t = TemperatureScaling(input="logits").fit(z, y)
+    vt = VectorScaling(input="logits", features="tempered", reg_lambda=0.5, reg_mu=0.1).fit(z, y)
+    assert vt.feature_temperature_ == pytest.approx(t.temperature_, rel=1e-12)
+    x = special.log_softmax(z / t.temperature_, axis=1)
+    ref = VectorScaling(input="logits", features="scores", reg_lambda=0.5, reg_mu=0.1).fit(x, y)
+    assert ref.feature_temperature_ == 1.0
+    # both stop at whitened gradients below 1e-8 of a strictly convex objective
+    np.testing.assert_allclose(vt.coef_, ref.coef_, rtol=1e-6)
+    np.testing.assert_allclose(vt.predict_proba(z), ref.predict_proba(x), atol=1e-8)
+    huge = VectorScaling(input="logits", features="tempered", reg_lambda=1e9).fit(z, y)
+    np.testing.assert_allclose(huge.coef_, 1.0, rtol=1e-6)
+    np.testing.assert_allclose(huge.predict_proba(z), t.predict_proba(z), atol=1e-6)
+    again = from_json(vt.to_json())
+    np.testing.assert_array_equal(again.predict_proba(z), vt.predict_proba(z))
+    assert again.feature_temperature_ == vt.feature_temperature_
+    cv = VectorScaling(input="logits", features="tempered", reg_grid=(0.01, 1.0)).fit(z, y)
+    assert cv.reg_lambda_ in (0.01, 1.0) and cv.cv_nll_.shape == (2,)
+
+
 @pytest.mark.parametrize(
     "kwargs,message",
     [
@@ -203,6 +237,7 @@ def test_saved_and_cloned(data):
         ({"reg_grid": ()}, "reg_grid must be a non-empty sequence"),
         ({"reg_grid": (1.0, -1.0)}, "reg_grid must be a non-empty sequence"),
         ({"cv": 1}, "cv must be an integer >= 2"),
+        ({"features": "logits"}, "features must be one of"),
         ({"tol": 0.0}, "tol must be a number in"),
         ({"max_iter": 0}, "max_iter must be a positive integer"),
     ],
@@ -215,5 +250,5 @@ def test_bad_options(data, kwargs, message):
 
 def test_too_few_rows_for_the_folds():
     z = np.array([[1.0, 0.0], [0.0, 2.0]])
-    with pytest.raises(ValueError, match="needs at least cv=3 rows"):
+    with pytest.raises(ValueError, match="needs at least cv=5 rows"):
         VectorScaling(input="logits").fit(z, [0, 1])
