@@ -63,17 +63,16 @@ without penalty, then on :math:`x_i = \log\operatorname{softmax}(z_i / T_0)`
     + \frac{K}{n} \|\delta\|^2 + \frac{K}{n} \|b\|^2
 
 by BFGS from :math:`\delta = b = 0`: a fixed strength :math:`K^\rho / n^\tau`,
-:math:`\rho = \tau = 1`. Its penalty pulls every weight to the first stage's
-:math:`1/T_0`. Here the common weight is refitted with the others and only
-the spread of the weights is penalised, so a strong penalty still leaves the
-best single temperature (for ``features="tempered"`` that is :math:`T_0`
-itself, :math:`\bar w = 1`), and the strength is chosen by cross-validation
-rather than by a rule in K and n: at K = 100 the chosen strengths on CIFAR
-network outputs range over 0.01 to 10, where the rule's, in these units
-(:math:`\lambda = K^2/n` on the tempered features, :math:`K^2 T_0^2/n` on
-the logits; :math:`\mu = K^2/n`), is about 2 to 5 for n = 5,000. Held-out
-comparisons on the docs' validation page ("Recalibrators against netcal and
-probmetrics").
+:math:`\rho = \tau = 1`. Its penalty pulls every weight to 1 (the first stage's
+:math:`1/T_0` on the logits), which stays fixed. Here the common weight is refitted with
+the others and only the spread of the weights is penalised, so a strong penalty still
+leaves the best single temperature (for ``features="tempered"`` that is :math:`T_0`
+itself, :math:`\bar w = 1`), and the strength is chosen by cross-validation rather than
+by a rule in K and n: at K = 100 the chosen strengths on CIFAR network outputs range
+over 0.01 to 10, where the rule's, in these units (:math:`\lambda = K^2/n` on the
+tempered features, :math:`K^2 T_0^2/n` on the logits; :math:`\mu = K^2/n`), is about 2
+to 5 for n = 5,000. Held-out comparisons on the docs' validation page ("Recalibrators
+against netcal and probmetrics").
 """
 
 from __future__ import annotations

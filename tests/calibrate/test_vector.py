@@ -1,4 +1,5 @@
-"""bece.calibrate.vector: vector scaling penalised towards temperature scaling,
+"""bece.calibrate.vector: vector scaling penalised towards temperature scaling
+(on the logits, features="scores", and on the tempered log-probabilities),
 against its objective minimised here by scipy, the unregularised fit as the
 Newton solver ran it before the penalty, the temperature-scaling limit, and
 the cross-validation against a naive loop.
