@@ -12,8 +12,15 @@ Parts (``--part``):
     probmetrics, betacal installed, never the project's), the same splits
     through netcal's ``TemperatureScaling(method="mle")`` and probmetrics'
     ``temp-scaling``, in a subprocess.
+``vector``
+    Vector scaling on every file and split: Guo et al.'s (``features="scores"``)
+    unregularised and with its penalty chosen by cross-validation, the default
+    (``features="tempered"``, log softmax(z / T) as svs, cross-validated), and probmetrics' ``svs``
+    (regularised vector scaling; ``--peers`` needed), beside temperature scaling:
+    the held-out NLL, averaged over the splits.
 ``cost``
-    Temperature and vector scaling at n = 10^6, K = 1,000 (float32 logits,
+    Temperature and vector scaling (unregularised, ``reg_lambda=0``: one fit)
+    at n = 10^6, K = 1,000 (float32 logits,
     4 GB), matrix and Dirichlet scaling at n = 10^5, K = 10, 30, 100: passes over the
     data and time as a ratio to one softmax pass (float64 blocks, as the
     calibrators run; the median of five) measured in the same run, with BLAS
@@ -92,7 +99,8 @@ def calibrators(kind):
     tag = f" (lambda = mu = {ODIR[0]:g})" if ODIR else " (CV)"
     return {
         "TS": TemperatureScaling(input=kind),
-        "VS": VectorScaling(input=kind),
+        "VS (unregularised)": VectorScaling(input=kind, features="scores", reg_lambda=0),
+        "VS (CV)": VectorScaling(input=kind),
         "MS-ODIR" + tag: MatrixScaling(input=kind, **odir),
         "Dir-ODIR" + tag: DirichletCalibration(input=kind, **odir),
     }
@@ -222,8 +230,8 @@ def scipy_temperature(x, y, kind):
     return float(np.exp(res.x))
 
 
-def table(rows):
-    print("| calibrator | test NLL | test ECE | fit time (s) |")
+def table(rows, title="calibrator"):
+    print(f"| {title} | test NLL | test ECE | fit time (s) |")
     print("|---|---|---|---|")
     for label, vals in rows.items():
         a = np.array(vals, dtype=np.float64)
@@ -275,8 +283,49 @@ def heldout(seeds, peer_python, files):
                         rows.setdefault(label, []).append((nll(p, y[te]),
                                                            bece.expected_calibration_error(y[te], p), dt))
         print(f"### {name} ({kind}, n = {y.size}, K = {x.shape[1]})\n")
-        table(rows)
+        table(rows, f"calibrator ({name})" if len(files) > 1 else "calibrator")  # tables name their file
         sys.stdout.flush()
+
+
+def vector(seeds, peer_python, files):
+    """Vector scaling on every file: unregularised, cross-validated, and probmetrics' svs."""
+    print("## Vector scaling: held-out NLL, half validation / half test, "
+          f"mean over {len(seeds)} random splits (lambda: the CV's choice on each split). "
+          "VS (default): features='tempered', 5-fold CV; VS (scores): features='scores' "
+          "(Guo et al.'s), the same CV\n")
+    print("| file | K | TS | VS (scores, unregularised) | VS (scores, CV) | lambda (scores) | "
+          "VS (default) | lambda (default) | probmetrics svs | VS (default) - svs | "
+          "VS (default) - TS | VS (scores, CV) - svs | VS (default) fit (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name in files:
+        x, y, kind = load(name)
+        rows: dict[str, list[float]] = {}
+        lams: dict[str, list[str]] = {"VSS": [], "VS": []}
+        times = []
+        for seed in seeds:
+            perm = np.random.default_rng(seed).permutation(y.size)
+            val, te = perm[: y.size // 2], perm[y.size // 2:]
+            for label, cal in {"TS": TemperatureScaling(input=kind),
+                               "VS0": VectorScaling(input=kind, features="scores", reg_lambda=0),
+                               "VSS": VectorScaling(input=kind, features="scores"),
+                               "VS": VectorScaling(input=kind)}.items():
+                dt = _fit_timed(cal, x[val], y[val])
+                rows.setdefault(label, []).append(nll(cal.predict_proba(x[te]), y[te]))
+                if label in lams:
+                    lams[label].append(f"{cal.reg_lambda_:g}")
+                if label == "VS":
+                    times.append(dt)
+            svs = (peers(peer_python, x[val], y[val], x[te], kind, "multiclass", f"{name}-{seed}")
+                   if peer_python else {})
+            res = svs.get("probmetrics svs", "missing")
+            rows.setdefault("svs", []).append(np.nan if isinstance(res, str) else nll(res[0], y[te]))
+        m = {k: float(np.mean(v)) for k, v in rows.items()}
+        print(f"| {name} | {x.shape[1]} | {m['TS']:.4f} | {m['VS0']:.4f} | {m['VSS']:.4f} | "
+              f"{', '.join(lams['VSS'])} | {m['VS']:.4f} | {', '.join(lams['VS'])} | {m['svs']:.4f} | "
+              f"{m['VS'] - m['svs']:+.4f} | {m['VS'] - m['TS']:+.4f} | {m['VSS'] - m['svs']:+.4f} | "
+              f"{np.mean(times):.1f} |")
+        sys.stdout.flush()
+    print()
 
 
 def temperature_check(seeds, files):
@@ -381,7 +430,8 @@ def cost(quick, matrix_n=None, threads=1):
     div = 10 if quick else 1
     matrix_n = matrix_n or 10**5 // div
     odir = {"reg_lambda": 0.01, "reg_mu": 0.01}
-    plan = [(10**6 // div, k, [TemperatureScaling(input="logits"), VectorScaling(input="logits")])
+    plan = [(10**6 // div, k, [TemperatureScaling(input="logits"),
+                               VectorScaling(input="logits", features="scores", reg_lambda=0)])
             for k in (10, 100, 1000)]
     plan += [(matrix_n, k, [MatrixScaling(input="logits", **odir),
                             DirichletCalibration(input="logits", **odir)]
@@ -425,8 +475,8 @@ def uncertainty(seed=0):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["heldout", "binary", "temperature", "cost", "uncertainty",
-                                           "all"],
+    parser.add_argument("--part", choices=["heldout", "vector", "binary", "temperature", "cost",
+                                           "uncertainty", "all"],
                         default="all")
     parser.add_argument("--files", nargs="*", default=FILES, help="files of ../shared/data")
     parser.add_argument("--seeds", type=int, default=3)
@@ -448,6 +498,8 @@ def main(argv=None):
         PEER_CACHE[0].mkdir(parents=True, exist_ok=True)
     if args.part in ("heldout", "all"):
         heldout(list(range(args.seeds)), args.peers, args.files)
+    if args.part in ("vector", "all"):
+        vector(list(range(args.seeds)), args.peers, args.files)
     if args.part in ("temperature", "all"):
         temperature_check(list(range(args.seeds)), args.files)
     if args.part in ("binary", "all"):

@@ -5,10 +5,11 @@ Every recalibrator is a scikit-learn classifier (``fit(X, y)``,
 pickles as scikit-learn estimators do) whose ``X`` is the scores of the
 classifier being recalibrated, not its features:
 
-* scaling of logits (or log-probabilities), fitted by maximum likelihood:
-  :class:`TemperatureScaling` (one T; Guo et al. 2017),
-  :class:`VectorScaling`, :class:`MatrixScaling` (with Kull et al.'s ODIR
-  regularisation) and :class:`DirichletCalibration` (Kull et al. 2019);
+* scaling of logits (or log-probabilities), fitted by (penalised) maximum
+  likelihood: :class:`TemperatureScaling` (one T; Guo et al. 2017),
+  :class:`VectorScaling` (penalised towards temperature scaling),
+  :class:`MatrixScaling` (with Kull et al.'s ODIR regularisation) and
+  :class:`DirichletCalibration` (Kull et al. 2019);
 * binary: :class:`PlattScaling`, :class:`IsotonicCalibration`,
   :class:`BetaCalibration` (Kull et al. 2017);
 * top-label: :class:`TopLabelCalibrator` (one binary calibrator per
@@ -35,9 +36,10 @@ from .bayes_temperature import (
     temperature_scaled_ece,
 )
 from .binary import BetaCalibration, IsotonicCalibration, PlattScaling
-from .linear import DirichletCalibration, MatrixScaling, VectorScaling
+from .linear import DirichletCalibration, MatrixScaling
 from .temperature import TemperatureScaling
 from .toplabel import METHODS, CalibrationWarning, TopLabelCalibrator
+from .vector import VectorScaling
 
 __all__ = [
     "BetaCalibration",

@@ -1,10 +1,13 @@
-r"""Vector scaling, matrix scaling with ODIR, and Dirichlet calibration.
+r"""Matrix scaling with ODIR and Dirichlet calibration, and the objective and
+Hessian that vector scaling (:mod:`bece.calibrate.vector`) shares with them.
 
 Each is a multinomial logistic regression on features :math:`x_i` of a
 classifier's scores (Guo et al. 2017; Kull et al. 2019):
 
-* :class:`VectorScaling`: :math:`\hat p_i = \operatorname{softmax}(w \odot z_i + b)`
-  on the logits :math:`z_i` (2K parameters, unregularised);
+* vector scaling (:class:`~bece.calibrate.vector.VectorScaling`):
+  :math:`\hat p_i = \operatorname{softmax}(w \odot x_i + b)` on the logits or
+  (its default) the log-probabilities after temperature scaling (2K
+  parameters, penalised towards temperature scaling);
 * :class:`MatrixScaling`: :math:`\hat p_i = \operatorname{softmax}(W z_i + b)`
   (K(K+1) parameters);
 * :class:`DirichletCalibration`: :math:`\hat p_i = \operatorname{softmax}(W \log p_i + b)`
@@ -47,8 +50,9 @@ class's (K+1) x (K+1) block, estimated from sampled rows
 (:math:`w = 1/T`, :math:`W = I/T`, :math:`b = 0`), which each family
 contains, with a rough T (:func:`~bece.calibrate.newton.rough_temperature`,
 a few passes). ``tol`` bounds the gradient of the mean loss in the coordinates whitened by
-the preconditioner (l2 norm). At K = 1,000, n = 10^5 vector scaling takes 17 passes where
-L-BFGS-B took 127 (``benchmarks/recalibration.py --part cost --quick``).
+the preconditioner (l2 norm). At K = 1,000, n = 10^5 unregularised vector scaling
+(``reg_lambda=0``) takes 17 passes where L-BFGS-B took 127
+(``benchmarks/recalibration.py --part cost --quick``).
 Vector scaling runs block by block over the scores; matrix and Dirichlet
 scaling hold their float64 features, the probabilities and one work matrix
 (3 x n x K float64; refused above bece's memory limit, :mod:`bece.base.memory`).
@@ -69,7 +73,6 @@ from ..base.memory import check_allocation
 from .base import ScoreCalibrator
 from .newton import (
     best_shift,
-    block_preconditioner,
     class_block_preconditioner,
     class_blocks,
     newton_cg,
@@ -83,7 +86,7 @@ __all__ = [
     "MatrixScaling",
     "CV_TOL",
     "REG_GRID",
-    "VectorScaling",
+    "check_common",
     "full_evaluate",
     "linear_hessp",
     "linear_objective",
@@ -326,89 +329,13 @@ def _centred(w: np.ndarray, off: np.ndarray) -> np.ndarray:
     return np.where(off, wo - wo.sum(axis=0) / max(w.shape[0] - 1, 1), 0.0)
 
 
-def _check_common(est: Any) -> None:
+def check_common(est: Any) -> None:
+    """ValueError naming ``bounds``, ``tol`` or ``max_iter`` of a scaling calibrator that is not allowed."""
     check_bounds(est.bounds)
     if not isinstance(est.tol, (int, float)) or isinstance(est.tol, bool) or not 0 < est.tol < 1:
         raise ValueError(f"tol must be a number in (0, 1), got {est.tol!r}")
     if isinstance(est.max_iter, bool) or not isinstance(est.max_iter, (int, np.integer)) or est.max_iter < 1:
         raise ValueError(f"max_iter must be a positive integer, got {est.max_iter!r}")
-
-
-class VectorScaling(ScoreCalibrator):
-    r"""Vector scaling: :math:`\operatorname{softmax}(w \odot z + b)`, by maximum likelihood.
-
-    Parameters
-    ----------
-    input : {"auto", "logits", "probabilities"}, default "auto"
-        What ``X`` holds (:mod:`bece.calibrate.scores`).
-    tol : float, default 1e-8
-        Bound on the mean loss's gradient in whitened coordinates (module docstring).
-    max_iter : int, default 1000
-    bounds : (float, float), default (0.01, 100)
-        Temperature search interval of the starting point.
-
-    Attributes
-    ----------
-    coef_ : ndarray of shape (K,)
-        :math:`w`.
-    intercept_ : ndarray of shape (K,)
-        :math:`b`, centred.
-    nll_ : float
-        Mean NLL of the calibration set at the fit.
-    n_passes_ : int
-        Passes over the data (softmax evaluations), temperature scaling's included.
-    n_iter_ : int
-        Newton iterations.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> logits = rng.normal(scale=3.0, size=(3000, 3))
-    >>> p_true = np.exp(logits / 2) / np.exp(logits / 2).sum(axis=1, keepdims=True)
-    >>> y = (rng.uniform(size=(3000, 1)) > p_true.cumsum(axis=1)).sum(axis=1)   # T = 2
-    >>> from bece.calibrate import VectorScaling
-    >>> vs = VectorScaling(input="logits").fit(logits, y)
-    >>> vs.coef_.shape, bool(np.allclose(vs.coef_, 0.5, atol=0.05))   # w = 1/T per class
-    ((3,), True)
-    >>> q = vs.predict_proba(logits)
-    >>> q.shape, bool(np.allclose(q.sum(axis=1), 1.0))
-    ((3000, 3), True)
-    """
-
-    _fitted = ("coef_", "intercept_", "nll_", "n_passes_", "n_iter_")
-
-    def __init__(self, *, input: str = "auto", tol: float = 1e-8, max_iter: int = 1000,
-                 bounds: tuple[float, float] = (1e-2, 1e2)) -> None:
-        self.input = input
-        self.tol = tol
-        self.max_iter = max_iter
-        self.bounds = bounds
-
-    def _check_params(self) -> None:
-        _check_common(self)
-
-    def _fit(self, scores: Scores, y: np.ndarray) -> None:
-        counter = PassCounter()
-        k = scores.k
-        t = rough_temperature(scores, y, check_bounds(self.bounds), counter)
-        fun = linear_objective(scores.blocks, y, scores.n, k, full=False, counter=counter,
-                               curvature=True)
-
-        def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray, Callable[[np.ndarray], np.ndarray]]:
-            loss, grad, h = fun(theta)
-            return loss, grad, block_preconditioner(h)
-
-        hessp = linear_hessp(scores.blocks, scores.n, k, full=False, counter=counter)
-        theta0 = np.r_[np.full(k, 1.0 / t), np.zeros(k)]
-        theta, self.n_iter_, self.nll_ = newton_cg(evaluate, hessp, theta0, tol=self.tol,
-                                                   max_iter=self.max_iter, name=type(self).__name__)
-        self.coef_ = theta[:k]
-        self.intercept_ = theta[k:] - theta[k:].mean()
-        self.n_passes_ = counter.count
-
-    def _proba_block(self, block: np.ndarray) -> np.ndarray:
-        return softmax(block * self.coef_ + self.intercept_)
 
 
 class MatrixScaling(ScoreCalibrator):
@@ -428,8 +355,11 @@ class MatrixScaling(ScoreCalibrator):
         Folds of the cross-validation (>= 2).
     random_state : int, default 0
         Shuffling of the folds.
-    tol, max_iter, bounds
-        As :class:`VectorScaling`.
+    tol : float, default 1e-8
+        Bound on the gradient of the penalised mean loss in whitened coordinates (module docstring).
+    max_iter : int, default 1000
+    bounds : (float, float), default (0.01, 100)
+        Temperature search interval of the starting point.
 
     Attributes
     ----------
@@ -486,7 +416,7 @@ class MatrixScaling(ScoreCalibrator):
         self.bounds = bounds
 
     def _check_params(self) -> None:
-        _check_common(self)
+        check_common(self)
         for name in ("reg_lambda", "reg_mu"):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.floating))

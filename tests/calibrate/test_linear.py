@@ -1,5 +1,5 @@
-"""bece.calibrate.linear: vector scaling, matrix scaling with ODIR and
-Dirichlet calibration against their definitions minimised here with scipy,
+"""bece.calibrate.linear: matrix scaling with ODIR, Dirichlet calibration and
+unregularised vector scaling against their definitions minimised here with scipy,
 gradients against finite differences, the cross-validation against a naive
 loop, and the families' relations.
 
@@ -84,7 +84,7 @@ def test_vector_scaling_is_its_definition(data):
 
     res = optimize.minimize(objective, np.r_[np.ones(3), np.zeros(3)], method="BFGS",
                             options={"gtol": 1e-10})
-    vs = VectorScaling(input="logits").fit(z, y)
+    vs = VectorScaling(input="logits", features="scores", reg_lambda=0).fit(z, y)
     ref = special.softmax(z * res.x[:3] + res.x[3:], axis=1)
     np.testing.assert_allclose(vs.predict_proba(z), ref, atol=1e-6)
     assert vs.intercept_.sum() == pytest.approx(0, abs=1e-12)  # centred
@@ -134,7 +134,7 @@ def test_families_nest(rng):
     scaling at least vector scaling's without penalty."""
     z, y = logits_with_temperature(2000, 4, rng, temperature=1.6)
     t = TemperatureScaling(input="logits").fit(z, y)
-    v = VectorScaling(input="logits").fit(z, y)
+    v = VectorScaling(input="logits", features="scores", reg_lambda=0).fit(z, y)
     m = MatrixScaling(input="logits", reg_lambda=0.0, reg_mu=0.0).fit(z, y)
     assert v.nll_ <= t.nll_ + 1e-9 and m.nll_ <= v.nll_ + 1e-9
     np.testing.assert_allclose(v.coef_, 1 / t.temperature_, atol=0.1)
