@@ -62,6 +62,7 @@ from bece.calibrate import (
     VectorScaling,
     temperature_scaled_ece,
 )
+from bece.calibrate.linear import REG_GRID
 from bece.calibrate.scores import as_scores, softmax
 
 #: ``shared/data`` beside the checkout or above it (a worktree one level deeper), or $BECE_DATA
@@ -422,7 +423,7 @@ def cost(quick, matrix_n=None, threads=1):
           f"BLAS limited to {threads} thread(s) (threadpoolctl), as the softmax (numpy's ufuncs) "
           "runs; 'softmax pass (s)': the median of 5 passes over that row's matrix, in seconds, "
           "measured before its fits. Matrix and Dirichlet scaling with lambda = mu = 0.01 "
-          "(CV: reg_lambda = reg_mu = None, 7 candidates x 3 folds).\n")
+          f"(CV: reg_lambda = reg_mu = None, {len(REG_GRID)} candidates x 3 folds).\n")
     print("| calibrator | n | K | passes | time / softmax pass | Newton iterations | "
           "softmax pass (s) | fit (s) |")
     print("|---|---|---|---|---|---|---|---|")
