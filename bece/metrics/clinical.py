@@ -122,6 +122,8 @@ def _newton(x: np.ndarray, z: np.ndarray, w: np.ndarray, offset: np.ndarray,
         try:
             step = np.linalg.solve(info, grad)
         except np.linalg.LinAlgError:
+            if beta.any():  # singular only after steps: the weights underflowed (separation)
+                break
             raise ValueError("the calibration fit is singular: y_prob needs at least two "
                              "distinct values (with positive weight)") from None
         beta = beta + step

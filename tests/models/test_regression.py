@@ -113,9 +113,11 @@ def _nuts_against_fast_path(n, g, num_chains, num_warmup, num_samples, seed):
 
 def test_nuts_agrees_with_the_fast_path():
     """Cheap version: n = 300 PIT values of a forecast with sd x 0.7 on 20 cells,
-    2 chains of 600 draws (measured with 1000 draws: max z 2.5 against a
-    threshold of 4.1, bulk ESS 1140)."""
-    converged, max_z, threshold, k_hat, rhat, ess = _nuts_against_fast_path(300, 20, 2, 300, 600, 3)
+    2 chains of 1000 draws. (600 draws gave a bulk ESS of 380, below the 400
+    that "converged" needs, with jax 0.10 / numpyro 0.22; with 1000 draws,
+    seeds 3, 4, 5: ESS 737 to 1045, R-hat <= 1.004, max z 1.8 to 2.5 against a
+    threshold of 4.15.)"""
+    converged, max_z, threshold, k_hat, rhat, ess = _nuts_against_fast_path(300, 20, 2, 300, 1000, 3)
     assert converged, (rhat, ess)
     assert max_z <= threshold and k_hat < 0.7
 

@@ -29,9 +29,12 @@ def _data(n, k, seed):
 
 
 def test_laplace_agrees_with_nuts_on_a_small_problem():
-    """K = 3, n = 500 (one atom per prediction); 4 chains x 400 draws."""
+    """K = 3, n = 500 (one atom per prediction); 4 chains x 800 draws. (400
+    draws gave a minimum ESS of 350, below the 400 that "converged" needs, with
+    jax 0.10 / numpyro 0.22; with 800, seeds 0, 1, 2: ESS 1225 to 1329, max z
+    2.4 to 3.7 against a threshold of 4.9, at most one divergence.)"""
     y, prob = _data(500, 3, seed=3)
-    cc = bece.cross_check(y, prob, model="smooth", top_label=True, num_warmup=300, num_samples=400,
+    cc = bece.cross_check(y, prob, model="smooth", top_label=True, num_warmup=400, num_samples=800,
                           seed=0, num_closed_form=4000)
     assert cc.model == "smooth-top-label"
     assert cc.nuts.method == "nuts" and cc.closed_form.method == "laplace"
