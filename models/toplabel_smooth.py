@@ -147,6 +147,8 @@ def top_label_smooth_model(
     ``v`` (M), ``kappa``, ``omega``, ``c`` and ``e`` (L), and the observed ``z``.
     """
     x = jnp.asarray(x)
+    # a JAX array: a NumPy one fails the Binomial's support check against traced trials
+    z = None if z is None else jnp.asarray(z)
     a = numpyro.sample("a", dist.Normal(0.0, intercept_scale))
     b = numpyro.sample("b", dist.Normal(0.0, slope_scale))
     lam = numpyro.sample("lam", dist.Exponential(1.0 / smoothness_scale))
