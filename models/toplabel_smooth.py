@@ -12,9 +12,10 @@ curve, a curve shared by all labels (the smooth model of
     f(x) &= x + a + b\,x + \lambda\,\phi(x)^\top u \ [+\ \tau\,v_{m(p)}], \\
     d_l(x) &= \kappa\,c_l + \omega\,e_l\,\tilde x, \qquad
         \tilde x = (x - x_0)/s_x, \\
-    c_l, e_l &\sim \mathcal N(0, 1) \ \text{(independent over labels)}, \qquad
-    \kappa \sim \mathrm{Exponential}(\text{mean } s_\kappa), \quad
-    \omega \sim \mathrm{Exponential}(\text{mean } s_\omega),
+    c_l, e_l &\sim \mathcal N(0, 1) \ \text{(independent over labels)}, \\
+    \kappa &\sim \pi_s\,\mathrm{Exp}(\text{mean } r s_\kappa)
+        + (1 - \pi_s)\,\mathrm{Exp}(\text{mean } s_\kappa), \quad
+    \omega \sim \text{the same with } s_\omega,
 
 with :math:`a, b, \lambda, u, \tau, v` and their priors as in
 :func:`bece.models.smooth.smooth_model`. :math:`x_0` and :math:`s_x` are
@@ -27,11 +28,15 @@ slope (a per-label inverse temperature, whose effect grows with
 identified differently: the shift by the low confidences where errors are
 common, the tilt mostly by how the curve saturates next to 1; one scale
 shared by both lets the well-measured small shifts set the size of the
-tilts too, and shrinks the labels' deviations at high confidence. The
-exponential (penalised-complexity) priors shrink :math:`\kappa` and
-:math:`\omega` towards 0, where all labels share one curve; a label with
-few predictions borrows the shared curve, one with many gets its own shift
-and tilt.
+tilts too, and shrinks the labels' deviations at high confidence. Each
+scale's prior is a mixture: a "shared" exponential of mean :math:`r s`
+(:math:`r` = ``shared_ratio``, 0.02: deviations of a few hundredths of a
+logit, all labels share one curve) with probability :math:`\pi_s`
+(``shared_prob``, 1/2), and the penalised-complexity exponential of mean
+:math:`s`. A label with few predictions borrows the shared curve, one with
+many gets its own shift and tilt; when the data cannot tell the labels
+apart, the shared component keeps the prior spread of the deviations out
+of the labels' ECE (:mod:`bece.smooth.scale_prior` says why).
 
 Outcomes: :math:`z_j \sim \mathrm{Binomial}(t_j, \sigma(f(x_j) + d_{l_j}(x_j)))`
 for entries that aggregate :math:`t_j` predictions of one label in a fine
@@ -52,7 +57,7 @@ import numpyro.distributions as dist
 
 from .smooth import curve_logit
 
-__all__ = ["top_label_curve_logit", "top_label_smooth_model"]
+__all__ = ["scale_prior", "top_label_curve_logit", "top_label_smooth_model"]
 
 
 def top_label_curve_logit(x, label, knots, transform, a, b, lam, u, kappa, c, e, *, center=0.0,
@@ -68,6 +73,17 @@ def top_label_curve_logit(x, label, knots, transform, a, b, lam, u, kappa, c, e,
     f = curve_logit(x, knots, transform, a, b, lam, u, bins, tau, v)
     omega = kappa if omega is None else omega
     return f + kappa * c[label] + omega * e[label] * (x - center) / spread
+
+
+def scale_prior(scale, shared_prob=0.5, shared_ratio=0.02):
+    r""":math:`\pi_s\,\mathrm{Exp}(\text{mean } r s) + (1 - \pi_s)\,\mathrm{Exp}(\text{mean } s)`
+    (``shared_prob`` :math:`\pi_s`, ``shared_ratio`` r, ``scale`` s); the
+    exponential alone when ``shared_prob`` is 0."""
+    if shared_prob == 0:
+        return dist.Exponential(1.0 / scale)
+    return dist.MixtureSameFamily(
+        dist.Categorical(probs=jnp.array([shared_prob, 1.0 - shared_prob])),
+        dist.Exponential(1.0 / (scale * jnp.array([shared_ratio, 1.0]))))
 
 
 def top_label_smooth_model(
@@ -89,6 +105,8 @@ def top_label_smooth_model(
     bin_scale=0.25,
     label_scale=0.5,
     tilt_scale=0.25,
+    shared_prob=0.5,
+    shared_ratio=0.02,
 ):
     r"""Shared smooth curve plus per-label shift and tilt, with learned scales.
 
@@ -117,14 +135,20 @@ def top_label_smooth_model(
     intercept_scale, slope_scale, smoothness_scale, bin_scale : float
         The shared curve's prior, as :func:`bece.models.smooth.smooth_model`.
     label_scale : float, default 0.5
-        Prior mean :math:`s_\kappa` of the label shifts' scale.
+        Mean :math:`s_\kappa` of the exponential component of the label
+        shifts' scale.
     tilt_scale : float, default 0.25
-        Prior mean :math:`s_\omega` of the label tilts' scale.
+        Mean :math:`s_\omega` of the same for the label tilts' scale.
+    shared_prob, shared_ratio : float, default 0.5, 0.02
+        Weight :math:`\pi_s` and relative mean :math:`r` of the scales'
+        "shared" component (:func:`scale_prior`).
 
     Sample sites: ``a``, ``b``, ``lam``, ``u`` (K - 2), with bins ``tau`` and
     ``v`` (M), ``kappa``, ``omega``, ``c`` and ``e`` (L), and the observed ``z``.
     """
     x = jnp.asarray(x)
+    # a JAX array: a NumPy one fails the Binomial's support check against traced trials
+    z = None if z is None else jnp.asarray(z)
     a = numpyro.sample("a", dist.Normal(0.0, intercept_scale))
     b = numpyro.sample("b", dist.Normal(0.0, slope_scale))
     lam = numpyro.sample("lam", dist.Exponential(1.0 / smoothness_scale))
@@ -137,8 +161,8 @@ def top_label_smooth_model(
         tau = numpyro.sample("tau", dist.Exponential(1.0 / bin_scale))
         with numpyro.plate("bin", n_bins):
             v = numpyro.sample("v", dist.Normal(0.0, 1.0))
-    kappa = numpyro.sample("kappa", dist.Exponential(1.0 / label_scale))
-    omega = numpyro.sample("omega", dist.Exponential(1.0 / tilt_scale))
+    kappa = numpyro.sample("kappa", scale_prior(label_scale, shared_prob, shared_ratio))
+    omega = numpyro.sample("omega", scale_prior(tilt_scale, shared_prob, shared_ratio))
     with numpyro.plate("label", n_labels):
         c = numpyro.sample("c", dist.Normal(0.0, 1.0))
         e = numpyro.sample("e", dist.Normal(0.0, 1.0))

@@ -18,12 +18,15 @@ with :math:`f` the smooth curve of :mod:`bece.smooth` (linear part, spline
 with learned smoothness :math:`\lambda`, optional per-bin deviations),
 :math:`c_l, e_l \sim \mathcal N(0, 1)` a per-label logit shift (at p = 1/2)
 and change of logit slope (a per-label inverse temperature), and their
-scales :math:`\kappa \sim \mathrm{Exponential}(\text{mean } 0.5)`,
-:math:`\omega \sim \mathrm{Exponential}(\text{mean } 0.25)` learned from
-all labels together: :math:`\kappa = \omega = 0` is "all
-labels share one curve"; a label with few predictions is pulled towards the
+scales learned from all labels together, each with a two-part prior
+(:mod:`bece.smooth.scale_prior`): with probability 1/2 a "shared"
+exponential of mean 0.02 times the scale's (all labels share one curve),
+else the exponential of mean 0.5 (:math:`\kappa`) or 0.25
+(:math:`\omega`). A label with few predictions is pulled towards the
 shared curve by as much as the spread between labels says, and one with
-many gets its own.
+many gets its own; when the data cannot tell the labels apart, the
+"shared" part keeps their prior spread out of the ECE (it biased the
+top-label ECE upwards where each label had about 10 predictions).
 
 Why two scales about logit 0: a per-label bias moves a label's logit by the
 same amount everywhere, a per-label temperature by an amount that grows with
@@ -110,8 +113,10 @@ from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
 from .average import DEFAULT_PRIOR_ODDS, average_top_label_with_calibrated
 from .basis import DEFAULT_N_KNOTS, logit_confidence
+from .draws import psis_resample
 from .fit import single_threaded_blas
 from .posterior import check_prior_odds
+from .scale_prior import SHARED_PROB
 from .toplabel_atoms import (
     LabelAtoms,
     check_label_grid,
@@ -123,7 +128,7 @@ from .toplabel_atoms import (
     label_cells_from_stats,
     label_coarse_stats,
 )
-from .toplabel_fit import PointDesign, TopLabelSmoothPosterior, fit_top_label_smooth, psis_resample
+from .toplabel_fit import PointDesign, TopLabelSmoothPosterior, fit_top_label_smooth
 
 __all__ = [
     "AVERAGES",
@@ -295,7 +300,7 @@ def label_posterior_draws(
     """ECE draws of the importance-corrected Laplace mixture.
 
     One pass over the atoms gives each proposal's log likelihood (its
-    importance weight, :func:`~bece.smooth.toplabel_fit.psis_resample`) and
+    importance weight, :func:`~bece.smooth.draws.psis_resample`) and
     its ECE under its own bootstrap weights; the pairs are then resampled
     together (the bootstrap weights are independent of the curve a
     posteriori, so a resampled pair is a draw of both). The curve draws are
@@ -365,6 +370,7 @@ def smooth_top_label_ece(
     bin_scale: float | None = None,
     label_scale: float = 0.5,
     tilt_scale: float = 0.25,
+    shared_prob: float = SHARED_PROB,
     grid: str | int | None = "auto",
     num_samples: int | None = None,
     seed: Seed = 0,
@@ -390,6 +396,10 @@ def smooth_top_label_ece(
     tilt_scale : float, default 0.25
         Prior mean of :math:`\\omega`, the scale of the label tilts (changes of
         logit slope).
+    shared_prob : float, default 0.5
+        Prior probability that each scale is in its "shared" component
+        (deviations of a few hundredths of a logit at most:
+        :mod:`bece.smooth.scale_prior`); 0: exponential priors alone.
     grid : "auto", None or int, default "auto"
         None: one atom per prediction; an int r: r sub-cells per ECE bin and
         label; "auto": exact up to 2,000 predictions, else r = 128 halved
@@ -431,7 +441,8 @@ def smooth_top_label_ece(
     return _posterior(atoms, label_stats, labels, average, num_samples, seed, keep_bins, prior_odds,
                       n_knots=n_knots, intercept_scale=intercept_scale, slope_scale=slope_scale,
                       smoothness_scale=smoothness_scale, bin_scale=bin_scale,
-                      label_scale=label_scale, tilt_scale=tilt_scale)
+                      label_scale=label_scale, tilt_scale=tilt_scale,
+                      shared_prob=shared_prob)
 
 
 def smooth_posterior_top_label_ece(
@@ -448,6 +459,7 @@ def smooth_posterior_top_label_ece(
     bin_scale: float | None = None,
     label_scale: float = 0.5,
     tilt_scale: float = 0.25,
+    shared_prob: float = SHARED_PROB,
     grid: str | int = "auto",
     num_samples: int | None = None,
     seed: Seed = 0,
@@ -478,7 +490,7 @@ def smooth_posterior_top_label_ece(
     grid : "auto" or int, default "auto"
         Sub-cells per ECE bin.
     average, n_knots, intercept_scale, slope_scale, smoothness_scale, bin_scale, label_scale,
-    tilt_scale, num_samples, seed, keep_bins, prior_odds
+    tilt_scale, shared_prob, num_samples, seed, keep_bins, prior_odds
         As :func:`smooth_top_label_ece`.
 
     Returns
@@ -503,4 +515,5 @@ def smooth_posterior_top_label_ece(
     return _posterior(atoms, label_stats, names, average, num_samples, seed, keep_bins, prior_odds,
                       n_knots=n_knots, intercept_scale=intercept_scale, slope_scale=slope_scale,
                       smoothness_scale=smoothness_scale, bin_scale=bin_scale,
-                      label_scale=label_scale, tilt_scale=tilt_scale)
+                      label_scale=label_scale, tilt_scale=tilt_scale,
+                      shared_prob=shared_prob)

@@ -24,14 +24,16 @@ L_S^\top`, the precision of :math:`\theta_s`'s marginal) and
 + R_l^{-\top}\epsilon_l` (:math:`C_l = R_l R_l^\top`).
 
 Hyper-parameters: a product grid as in :func:`bece.smooth.fit_smooth`
-(each value standing for the exponential prior's mass between its
-geometric neighbours over :math:`[10^{-2}, 10]` times the prior mean: 8
+(each value standing for the prior's mass between its geometric neighbours
+over :math:`[10^{-2}, 10]` times the prior mean; the scales' priors are
+those of :mod:`bece.smooth.scale_prior`: 8
 values of :math:`\lambda`, 16 of the shift scale :math:`\kappa`, 8 of the
 tilt scale :math:`\omega`, 8 of :math:`\tau` with bin deviations; the
 shift scale is usually sharply identified, the smoothness and the tilt scale
 rarely, and a coarse grid of a flat direction costs little accuracy),
-explored from its best point outwards: a hill climb over
-neighbouring grid points, then every neighbour of a point whose log
+explored outwards: hill climbs over neighbouring grid points from the
+point of largest prior mass and from the grids' middles (the scales'
+mixture priors peak at their "shared" end), then every neighbour of a point whose log
 posterior is within ``FLOOD_DROP`` (9) of the best is evaluated too. Points
 never reached carry less than :math:`e^{-9}` of the best point's weight
 each (the log posterior over the grid is unimodal in practice), so a sharp
@@ -40,16 +42,15 @@ hyper-posterior costs a few dozen Newton solves instead of the whole grid.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg, sparse, special
 
 from ..base.checks import positive_int
-from ..base.psis import psislw
 from .basis import DEFAULT_N_KNOTS, SmoothBasis
-from .fit import HYPER_RANGE, PARETO_K_MAX, check_scale
+from .fit import PARETO_K_MAX, check_scale
+from .scale_prior import SHARED_PROB, check_shared_prob, exponential_grid, scale_grid
 from .toplabel_atoms import LabelAtoms
 
 __all__ = [
@@ -57,7 +58,6 @@ __all__ = [
     "fit_top_label_smooth",
     "label_loglik",
     "PointDesign",
-    "psis_resample",
     "LabelDesign",
     "N_KAPPA",
     "N_LAMBDA_LABEL",
@@ -72,16 +72,6 @@ N_LAMBDA_LABEL = 8
 N_TAU_LABEL = 8
 FLOOD_DROP = 9.0
 KEEP_WEIGHT = 1e-12
-
-
-def exponential_grid(scale: float, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Log-spaced values over HYPER_RANGE * scale and the Exponential(mean
-    ``scale``) prior mass between geometric mid-points (tails included), as
-    the smooth model's grid."""
-    values = scale * np.geomspace(*HYPER_RANGE, size)
-    mids = np.sqrt(values[:-1] * values[1:])
-    cdf = np.concatenate([[0.0], -np.expm1(-mids / scale), [1.0]])
-    return values, np.diff(cdf)
 
 
 class LabelDesign:
@@ -256,7 +246,8 @@ class TopLabelSmoothPosterior:
     prior_scales : ndarray of shape (P,)
     smoothness_scale, bin_scale, label_scale, tilt_scale : float
         Prior means of :math:`\\lambda`, :math:`\\tau` (0 without bin
-        deviations), :math:`\\kappa`, :math:`\\omega`.
+        deviations), and of the exponential components of :math:`\\kappa`,
+        :math:`\\omega`.
     log_marginal : float
         Laplace :math:`\\log p(\\text{data})` (over all evaluated points).
     n_evaluated : int
@@ -270,6 +261,9 @@ class TopLabelSmoothPosterior:
     resampled : bool
         Whether the draws were resampled with the importance weights
         (Pareto :math:`\\hat k < 0.7`); else they are the Laplace mixture's.
+    shared_prob : float
+        Prior probability of the "shared" component of :math:`\\kappa`'s and
+        :math:`\\omega`'s priors (:mod:`bece.smooth.scale_prior`).
     log_marginal_calibrated : float
         :math:`\\log p(\\text{data} \\mid H_0)` of the identity curve for every
         label (all coefficients 0): :math:`\\sum_j c_j x_j - t_j \\log(1 + e^{x_j})`
@@ -306,6 +300,7 @@ class TopLabelSmoothPosterior:
     is_ess: float = float("nan")
     resampled: bool = False
     log_marginal_calibrated: float = float("nan")
+    shared_prob: float = 0.0
 
     @property
     def log_marginal_smooth(self) -> float:
@@ -456,16 +451,23 @@ def fit_label_grid(design: LabelDesign, *grids: tuple[np.ndarray, np.ndarray]) -
                     out.append(tuple(i + step * (e == d) for e, i in enumerate(idx)))
         return out
 
-    # start where each prior's mass is largest (about its mean), then climb
-    current = tuple(int(np.argmax(g[1])) for g in grids)
-    best = evaluate(current, None)
-    while True:
-        moved = False
-        for nb in neighbours(current):
-            if evaluate(nb, done[current][0]) > best:
-                best, current, moved = done[nb][1], nb, True
-        if not moved:
-            break
+    # climb from where each prior's mass is largest and from each grid's middle
+    # (the exponential's mean: the mixture's mass peaks at its "shared" end)
+    best = -np.inf
+    middle = tuple(int(np.argmin(np.abs(np.log(g[0] / g[0][0]) - np.log(100.0)))) if g[0].size > 1
+                   else 0 for g in grids)  # the value nearest the prior mean (HYPER_RANGE)
+    for current in dict.fromkeys([tuple(int(np.argmax(g[1])) for g in grids), middle]):
+        if current in done:
+            continue
+        evaluate(current, None)
+        while True:
+            moved = False
+            for nb in neighbours(current):
+                if evaluate(nb, done[current][0]) > done[current][1]:
+                    current, moved = nb, True
+            if not moved:
+                break
+        best = max(best, done[current][1])
     # flood: every neighbour of a point within FLOOD_DROP of the best
     frontier = [i for i, (_, lj) in done.items() if lj >= best - FLOOD_DROP]
     expanded: set[tuple[int, ...]] = set()
@@ -506,37 +508,6 @@ def assemble(done: dict, grids: tuple, **fields) -> TopLabelSmoothPosterior:
     )
 
 
-def psis_resample(logw: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray | None, dict]:
-    r"""Pareto-smoothed importance resampling of draws with log weights ``logw``.
-
-    As :func:`bece.smooth.importance_draws`, the log weights are
-    :math:`\ell(\theta, \eta_k) + \log[p(\theta\mid\eta_k)\,\text{mass}_k]
-    - \log[\pi_k\mathcal N(\theta; \hat\theta_k, H_k^{-1})]`, smoothed by PSIS;
-    the draws are resampled with them when the Pareto :math:`\hat k` is below
-    0.7. Above it the weights are not reliable (with hundreds of labels the
-    small skewness of each label's conditional posterior adds up over 2L
-    dimensions) and the Laplace mixture's draws are kept as they are.
-
-    Returns
-    -------
-    idx : ndarray of shape (S,) or None
-        Resampled indices (None: keep the draws).
-    info : dict
-        ``log_marginal_is``, ``pareto_k``, ``is_ess``, ``resampled``.
-    """
-    s = logw.size
-    log_marg = float(special.logsumexp(logw) - np.log(s))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # degenerate tails: k-hat reports them
-        smoothed, k_hat = psislw(logw - logw.max())
-    w = np.exp(smoothed - special.logsumexp(smoothed))
-    ess = float(1.0 / np.sum(w**2))
-    resample = bool(k_hat < PARETO_K_MAX)
-    idx = rng.choice(s, size=s, p=w / w.sum()) if resample else None
-    return idx, {"log_marginal_is": log_marg, "pareto_k": float(k_hat), "is_ess": ess,
-                 "resampled": resample}
-
-
 def fit_top_label_smooth(
     atoms: LabelAtoms,
     *,
@@ -547,6 +518,7 @@ def fit_top_label_smooth(
     bin_scale: float | None = None,
     label_scale: float = 0.5,
     tilt_scale: float = 0.25,
+    shared_prob: float = SHARED_PROB,
 ) -> TopLabelSmoothPosterior:
     """Laplace mixture posterior of the hierarchical top-label model (module docstring).
 
@@ -559,13 +531,18 @@ def fit_top_label_smooth(
         Prior mean of the scale of the shared per-bin deviations; None
         leaves them out (module docstring of :mod:`bece.smooth.toplabel`).
     label_scale : float, default 0.5
-        :math:`s_\\kappa`, prior mean of the label shifts' scale
-        :math:`\\kappa` (exponential PC prior: 14% above 1 logit unit).
+        :math:`s_\\kappa`, mean of the exponential component of the label
+        shifts' scale :math:`\\kappa` (a penalised-complexity prior: 14% above
+        1 logit unit).
     tilt_scale : float, default 0.25
-        :math:`s_\\omega`, prior mean of the label tilts' scale :math:`\\omega`:
+        :math:`s_\\omega`, the same for the label tilts' scale :math:`\\omega`:
         the spread of the labels' logit slopes (inverse temperatures) about
         the shared one, as a fraction of it (14% prior probability that the
         labels' temperatures differ by more than about 50%).
+    shared_prob : float, default 0.5
+        Prior probability of each scale's "shared" component (mean 0.02
+        times :math:`s_\\kappa` or :math:`s_\\omega`: all labels share one
+        curve), :mod:`bece.smooth.scale_prior`; 0 gives the exponentials alone.
     """
     n_knots = positive_int(n_knots, "n_knots")
     if n_knots < 3:
@@ -577,6 +554,7 @@ def fit_top_label_smooth(
     s_t = None if bin_scale is None else check_scale(bin_scale, "bin_scale")
     s_k = check_scale(label_scale, "label_scale")
     s_o = check_scale(tilt_scale, "tilt_scale")
+    p_s = check_shared_prob(shared_prob)
     m = atoms.binning.n_bins if s_t is not None else 0
     t = atoms.trials.astype(np.float64)
     basis = SmoothBasis.from_logits(atoms.x, t, n_knots, m)
@@ -588,11 +566,11 @@ def fit_top_label_smooth(
     one = (np.ones(1), np.ones(1))
     lam_grid = exponential_grid(s_l, N_LAMBDA_LABEL) if basis.n_spline else (np.array([s_l]), np.ones(1))
     tau_grid = exponential_grid(s_t, N_TAU_LABEL) if s_t is not None else (np.zeros(1), one[1])
-    grids = (lam_grid, tau_grid, exponential_grid(s_k, N_KAPPA), exponential_grid(s_o, N_OMEGA))
+    grids = (lam_grid, tau_grid, scale_grid(s_k, N_KAPPA, p_s), scale_grid(s_o, N_OMEGA, p_s))
     _, done = fit_label_grid(design, *grids)
     return assemble(done, grids, basis=basis, center=center, spread=spread,
                     n_labels=atoms.n_labels, prior_scales=scales, smoothness_scale=s_l,
-                    bin_scale=0.0 if s_t is None else s_t, label_scale=s_k, tilt_scale=s_o, grid=atoms.grid,
-                    n_atoms=int(atoms.p.size),
+                    bin_scale=0.0 if s_t is None else s_t, label_scale=s_k, tilt_scale=s_o, shared_prob=p_s,
+                    grid=atoms.grid, n_atoms=int(atoms.p.size),
                     log_marginal_calibrated=float(np.dot(atoms.successes, atoms.x)
                                                   - np.dot(t, np.logaddexp(0.0, atoms.x))))

@@ -12,6 +12,7 @@ from ..base.typing import BinningSpec, PriorParam
 from ..results.ece import BayesianECE, BayesianTopLabelECE
 from ..smooth.basis import DEFAULT_N_KNOTS, logit_confidence
 from ..smooth.fit import single_threaded_blas
+from ..smooth.scale_prior import SHARED_PROB, SHARED_RATIO
 from ..smooth.toplabel import (
     AVERAGES,
     label_ece_draws,
@@ -46,6 +47,7 @@ def cross_check_smooth_top_label(
     bin_scale: float | None = None,
     label_scale: float = 0.5,
     tilt_scale: float = 0.25,
+    shared_prob: float = SHARED_PROB,
     grid: str | int | None = "auto",
     num_chains: int = 4,
     num_warmup: int = 1000,
@@ -107,7 +109,7 @@ def cross_check_smooth_top_label(
         post = fit_top_label_smooth(atoms, n_knots=n_knots, intercept_scale=intercept_scale,
                                     slope_scale=slope_scale, smoothness_scale=smoothness_scale,
                                     bin_scale=bin_scale, label_scale=label_scale,
-                                    tilt_scale=tilt_scale)
+                                    tilt_scale=tilt_scale, shared_prob=shared_prob)
         basis = post.basis
         if basis.n_spline == 0:
             raise ValueError("cross_check(model='smooth', top_label=True) needs at least 3 "
@@ -127,7 +129,8 @@ def cross_check_smooth_top_label(
         target_accept_prob=target_accept_prob, n_labels=n_labels, center=post.center,
         spread=post.spread, intercept_scale=float(post.prior_scales[0]),
         slope_scale=float(post.prior_scales[1]), smoothness_scale=post.smoothness_scale,
-        label_scale=post.label_scale, tilt_scale=post.tilt_scale, **data,
+        label_scale=post.label_scale, tilt_scale=post.tilt_scale, shared_prob=post.shared_prob,
+        shared_ratio=SHARED_RATIO, **data,
     )
     smp = {k: np.asarray(v, dtype=np.float64) for k, v in mcmc.get_samples(group_by_chain=True).items()}
     flat = {k: v.reshape((num_chains * num_samples,) + v.shape[2:]) for k, v in smp.items()}

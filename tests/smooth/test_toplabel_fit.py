@@ -21,6 +21,7 @@ from scipy import stats as sps
 from bece.smooth import fit_smooth, make_atoms, toplabel_fit
 from bece.smooth.basis import SmoothBasis
 from bece.smooth.fit import N_LAMBDA
+from bece.smooth.scale_prior import exponential_grid
 from bece.smooth.toplabel_atoms import (
     END_LOGIT,
     auto_subcells,
@@ -33,7 +34,6 @@ from bece.smooth.toplabel_atoms import (
 from bece.smooth.toplabel_fit import (
     LabelDesign,
     _newton,
-    exponential_grid,
     fit_top_label_smooth,
 )
 from bece.stats import make_binning

@@ -68,7 +68,8 @@ def test_log_density_equals_a_direct_per_observation_computation(aggregated):
     prior = (sps.norm(0, 1.0).logpdf(0.3) + sps.norm(0, 0.5).logpdf(-0.2)
              + sps.expon(scale=0.5).logpdf(0.8) + sps.norm.logpdf(prm["u"]).sum()
              + sps.expon(scale=0.25).logpdf(0.5) + sps.norm.logpdf(prm["v"]).sum()
-             + sps.expon(scale=0.7).logpdf(0.6) + sps.expon(scale=0.3).logpdf(0.35)
+             + np.log(0.5 * sps.expon(scale=0.02 * 0.7).pdf(0.6) + 0.5 * sps.expon(scale=0.7).pdf(0.6))
+             + np.log(0.5 * sps.expon(scale=0.02 * 0.3).pdf(0.35) + 0.5 * sps.expon(scale=0.3).pdf(0.35))
              + sps.norm.logpdf(prm["c"]).sum()
              + sps.norm.logpdf(prm["e"]).sum())
     with jax.enable_x64(True):
