@@ -517,6 +517,9 @@ def test_ctrl_c_is_one_line_and_exit_130():
     """Catalogue #32: SIGINT during a report: 'bece: interrupted', exit 130."""
     code = (
         "import os, signal, sys\n"
+        # a parent that ignores SIGINT (a pytest-xdist worker, after some tests) passes that
+        # on, and Python then installs no KeyboardInterrupt handler: restore a shell's default
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "import bece.io.files as files\n"
         "from bece import cli\n"
         "real = files.read_statistics\n"
