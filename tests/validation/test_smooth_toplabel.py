@@ -29,13 +29,21 @@ def _data(n, k, seed):
 
 
 def test_laplace_agrees_with_nuts_on_a_small_problem():
-    """K = 3, n = 500 (one atom per prediction); 4 chains x 800 draws. (400
-    draws gave a minimum ESS of 350, below the 400 that "converged" needs, with
-    jax 0.10 / numpyro 0.22; with 800, seeds 0, 1, 2: ESS 1225 to 1329, max z
-    2.4 to 3.7 against a threshold of 4.9, at most one divergence.)"""
+    """K = 3, n = 500 (one atom per prediction); 4 chains x 800 draws, with
+    the single exponential prior on the label scales (``shared_prob=0``).
+    Under the default two-part prior (a component at 2% of each scale) NUTS
+    mixes poorly on data this small (plausibly two modes of the scales, one
+    per component): in 5 seeds on Python 3.13, one or two runs had an ESS of
+    120 to 330 (under the 400 "converged" needs) even with 1,000 warm-up
+    draws and target_accept_prob 0.95. With shared_prob=0, seeds 0 to 4: ESS
+    800 to 1,300, max z 2.2 to 3.7 against a threshold of 4.9, no
+    divergences. The default prior's cross-check is the slow test below
+    (K = 4, n = 6,000), where the data identify the scales."""
+    from bece.validation.smooth_toplabel import cross_check_smooth_top_label
+
     y, prob = _data(500, 3, seed=3)
-    cc = bece.cross_check(y, prob, model="smooth", top_label=True, num_warmup=400, num_samples=800,
-                          seed=0, num_closed_form=4000)
+    cc = cross_check_smooth_top_label(y, prob, shared_prob=0.0, num_warmup=400, num_samples=800,
+                                      seed=0, num_closed_form=4000)
     assert cc.model == "smooth-top-label"
     assert cc.nuts.method == "nuts" and cc.closed_form.method == "laplace"
     assert set(cc.table["variable"]) == {"ece", "label_ece", "curve"}
