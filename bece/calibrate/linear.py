@@ -87,6 +87,7 @@ __all__ = [
     "CV_TOL",
     "REG_GRID",
     "check_common",
+    "check_regularisation",
     "full_evaluate",
     "linear_hessp",
     "linear_objective",
@@ -329,6 +330,22 @@ def _centred(w: np.ndarray, off: np.ndarray) -> np.ndarray:
     return np.where(off, wo - wo.sum(axis=0) / max(w.shape[0] - 1, 1), 0.0)
 
 
+def check_regularisation(est: Any) -> None:
+    """ValueError naming ``reg_lambda``, ``reg_mu``, ``reg_grid`` or ``cv`` of a regularised
+    calibrator (matrix, Dirichlet or vector scaling) that is not allowed."""
+    for name in ("reg_lambda", "reg_mu"):
+        v = getattr(est, name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.floating))
+                              or not 0 <= v < np.inf):
+            raise ValueError(f"{name} must be None or a finite number >= 0, got {v!r}")
+    grid = np.asarray(est.reg_grid, dtype=np.float64) if np.ndim(est.reg_grid) == 1 else None
+    if grid is None or grid.size == 0 or not np.all(np.isfinite(grid) & (grid >= 0)):
+        raise ValueError(f"reg_grid must be a non-empty sequence of finite numbers >= 0, "
+                         f"got {est.reg_grid!r}")
+    if isinstance(est.cv, bool) or not isinstance(est.cv, (int, np.integer)) or est.cv < 2:
+        raise ValueError(f"cv must be an integer >= 2, got {est.cv!r}")
+
+
 def check_common(est: Any) -> None:
     """ValueError naming ``bounds``, ``tol`` or ``max_iter`` of a scaling calibrator that is not allowed."""
     check_bounds(est.bounds)
@@ -417,17 +434,7 @@ class MatrixScaling(ScoreCalibrator):
 
     def _check_params(self) -> None:
         check_common(self)
-        for name in ("reg_lambda", "reg_mu"):
-            v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.floating))
-                                  or not 0 <= v < np.inf):
-                raise ValueError(f"{name} must be None or a finite number >= 0, got {v!r}")
-        grid = np.asarray(self.reg_grid, dtype=np.float64) if np.ndim(self.reg_grid) == 1 else None
-        if grid is None or grid.size == 0 or not np.all(np.isfinite(grid) & (grid >= 0)):
-            raise ValueError(f"reg_grid must be a non-empty sequence of finite numbers >= 0, "
-                             f"got {self.reg_grid!r}")
-        if isinstance(self.cv, bool) or not isinstance(self.cv, (int, np.integer)) or self.cv < 2:
-            raise ValueError(f"cv must be an integer >= 2, got {self.cv!r}")
+        check_regularisation(self)
 
     def _features(self, scores: Scores) -> np.ndarray:
         check_allocation(3 * 8.0 * scores.n * scores.k,

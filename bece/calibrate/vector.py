@@ -82,7 +82,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from .base import ScoreCalibrator
-from .linear import CV_TOL, REG_GRID, check_common, linear_hessp, linear_objective
+from .linear import CV_TOL, REG_GRID, check_common, check_regularisation, linear_hessp, linear_objective
 from .newton import block_preconditioner, newton_cg, rough_temperature
 from .scores import Scores, log_softmax, softmax
 from .temperature import PassCounter, check_bounds, fit_temperature
@@ -173,12 +173,6 @@ def penalised_preconditioner(h: np.ndarray, reg_lambda: float, reg_mu: float) ->
         return z + du @ np.linalg.solve(small, u.T @ z)
 
     return solve
-
-
-def _check_reg(name: str, v: object) -> None:
-    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.floating))
-                          or not 0 <= v < np.inf):
-        raise ValueError(f"{name} must be None or a finite number >= 0, got {v!r}")
 
 
 class VectorScaling(ScoreCalibrator):
@@ -278,16 +272,9 @@ class VectorScaling(ScoreCalibrator):
 
     def _check_params(self) -> None:
         check_common(self)
-        _check_reg("reg_lambda", self.reg_lambda)
-        _check_reg("reg_mu", self.reg_mu)
+        check_regularisation(self)
         if not isinstance(self.features, str) or self.features not in FEATURES:
             raise ValueError(f"features must be one of {FEATURES}, got {self.features!r}")
-        grid = np.asarray(self.reg_grid, dtype=np.float64) if np.ndim(self.reg_grid) == 1 else None
-        if grid is None or grid.size == 0 or not np.all(np.isfinite(grid) & (grid >= 0)):
-            raise ValueError(f"reg_grid must be a non-empty sequence of finite numbers >= 0, "
-                             f"got {self.reg_grid!r}")
-        if isinstance(self.cv, bool) or not isinstance(self.cv, (int, np.integer)) or self.cv < 2:
-            raise ValueError(f"cv must be an integer >= 2, got {self.cv!r}")
 
     def _blocks(self, scores: Scores) -> Blocks:
         """The feature blocks of ``scores`` (``features``)."""
