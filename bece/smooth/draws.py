@@ -31,8 +31,9 @@ __all__ = [
     "ece_draws",
     "importance_draws",
     "importance_draws_with_sums",
-    "psis_resample",
     "loglik_and_sums",
+    "psis_resample",
+    "smoothed_weights",
 ]
 
 CURVE_POINTS = 101
@@ -148,6 +149,17 @@ def draw_loglik(atoms: Atoms, basis: SmoothBasis, beta: np.ndarray,
     return loglik_and_sums(atoms, basis, beta, sums=False, chunk_elems=chunk_elems)[0]
 
 
+def smoothed_weights(logw: np.ndarray) -> tuple[float, np.ndarray, float, float]:
+    """PSIS of log importance weights: ``(log marginal estimate, normalised
+    smoothed weights, Pareto k-hat, effective sample size)``."""
+    log_marg = float(special.logsumexp(logw) - np.log(logw.size))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # degenerate tails: k-hat reports them
+        smoothed, k_hat = psislw(logw - logw.max())
+    w = np.exp(smoothed - special.logsumexp(smoothed))
+    return log_marg, w, float(k_hat), float(1.0 / np.sum(w**2))
+
+
 def importance_draws_with_sums(
     atoms: Atoms, post: SmoothPosterior, num_samples: int, rng: np.random.Generator,
     *, sums: bool = True,
@@ -157,13 +169,7 @@ def importance_draws_with_sums(
     when ``sums`` is False)."""
     beta, lam, tau, log_ratio = post.sample(num_samples, rng)
     loglik, moments = loglik_and_sums(atoms, post.basis, beta, sums=sums)
-    logw = loglik + log_ratio
-    log_marg = float(special.logsumexp(logw) - np.log(num_samples))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # degenerate tails: k-hat reports them
-        smoothed, k_hat = psislw(logw - logw.max())
-    w = np.exp(smoothed - special.logsumexp(smoothed))
-    ess = float(1.0 / np.sum(w**2))
+    log_marg, w, k_hat, ess = smoothed_weights(loglik + log_ratio)
     idx = rng.choice(num_samples, size=num_samples, p=w / w.sum())
     post = replace(post, log_marginal_is=log_marg, pareto_k=float(k_hat), is_ess=ess)
     return beta[idx], lam[idx], tau[idx], post, None if moments is None else moments[idx]
@@ -335,12 +341,7 @@ def psis_resample(logw: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarra
         ``log_marginal_is``, ``pareto_k``, ``is_ess``, ``resampled``.
     """
     s = logw.size
-    log_marg = float(special.logsumexp(logw) - np.log(s))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # degenerate tails: k-hat reports them
-        smoothed, k_hat = psislw(logw - logw.max())
-    w = np.exp(smoothed - special.logsumexp(smoothed))
-    ess = float(1.0 / np.sum(w**2))
+    log_marg, w, k_hat, ess = smoothed_weights(logw)
     resample = bool(k_hat < PARETO_K_MAX)
     idx = rng.choice(s, size=s, p=w / w.sum()) if resample else None
     return idx, {"log_marginal_is": log_marg, "pareto_k": float(k_hat), "is_ess": ess,
