@@ -2,7 +2,7 @@
 (issue 18): Hessian-vector products per fit, by preconditioner.
 
 The fit is :func:`bece.calibrate.newton.newton_cg` on
-:func:`bece.calibrate.linear.full_evaluate` (loss, gradient and exact
+:func:`bece.calibrate.newton.full_evaluate` (loss, gradient and exact
 Hessian products of the ODIR objective), from the rough temperature, to
 ``tol`` 1e-8; only the preconditioner ``solve`` changes:
 
@@ -20,7 +20,7 @@ Hessian products of the ODIR objective), from the rough temperature, to
     :math:`\\tau` set so that about 8 n entries are drawn (8 passes' products per build),
     with each block's diagonal raised to the exact one (one more product).
 
-"best shift": the objective of :func:`bece.calibrate.linear.full_evaluate`
+"best shift": the objective of :func:`bece.calibrate.newton.full_evaluate`
 (ODIR after the best shift of every class's row, which the softmax ignores;
 bece's) or ODIR itself ("no"). The loss column is the objective's value
 (the same minimum either way). Every variant reaches the same minimum and differs in
@@ -40,8 +40,7 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from bece.calibrate.linear import full_evaluate
-from bece.calibrate.newton import kronecker_preconditioner, newton_cg, rough_temperature
+from bece.calibrate.newton import full_evaluate, kronecker_preconditioner, newton_cg, rough_temperature
 from bece.calibrate.scores import as_scores, log_softmax, softmax
 from bece.calibrate.temperature import PassCounter
 

@@ -29,7 +29,7 @@ falls to ``tol`` (an l2 norm in the coordinates whitened by :math:`M`).
 
 Preconditioners, built from statistics of the same pass as the gradient
 (:func:`bece.calibrate.linear.linear_objective` with ``curvature=True``, or
-the probabilities :func:`bece.calibrate.linear.full_evaluate` keeps):
+the probabilities :func:`bece.calibrate.newton.full_evaluate` keeps):
 
 * vector scaling, :func:`block_preconditioner`: each class's exact 2 x 2
   Hessian block in :math:`(w_j, b_j)` (the coupling of a weight and its
@@ -43,7 +43,7 @@ the probabilities :func:`bece.calibrate.linear.full_evaluate` keeps):
   :math:`\operatorname{diag}\hat p_i - \hat p_i\hat p_i^\top` is at most twice its diagonal
   (Gershgorin), and the softmax's flat directions (a shift of every class's
   row, which CG could only resolve through the weak penalty) are removed
-  from the objective (:func:`best_shift`, :func:`bece.calibrate.linear.full_evaluate`).
+  from the objective (:func:`best_shift`, :func:`bece.calibrate.newton.full_evaluate`).
   On CIFAR-100 logits it takes about a tenth of the Hessian products that
   :func:`kronecker_preconditioner` (a K-FAC-like Kronecker product, kept for
   comparison) took (``benchmarks/preconditioners.py``).
@@ -65,7 +65,8 @@ from .scores import Scores
 from .temperature import PassCounter, fit_temperature, temperature_terms
 
 __all__ = ["best_shift", "block_preconditioner", "class_block_preconditioner", "class_blocks",
-           "kronecker_preconditioner", "newton_cg", "rough_temperature"]
+           "full_evaluate", "kronecker_preconditioner", "newton_cg", "penalty_weights",
+           "rough_temperature"]
 
 #: entries (row, class) per row drawn for :func:`class_blocks` (about that many passes' products)
 BLOCK_DRAWS = 8
@@ -234,10 +235,15 @@ def kronecker_preconditioner(a: np.ndarray, s_eig: tuple[np.ndarray, np.ndarray]
     return solve
 
 
-def best_shift(theta: np.ndarray, k: int) -> np.ndarray:
+def best_shift(theta: np.ndarray, k: int, weights: np.ndarray | None = None,
+               target: np.ndarray | None = None) -> np.ndarray:
     r"""``theta = [W.ravel(), b]`` plus the shift :math:`1 c^\top` of every
     class's row that leaves the softmax unchanged and minimises ODIR: each
     column's off-diagonal weights and the intercepts to mean zero.
+
+    With ``weights`` and ``target`` (K x K, :func:`bece.calibrate.linear.penalty_weights`),
+    the shift that minimises :math:`\sum_{jk} h_{jk} (W_{jk} - t_{jk})^2`
+    instead: each column's weighted mean of :math:`W - t` to zero (intercepts as above).
 
     Examples
     --------
@@ -247,9 +253,14 @@ def best_shift(theta: np.ndarray, k: int) -> np.ndarray:
     array([-3.,  0.,  0., -1.,  1., -1.])
     """
     w, b = theta[:k * k].reshape(k, k), theta[k * k:]
-    off = ~np.eye(k, dtype=bool)
-    wo = np.where(off, w, 0.0)
-    return np.concatenate([(w - wo.sum(axis=0) / max(k - 1, 1)).ravel(), b - b.mean()])
+    if weights is None:
+        weights = np.ones((k, k)) - np.eye(k)
+    if target is None:
+        target = np.zeros((k, k))
+    total = weights.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c = np.where(total > 0, (weights * (w - target)).sum(axis=0) / total, 0.0)
+    return np.concatenate([(w - c).ravel(), b - b.mean()])
 
 
 def class_blocks(p: np.ndarray, x: np.ndarray, draws: int = BLOCK_DRAWS,
@@ -385,3 +396,123 @@ def rough_temperature(scores: Scores, y: np.ndarray, bounds: tuple[float, float]
     if v <= lo or v >= hi:
         return fit_temperature(scores, y, bounds, counter)
     return float(np.exp(-v))
+
+
+def full_evaluate(x: np.ndarray, y: np.ndarray, reg_lambda: float, reg_mu: float,
+                  counter: PassCounter | None = None, *,
+                  shift: bool = True, builds: int = 2, reg_diagonal: float = 0.0,
+                  diagonal: float = 1.0) -> Callable[[np.ndarray], Any]:
+    r"""``theta -> (loss, gradient, solve, hvp)`` for matrix scaling's
+    ``theta = [W.ravel(), b]`` on features ``x`` (n x K, float64), for
+    :func:`~bece.calibrate.newton.newton_cg`.
+
+    The softmax does not change when the same vector :math:`c` is added to
+    every class's row of :math:`[W, b]`, so the NLL is flat along those K+1
+    directions and only ODIR, weakly, curves them. The objective here is the
+    one after the best such shift (:func:`best_shift`: each column's
+    off-diagonal weights and the intercepts centred), :math:`f(P\theta)` with
+    :math:`P` that linear projection: it has the same minimum, reached at
+    ``best_shift`` of any of its minimisers, and no weakly curved directions.
+    (``shift=False``: ODIR itself, :func:`bece.calibrate.linear.linear_objective`'s, for comparison.)
+
+    The loss and gradient in one pass, which keeps the probabilities
+    :math:`\hat p` (n x K); ``hvp(v)``, the exact Hessian times ``v``, from the
+    kept :math:`\hat p` (one pass over ``x``: two products of size n K^2 and
+    no softmax); ``solve``, the class-block preconditioner
+    (:func:`class_blocks`,
+    :func:`class_block_preconditioner`), built from the kept
+    :math:`\hat p` on first use (only where Newton's line search stops) at the first
+    ``builds`` such points; later ones keep the last (a build costs ~8 products).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece.calibrate.linear import linear_objective
+    >>> from bece.calibrate.newton import full_evaluate
+    >>> from bece.calibrate.newton import best_shift
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(50, 3)), rng.integers(0, 3, size=50)
+    >>> theta = rng.normal(size=12)
+    >>> loss, grad, solve, hvp = full_evaluate(x, y, 0.5, 0.1)(theta)
+    >>> blocks = lambda: iter([(0, 50, x)])
+    >>> ref = linear_objective(blocks, y, 50, 3, full=True, reg_lambda=0.5, reg_mu=0.1)
+    >>> bool(np.isclose(loss, ref(best_shift(theta, 3))[0]))
+    True
+    """
+    n, k = x.shape
+    c_mu = reg_mu / k
+    h, target = penalty_weights(k, reg_lambda, reg_diagonal, diagonal)
+    pen_diag = np.concatenate([2 * h, np.full((k, 1), 2 * c_mu)], axis=1)  # by class and feature
+    penalised = bool(h.any() or c_mu)
+    rows, label_x = np.arange(n), np.zeros((k, k))  # label_x: the features' sums by label
+    np.add.at(label_x, y, x)
+    label_n = np.bincount(y, minlength=k).astype(np.float64)
+    built: list[Callable[[np.ndarray], np.ndarray]] = []
+    count = PassCounter() if counter is None else counter
+
+    def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray, Callable[[np.ndarray], np.ndarray],
+                                             Callable[[np.ndarray], np.ndarray]]:
+        w, b = theta[:k * k].reshape(k, k), theta[k * k:]
+        p = x @ w.T
+        p += b
+        p -= p.max(axis=1, keepdims=True)
+        zy = p[rows, y]
+        np.exp(p, out=p)
+        total = p.sum(axis=1, keepdims=True)
+        loss = float(np.sum(np.log(total[:, 0]) - zy)) / n
+        p /= total
+        gw = (p.T @ x - label_x) / n
+        gb = (p.sum(axis=0) - label_n) / n
+        count.count += 1
+        if penalised:  # the penalty after its best shift (weighted columns, b centred)
+            wc = _shifted(w - target, h) if shift else w - target
+            bc = b - b.mean() if shift else b
+            loss += float(np.sum(h * wc**2)) + c_mu * float(bc @ bc)
+            gw += 2 * h * wc
+            gb += 2 * c_mu * bc
+        kept: list[Callable[[np.ndarray], np.ndarray]] = []
+
+        def solve(r: np.ndarray) -> np.ndarray:
+            if not kept:
+                if len(built) < builds:  # one pass, and ~BLOCK_DRAWS passes' products
+                    built.append(class_block_preconditioner(class_blocks(p, x), pen_diag))
+                    count.count += 1
+                kept.append(built[-1])
+            return kept[0](r)
+
+        def hvp(v: np.ndarray) -> np.ndarray:
+            dw, db = v[:k * k].reshape(k, k), v[k * k:]
+            da = x @ dw.T
+            da += db
+            da -= np.einsum("ij,ij->i", p, da)[:, None]
+            da *= p
+            count.count += 1
+            dwc = _shifted(dw, h) if shift else dw
+            dbc = db - db.mean() if shift else db
+            hw = (da.T @ x) / n + 2 * h * dwc
+            hb = da.sum(axis=0) / n + 2 * c_mu * dbc
+            return np.concatenate([hw.ravel(), hb])
+
+        return loss, np.concatenate([gw.ravel(), gb]), solve, hvp
+
+    return evaluate
+
+
+def penalty_weights(k: int, reg_lambda: float, reg_diagonal: float = 0.0,
+                    diagonal: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    r"""``(h, t)``, each (K, K): the weight and the target of each entry of :math:`W`
+    in the penalty :math:`\sum_{jk} h_{jk} (W_{jk} - t_{jk})^2`:
+    :math:`\lambda/(K(K-1))` off the diagonal (target 0, ODIR) and
+    :math:`\nu/K` on it (target ``diagonal``; ODIR alone for :math:`\nu = 0`)."""
+    h = np.full((k, k), reg_lambda / (k * (k - 1)))
+    np.fill_diagonal(h, reg_diagonal / k)
+    return h, np.eye(k) * diagonal
+
+
+def _shifted(w: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """``w`` plus each column's constant that minimises the column's sum of ``h * w**2``
+    (its weighted mean removed; nothing where the column's weights are all 0)."""
+    total = h.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c = np.where(total > 0, (h * w).sum(axis=0) / total, 0.0)
+    return w - c

@@ -38,26 +38,28 @@ def data():
     return z, np.minimum(y, 2)
 
 
-def odir_reference(x, y, lam, mu):
-    """dirichletcal's ODIR objective, minimised by scipy's BFGS from W = I."""
+def odir_reference(x, y, lam, mu, nu=0.0, target=1.0, coef=False):
+    """dirichletcal's ODIR objective, plus nu/K * sum_k (W_kk - target)^2 (the
+    diagonal penalty), minimised by scipy's BFGS from W = I: the probabilities
+    on ``x``, or ``(W, b)``."""
     k = x.shape[1]
     off = ~np.eye(k, dtype=bool)
 
     def objective(theta):
         w, b = theta[:k * k].reshape(k, k), theta[k * k:]
         return (mean_nll(x @ w.T + b, y) + lam / (k * (k - 1)) * np.sum(w[off] ** 2)
-                + mu / k * np.sum(b**2))
+                + nu / k * np.sum((np.diag(w) - target) ** 2) + mu / k * np.sum(b**2))
 
     res = optimize.minimize(objective, np.r_[np.eye(k).ravel(), np.zeros(k)], method="BFGS",
                             options={"gtol": 1e-9, "maxiter": 10_000})
     w, b = res.x[:k * k].reshape(k, k), res.x[k * k:]
-    return special.softmax(x @ w.T + b, axis=1)
+    return (w, b) if coef else special.softmax(x @ w.T + b, axis=1)
 
 
 @pytest.mark.parametrize("lam,mu", [(0.0, 0.0), (0.5, 0.1), (5.0, 5.0)])
 def test_matrix_scaling_is_the_odir_definition(data, lam, mu):
     z, y = data
-    ms = MatrixScaling(input="logits", reg_lambda=lam, reg_mu=mu).fit(z, y)
+    ms = MatrixScaling(input="logits", features="scores", reg_lambda=lam, reg_mu=mu).fit(z, y)
     ref = odir_reference(z, y, lam, mu)
     # both optimisers stop at gradients ~1e-8 of a strictly convex loss (for
     # lam = 0 only the probabilities are unique): agreement to 1e-5
@@ -67,12 +69,12 @@ def test_matrix_scaling_is_the_odir_definition(data, lam, mu):
 
 def test_dirichlet_is_odir_on_log_probabilities(data):
     z, y = data
-    dc = DirichletCalibration(input="logits", reg_lambda=0.5, reg_mu=0.1).fit(z, y)
+    dc = DirichletCalibration(input="logits", features="scores", reg_lambda=0.5, reg_mu=0.1).fit(z, y)
     x = special.log_softmax(z, axis=1)
     np.testing.assert_allclose(dc.predict_proba(z), odir_reference(x, y, 0.5, 0.1), atol=1e-5)
     # on probabilities: the same (their log is the log-softmax)
     p = special.softmax(z, axis=1)
-    dp = DirichletCalibration(reg_lambda=0.5, reg_mu=0.1).fit(p, y)
+    dp = DirichletCalibration(features="scores", reg_lambda=0.5, reg_mu=0.1).fit(p, y)
     np.testing.assert_allclose(dp.predict_proba(p), dc.predict_proba(z), atol=1e-6)
 
 
@@ -135,25 +137,116 @@ def test_families_nest(rng):
     z, y = logits_with_temperature(2000, 4, rng, temperature=1.6)
     t = TemperatureScaling(input="logits").fit(z, y)
     v = VectorScaling(input="logits", features="scores", reg_lambda=0).fit(z, y)
-    m = MatrixScaling(input="logits", reg_lambda=0.0, reg_mu=0.0).fit(z, y)
+    m = MatrixScaling(input="logits", features="scores", reg_lambda=0.0, reg_mu=0.0).fit(z, y)
     assert v.nll_ <= t.nll_ + 1e-9 and m.nll_ <= v.nll_ + 1e-9
     np.testing.assert_allclose(v.coef_, 1 / t.temperature_, atol=0.1)
 
 
 def test_cross_validation_is_the_naive_loop(data):
+    """Two paths: ODIR (mu = lambda, nu = 0) and mu = nu = lambda / (K-1)^2; each
+    candidate's held-out NLL that of fits made one by one on the folds. The
+    diagonal's target 1/T_0 is temperature scaling's on all the rows."""
     z, y = data
     grid = (0.01, 10.0)
-    ms = MatrixScaling(input="logits", reg_grid=grid, cv=3, random_state=5).fit(z, y)
-    held = []
-    for value in grid:
-        total = 0.0
-        for train, test in KFold(3, shuffle=True, random_state=5).split(z):
-            fit = MatrixScaling(input="logits", reg_lambda=value, reg_mu=value).fit(z[train], y[train])
-            total -= np.log(fit.predict_proba(z[test])[np.arange(test.size), y[test]]).sum()
-        held.append(total / y.size)
+    ms = MatrixScaling(input="logits", features="scores", reg_grid=grid, cv=3,
+                       random_state=5).fit(z, y)
+    t0 = TemperatureScaling(input="logits").fit(z, y).temperature_
+    assert ms.feature_temperature_ == pytest.approx(t0, rel=1e-8)
+    held = np.zeros((2, 2))
+    for path in (0, 1):
+        for j, value in enumerate(grid):
+            for train, test in KFold(3, shuffle=True, random_state=5).split(z):
+                x = z[train]
+                small = value / 4 if path else value   # (K - 1)^2 = 4
+                fit = odir_reference(x, y[train], value, small, nu=small * path, target=1 / t0,
+                                     coef=True)
+                lp = special.log_softmax(z[test] @ fit[0].T + fit[1], axis=1)
+                held[path, j] -= lp[np.arange(test.size), y[test]].sum() / y.size
     # the folds' fits stop at gtol 1e-6 (CV_TOL) and start elsewhere: 1e-6
     np.testing.assert_allclose(ms.cv_nll_, held, rtol=1e-6)
-    assert ms.reg_lambda_ == ms.reg_mu_ == grid[int(np.argmin(held))]
+    path, j = np.unravel_index(np.argmin(held), held.shape)
+    assert ms.reg_lambda_ == grid[j] and ms.reg_mu_ == grid[j] / (4 if path else 1)
+    assert ms.reg_diagonal_ == (grid[j] / 4 if path else 0.0)
+    # reg_diagonal given: one path
+    m0 = MatrixScaling(input="logits", features="scores", reg_grid=grid, cv=3, random_state=5,
+                       reg_diagonal=0).fit(z, y)
+    np.testing.assert_allclose(m0.cv_nll_, held[:1], rtol=1e-6)
+
+
+def test_diagonal_penalty_is_its_definition(data):
+    """reg_diagonal: nu/K * sum_k (W_kk - 1/T_0)^2 added to ODIR (T_0: temperature
+    scaling's), against the objective written out and minimised by scipy's BFGS;
+    on features="tempered" (log softmax(z / T_0)) the target is 1; very strong
+    penalties are temperature scaling."""
+    z, y = data
+    t0 = TemperatureScaling(input="logits").fit(z, y).temperature_
+    ms = MatrixScaling(input="logits", features="scores", reg_lambda=0.5, reg_mu=0.1,
+                       reg_diagonal=2.0).fit(z, y)
+    np.testing.assert_allclose(ms.predict_proba(z),
+                               odir_reference(z, y, 0.5, 0.1, nu=2.0, target=1 / t0), atol=1e-5)
+    assert ms.reg_diagonal_ == 2.0
+    mt = MatrixScaling(input="logits", features="tempered", reg_lambda=0.5, reg_mu=0.1,
+                       reg_diagonal=2.0).fit(z, y)
+    x = special.log_softmax(z / t0, axis=1)
+    np.testing.assert_allclose(mt.predict_proba(z), odir_reference(x, y, 0.5, 0.1, nu=2.0, target=1.0),
+                               atol=1e-5)
+    dt = DirichletCalibration(input="logits", features="tempered", reg_lambda=0.5, reg_mu=0.1,
+                              reg_diagonal=2.0).fit(z, y)
+    np.testing.assert_allclose(dt.predict_proba(z), mt.predict_proba(z), atol=1e-6)
+    ts = TemperatureScaling(input="logits").fit(z, y).predict_proba(z)
+    for features in ("scores", "tempered"):
+        strong = MatrixScaling(input="logits", features=features, reg_lambda=1e7, reg_mu=1e7,
+                               reg_diagonal=1e7).fit(z, y)
+        np.testing.assert_allclose(strong.predict_proba(z), ts, atol=1e-4)
+    # a diagonal penalty without the off-diagonal one is no penalty: a shift of each column
+    # (which leaves the softmax unchanged) takes the diagonal to its target
+    free = MatrixScaling(input="logits", features="scores", reg_lambda=0.0, reg_mu=0.0,
+                         reg_diagonal=2.0).fit(z, y)
+    np.testing.assert_allclose(free.predict_proba(z), odir_reference(z, y, 0.0, 0.0), atol=1e-5)
+
+
+def test_full_evaluate_with_a_diagonal_penalty(data):
+    """full_evaluate with reg_diagonal: its loss is the penalised objective at the
+    shift that minimises it (scipy over the shifts), its gradient and Hessian
+    products the finite differences of that loss and gradient."""
+    from bece.calibrate.newton import full_evaluate
+
+    z, y = data
+    k = 3
+    evaluate = full_evaluate(z, y, 0.7, 0.3, reg_diagonal=1.5, diagonal=0.8)
+    rng = np.random.default_rng(9)
+    theta = rng.normal(scale=0.5, size=k * k + k)
+
+    def plain(t):
+        w, b = t[:9].reshape(3, 3), t[9:]
+        off = ~np.eye(3, dtype=bool)
+        return (mean_nll(z @ w.T + b, y) + 0.7 / 6 * np.sum(w[off] ** 2)
+                + 1.5 / 3 * np.sum((np.diag(w) - 0.8) ** 2) + 0.3 / 3 * np.sum(b ** 2))
+
+    def shifted(c):
+        return plain(theta + np.r_[np.tile(c[:3], 3), np.full(3, c[3])])
+
+    best = optimize.minimize(shifted, np.zeros(4), method="BFGS", options={"gtol": 1e-10})
+    loss, grad, _, hvp = evaluate(theta)
+    assert loss == pytest.approx(best.fun, rel=1e-9)
+    h = 1e-6
+    numeric = np.array([(evaluate(theta + h * e)[0] - evaluate(theta - h * e)[0]) / (2 * h)
+                        for e in np.eye(theta.size)])
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-9)
+    for v in rng.normal(size=(3, theta.size)):
+        numeric = (evaluate(theta + h * v)[1] - evaluate(theta - h * v)[1]) / (2 * h)
+        np.testing.assert_allclose(hvp(v), numeric, rtol=1e-5, atol=1e-8)
+
+
+def test_weighted_best_shift_by_hand():
+    """K = 2, weights 1 off the diagonal and 3 on it, target 1 on the diagonal:
+    column 0 is (W00 - 1, W10) = (1, 4), weighted mean (3 + 4) / 4 = 7/4;
+    column 1 is (W01, W11 - 1) = (2, 0), weighted mean 2/4."""
+    from bece.calibrate.newton import best_shift
+
+    theta = np.array([2.0, 2.0, 4.0, 1.0, 3.0, 1.0])   # [W00 W01 W10 W11 b0 b1]
+    out = best_shift(theta, 2, np.array([[3.0, 1.0], [1.0, 3.0]]), np.eye(2))
+    np.testing.assert_allclose(out, [2 - 7 / 4, 2 - 0.5, 4 - 7 / 4, 1 - 0.5, 1.0, -1.0])
 
 
 def test_cross_validation_warns_when_the_largest_penalty_wins(rng):
@@ -168,14 +261,16 @@ def test_cross_validation_warns_when_the_largest_penalty_wins(rng):
     assert max(REG_GRID) == 1e6 and min(REG_GRID) == 1e-4
     z, y = logits_with_temperature(150, 15, rng, temperature=1.0)
     with pytest.warns(UserWarning, match="largest of reg_grid"):
-        ms = MatrixScaling(input="logits", reg_grid=(1e-3, 1e-2), cv=3).fit(z, y)
+        ms = MatrixScaling(input="logits", features="scores", reg_diagonal=0, reg_grid=(1e-3, 1e-2),
+                           cv=3).fit(z, y)
     assert ms.reg_lambda_ == 1e-2
     x = rng.normal(scale=2.0, size=(3000, 3))
     mix = np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0], [1.0, 0.0, 1.0]])   # class k also follows logit k+1
     y2 = (rng.uniform(size=(3000, 1)) > special.softmax(x @ mix.T, axis=1).cumsum(axis=1)).sum(axis=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        ms2 = MatrixScaling(input="logits", reg_grid=(1e-3, 1e3), cv=3).fit(x, np.minimum(y2, 2))
+        ms2 = MatrixScaling(input="logits", features="scores", reg_diagonal=0, reg_grid=(1e-3, 1e3),
+                            cv=3).fit(x, np.minimum(y2, 2))
     assert ms2.reg_lambda_ == 1e-3
 
 
@@ -183,6 +278,8 @@ def test_cross_validation_warns_when_the_largest_penalty_wins(rng):
     "kwargs,message",
     [
         ({"reg_lambda": -1.0}, "reg_lambda must be None or a finite number >= 0"),
+        ({"reg_diagonal": np.nan}, "reg_diagonal must be None or a finite number >= 0"),
+        ({"features": "logits"}, "features must be one of"),
         ({"reg_grid": ()}, "reg_grid must be a non-empty sequence"),
         ({"cv": 1}, "cv must be an integer >= 2"),
         ({"tol": 0.0}, "tol must be a number in"),
@@ -201,8 +298,7 @@ def test_full_evaluate_is_the_objective_after_its_best_shift(data):
     gradient P^T grad f(P theta) and Hessian products P^T H P v (H from
     linear_hessp, which recomputes the softmax); the shift leaves the softmax
     unchanged, and its preconditioner is the class blocks' solve."""
-    from bece.calibrate.linear import full_evaluate
-    from bece.calibrate.newton import best_shift, class_block_preconditioner, class_blocks
+    from bece.calibrate.newton import best_shift, class_block_preconditioner, class_blocks, full_evaluate
     from bece.calibrate.temperature import PassCounter
 
     z, y = data
