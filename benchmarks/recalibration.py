@@ -343,10 +343,13 @@ def matrix(seeds, peer_python, files, kull=True):
           f"mean over {len(seeds)} random splits (lambda / nu: the CV's choice on each split). "
           "MS: the default (features='tempered', 5-fold CV over the ODIR path, mu = lambda and nu = 0, "
           "and the path mu = nu = lambda / (K-1)^2), which Dirichlet calibration's default equals; "
-          "MS (ODIR), Dir (ODIR): Kull et al.'s (features='scores', reg_diagonal=0, 3-fold CV)\n")
+          "MS (ODIR), Dir (ODIR): Kull et al.'s (features='scores', reg_diagonal=0, 3-fold CV); "
+          "MS at sms's strengths: the default features with lambda = (K(K-1))^2/n, mu = nu = K^2/n "
+          "(n: validation rows), probmetrics sms's objective in bece's units\n")
     print("| file | K | TS | MS | lambda / nu (MS) | MS (ODIR) | Dir (ODIR) | "
-          "probmetrics sms | MS - sms | MS (ODIR) - sms | Dir (ODIR) - sms | MS fit (s) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "probmetrics sms | MS - sms | MS (ODIR) - sms | Dir (ODIR) - sms | "
+          "MS at sms's strengths - sms | MS fit (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in files:
         x, y, kind = load(name)
         rows: dict[str, list[float]] = {}
@@ -357,6 +360,9 @@ def matrix(seeds, peer_python, files, kull=True):
             val, te = perm[: y.size // 2], perm[y.size // 2:]
             cals = {"TS": TemperatureScaling(input=kind), "MS": MatrixScaling(input=kind)}
             if kull:
+                k, n_val = x.shape[1], val.size  # probmetrics sms's fixed strengths, in bece's units
+                cals["sms-like"] = MatrixScaling(input=kind, reg_lambda=(k * (k - 1)) ** 2 / n_val,
+                                                 reg_mu=k**2 / n_val, reg_diagonal=k**2 / n_val)
                 cals["ODIR"] = MatrixScaling(input=kind, features="scores", reg_diagonal=0, cv=3)
                 cals["Dir ODIR"] = DirichletCalibration(input=kind, features="scores", reg_diagonal=0,
                                                         cv=3)
@@ -374,7 +380,8 @@ def matrix(seeds, peer_python, files, kull=True):
         odir, dodir = m.get("ODIR", np.nan), m.get("Dir ODIR", np.nan)
         print(f"| {name} | {x.shape[1]} | {m['TS']:.4f} | {m['MS']:.4f} | {', '.join(chosen['MS'])} | "
               f"{odir:.4f} | {dodir:.4f} | {m['sms']:.4f} | {m['MS'] - m['sms']:+.4f} | "
-              f"{odir - m['sms']:+.4f} | {dodir - m['sms']:+.4f} | {np.mean(times):.1f} |")
+              f"{odir - m['sms']:+.4f} | {dodir - m['sms']:+.4f} | "
+              f"{m.get('sms-like', np.nan) - m['sms']:+.4f} | {np.mean(times):.1f} |")
         sys.stdout.flush()
     print()
 
@@ -472,15 +479,16 @@ def cost(quick, matrix_n=None, threads=1):
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, shared. "
           f"BLAS limited to {threads} thread(s) (threadpoolctl), as the softmax (numpy's ufuncs) "
           "runs; 'softmax pass (s)': the median of 5 passes over that row's matrix, in seconds, "
-          "measured before its fits. Matrix and Dirichlet scaling with lambda = mu = 0.01 "
-          f"(CV: reg_lambda = reg_mu = None, {len(REG_GRID)} candidates x 3 folds).\n")
+          "measured before its fits. Matrix and Dirichlet scaling on the scores with lambda = mu = "
+          f"0.01, nu = 0 (CV: the default, {len(REG_GRID)} candidates x 2 paths x 5 folds, "
+          "on the tempered features).\n")
     print("| calibrator | n | K | passes | time / softmax pass | Newton iterations | "
           "softmax pass (s) | fit (s) |")
     print("|---|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     div = 10 if quick else 1
     matrix_n = matrix_n or 10**5 // div
-    odir = {"reg_lambda": 0.01, "reg_mu": 0.01}
+    odir = {"features": "scores", "reg_lambda": 0.01, "reg_mu": 0.01}
     plan = [(10**6 // div, k, [TemperatureScaling(input="logits"),
                                VectorScaling(input="logits", features="scores", reg_lambda=0)])
             for k in (10, 100, 1000)]

@@ -47,7 +47,7 @@ from validation_study import N_BINS, PROBLEMS  # noqa: E402
 LEVEL = 0.9
 
 
-def run(problems, ns, reps, omegas, seed=0, num_samples=1000, progress=True, out=None):
+def run(problems, ns, reps, omegas, seed=0, num_samples=1000, progress=True, out=None, gates=(None,)):
     """Every replication as a DataFrame; with ``out``, also written there every
     20 replications (a run stopped early keeps what it did)."""
     import pandas as pd
@@ -66,13 +66,15 @@ def run(problems, ns, reps, omegas, seed=0, num_samples=1000, progress=True, out
                 atoms = prepare_atoms(y, p, None, N_BINS, "uniform", "auto")[0]
                 plug = plugin_ece(alone.stats)
                 for om in omegas:
-                    sub = np.random.default_rng([seed, i, n, r, 16])
-                    res = average_with_calibrated(average_bins_with_zero_gap(alone, atoms, om, sub),
-                                                  DEFAULT_PRIOR_ODDS, sub)
-                    lo, hi = np.quantile(res.draws, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
-                    rows.append({"problem": name, "n": n, "seed": seed, "rep": r, "omega": om,
-                                 "truth": truth,
-                                 "lo": lo, "hi": hi, "mean": res.mean, "plugin": plug})
+                    for gate in (gates if om else (None,)):
+                        sub = np.random.default_rng([seed, i, n, r, 16])
+                        res = average_with_calibrated(
+                            average_bins_with_zero_gap(alone, atoms, om, sub, tau_gate=gate),
+                            DEFAULT_PRIOR_ODDS, sub)
+                        lo, hi = np.quantile(res.draws, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
+                        rows.append({"problem": name, "n": n, "seed": seed, "rep": r, "omega": om,
+                                     "gate": np.nan if gate is None else gate, "truth": truth,
+                                     "lo": lo, "hi": hi, "mean": res.mean, "plugin": plug})
                 if out and (r + 1) % 20 == 0:
                     pd.DataFrame(rows).to_csv(out, index=False)
             if progress:
@@ -87,12 +89,17 @@ def summarise(records):
     out = []
     if "seed" not in records:
         records = records.assign(seed=0)
-    for (prob, n, seed, om), g in records.groupby(["problem", "n", "seed", "omega"], sort=False):
+    if "gate" not in records:  # runs before the gate: ungated
+        records = records.assign(gate=np.nan)
+    records = records.assign(gate=records["gate"].fillna(-1.0))  # -1: ungated (groupby drops NaN)
+    for (prob, n, seed, om, gate), g in records.groupby(["problem", "n", "seed", "omega", "gate"],
+                                                        sort=False):
         truth = float(g["truth"].iloc[0])
         R = len(g)
         cov = float(((g["lo"] <= truth) & (truth <= g["hi"])).mean())
         err, perr = g["mean"] - truth, g["plugin"] - truth
-        row = {"problem": prob, "n": n, "seed": seed, "omega": om, "reps": R, "truth": truth,
+        row = {"problem": prob, "n": n, "seed": seed, "omega": om, "gate": gate, "reps": R,
+               "truth": truth,
                "cov": cov,
                "cov_se": np.sqrt(cov * (1 - cov) / R), "width": float((g["hi"] - g["lo"]).mean()),
                "from0": float((g["lo"] == 0).mean()),
@@ -111,11 +118,12 @@ def summarise(records):
 
 
 def markdown(summary) -> str:
-    lines = ["| problem | n | seed | omega | R | true ECE | coverage | interval from 0 | width "
+    lines = ["| problem | n | seed | omega | gate | R | true ECE | coverage | interval from 0 | width "
              "| bias (± MC se) | bias plug-in | goal |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for _, r in summary.iterrows():
-        lines.append(f"| {r['problem']} | {r['n']:,} | {r['seed']} | {r['omega']:g} | {r['reps']} "
+        gate = "-" if r["omega"] == 0 else ("none" if r["gate"] < 0 else f"{r['gate']:g}")
+        lines.append(f"| {r['problem']} | {r['n']:,} | {r['seed']} | {r['omega']:g} | {gate} | {r['reps']} "
                      f"| {r['truth']:.4f} | {r['cov']:.3f} ± {r['cov_se']:.3f} | {r['from0']:.2f} "
                      f"| {r['width']:.4f} | {r['bias']:+.4f} ± {r['bias_se']:.4f} "
                      f"| {r['bias_plugin']:+.4f} | {r['goal']} |")
@@ -133,6 +141,8 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, nargs="+", default=[300, 10_000])
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--omegas", type=float, nargs="+", default=[0.0, 0.05])
+    ap.add_argument("--gates", nargs="+", default=["none"],
+                    help="tau_0 of the spike's gate (omega x P(tau > tau_0)), or 'none' (ungated)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="write every replication to this CSV")
     ap.add_argument("--summarise", nargs="+", default=None, metavar="CSV",
@@ -144,7 +154,9 @@ def main(argv=None) -> int:
     if args.summarise:
         records = pd.concat([pd.read_csv(f) for f in args.summarise], ignore_index=True)
     else:
-        records = run(args.problems, args.n, args.reps, args.omegas, seed=args.seed, out=args.out)
+        gates = tuple(None if g == "none" else float(g) for g in args.gates)
+        records = run(args.problems, args.n, args.reps, args.omegas, seed=args.seed, out=args.out,
+                      gates=gates)
         if args.out:
             records.to_csv(args.out, index=False)
     body = markdown(summarise(records))

@@ -306,8 +306,9 @@ def build_parser() -> argparse.ArgumentParser:
                       "after")
     rec_.add_argument(
         "--method", default="temperature", choices=list(RECALIBRATION_METHODS),
-        help="temperature, vector, matrix (ODIR), dirichlet (ODIR): scaling of logits or "
-        "log-probabilities; platt, isotonic, beta: binary classifiers only (default temperature)",
+        help="temperature, vector, matrix, dirichlet: scaling of logits or log-probabilities "
+        "(vector, matrix, dirichlet: penalised towards temperature scaling, strength by "
+        "cross-validation); platt, isotonic, beta: binary classifiers only (default temperature)",
     )
     rec_.add_argument("--out", metavar="FILE", help="also write the recalibrated test "
                       "probabilities (.csv, .parquet or .npz; columns y_true and p_0 ... or y_prob)")

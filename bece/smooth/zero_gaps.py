@@ -69,9 +69,11 @@ from .fit import SmoothPosterior
 
 __all__ = [
     "DEFAULT_ZERO_GAP_PRIOR",
+    "ZERO_GAP_TAU",
     "average_bins_with_zero_gap",
     "check_zero_gap_prior",
     "prior_gap_density",
+    "rough_probability",
     "zero_gap_probabilities",
 ]
 
@@ -87,6 +89,10 @@ PRIOR_DRAWS = 128
 #: the converged one on the staircase problem at n = 10^4, against a Monte
 #: Carlo error of 2 to 6% with 128 draws)
 NEWTON_STEPS = 6
+
+#: The spike's gate: its prior probability is :math:`\omega \Pr(\tau > \tau_0 \mid \text{data})`
+#: with :math:`\tau_0` this (module docstring, "The gate")
+ZERO_GAP_TAU = 0.3
 
 #: Bins whose posterior gap lies more than this many sd from 0 get
 #: probability 0 without the prior density: their Bayes factor is below
@@ -191,8 +197,15 @@ def zero_gap_probabilities(gap: np.ndarray, prior_density: np.ndarray, omega: fl
     return special.expit(log_bf + np.log(omega) - np.log1p(-omega))
 
 
+def rough_probability(post: SmoothPosterior, tau: float = ZERO_GAP_TAU) -> float:
+    r""":math:`\Pr(\tau > \tau_0 \mid \text{data})`, the posterior mass of the hyper-parameter
+    grid's pairs whose bin-deviation scale exceeds ``tau``."""
+    return float(np.sum(post.weights[post.taus > tau]))
+
+
 def average_bins_with_zero_gap(result: SmoothBayesianECE, atoms: Atoms, omega: float,
-                               rng: np.random.Generator) -> SmoothBayesianECE:
+                               rng: np.random.Generator,
+                               tau_gate: float | None = ZERO_GAP_TAU) -> SmoothBayesianECE:
     """The smooth model's draws with each bin's gap exactly 0 with probability :math:`\\pi_m`.
 
     Parameters
@@ -206,6 +219,9 @@ def average_bins_with_zero_gap(result: SmoothBayesianECE, atoms: Atoms, omega: f
         ``params.zero_gap_prior = 0`` (no randomness used).
     rng : numpy.random.Generator
         Draws the prior curves, then which bins of which draws are zeroed.
+    tau_gate : float or None, default :data:`ZERO_GAP_TAU`
+        The spike's prior probability is ``omega`` times :func:`rough_probability`
+        at this :math:`\tau_0` (None: ``omega`` itself, ungated).
 
     Returns
     -------
@@ -221,7 +237,8 @@ def average_bins_with_zero_gap(result: SmoothBayesianECE, atoms: Atoms, omega: f
                                               prob_zero_gap=np.zeros(atoms.binning.n_bins)))
     gap = result.accuracy - result.confidence
     near = np.abs(gap.mean(axis=0)) < FAR_SD * gap.std(axis=0)
-    pi = zero_gap_probabilities(gap, prior_gap_density(atoms, post, rng, bins=near), omega)
+    prior = omega if tau_gate is None else omega * rough_probability(post, tau_gate)
+    pi = zero_gap_probabilities(gap, prior_gap_density(atoms, post, rng, bins=near), prior)
     zero = rng.random(gap.shape) < pi
     hit = zero.any(axis=1)
     draws = result.draws.copy()

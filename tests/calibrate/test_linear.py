@@ -173,6 +173,38 @@ def test_cross_validation_is_the_naive_loop(data):
     np.testing.assert_allclose(m0.cv_nll_, held[:1], rtol=1e-6)
 
 
+def test_cross_validation_stops_a_path_after_two_rises(rng):
+    """Calibrated logits, few rows: the held-out NLL is least at strong penalties;
+    each path stops after two rises in a row (CV_PATIENCE), the candidates it did not
+    reach are NaN, and the ones it reached are the naive loop's."""
+    from bece.calibrate.linear import CV_PATIENCE
+
+    assert CV_PATIENCE == 2
+    z, y = logits_with_temperature(300, 4, rng, temperature=1.0)
+    grid = (1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0, 1e3)
+    ms = MatrixScaling(input="logits", features="scores", reg_grid=grid, cv=3).fit(z, y)
+    t0 = ms.feature_temperature_
+    for path, row in enumerate(ms.cv_nll_):
+        seen = row[::-1]   # largest first, the order of the path
+        reached = int(np.sum(~np.isnan(seen)))
+        assert np.all(~np.isnan(seen[:reached])) and reached >= 3
+        rises = [seen[j] >= np.min(seen[:j]) for j in range(1, reached)]
+        # it stopped at the first second rise in a row, or at the end of the grid
+        stop = next((j + 2 for j in range(1, len(rises)) if rises[j - 1] and rises[j]), len(grid))
+        assert reached == stop
+        for j in (0, reached - 1):
+            value = grid[::-1][j]
+            small = value / 9 if path else value   # (K - 1)^2 = 9
+            total = 0.0
+            for train, test in KFold(3, shuffle=True, random_state=0).split(z):
+                w, b = odir_reference(z[train], y[train], value, small, nu=small * path,
+                                      target=1 / t0, coef=True)
+                lp = special.log_softmax(z[test] @ w.T + b, axis=1)
+                total -= lp[np.arange(test.size), y[test]].sum() / y.size
+            assert seen[j] == pytest.approx(total, rel=1e-5)
+    assert np.isnan(ms.cv_nll_).any()   # this data stops at least one path early
+
+
 def test_diagonal_penalty_is_its_definition(data):
     """reg_diagonal: nu/K * sum_k (W_kk - 1/T_0)^2 added to ODIR (T_0: temperature
     scaling's), against the objective written out and minimised by scipy's BFGS;

@@ -20,8 +20,10 @@ from bece.smooth import make_atoms, smooth_ece
 from bece.smooth.fit import fit_smooth
 from bece.smooth.zero_gaps import (
     DEFAULT_ZERO_GAP_PRIOR,
+    ZERO_GAP_TAU,
     average_bins_with_zero_gap,
     prior_gap_density,
+    rough_probability,
     zero_gap_probabilities,
 )
 from bece.stats import make_binning
@@ -110,7 +112,7 @@ def test_zeroed_bins_are_exactly_calibrated_at_their_probability():
     alone = smooth_ece(y, p, num_samples=2000, seed=4, prior_odds=0, zero_gap_prior=0)
     assert alone.params.zero_gap_prior == 0 and np.all(alone.params.prob_zero_gap == 0)
     atoms = _atoms(y, p)
-    out = average_bins_with_zero_gap(alone, atoms, 0.2, np.random.default_rng(5))
+    out = average_bins_with_zero_gap(alone, atoms, 0.2, np.random.default_rng(5), tau_gate=None)
     pi = out.params.prob_zero_gap
     assert out.params.zero_gap_prior == 0.2 and pi.shape == (15,)
     zero = out.accuracy == out.confidence
@@ -153,3 +155,34 @@ def test_through_smooth_ece_default_off_and_checks():
             smooth_ece(y, p, num_samples=100, zero_gap_prior=bad)
         with pytest.raises(ValueError, match="zero_gap_prior"):
             smooth_posterior_ece(stats, n_bins=15, num_samples=100, zero_gap_prior=bad)
+
+
+def test_the_gate_scales_the_prior_probability_by_the_rough_curves_posterior_mass():
+    """The gated spike's prior is omega x P(tau > tau_0 | data), the posterior mass of
+    the grid pairs with a larger bin-deviation scale: the same probabilities and draws
+    as the ungated spike at that prior (same random numbers). On the staircase at
+    n = 3,000 the mass is most of it (0.78; its steps are rough at the bin scale); on a smooth
+    curve at n = 10^4 near 0, so the spike is off there."""
+    from dataclasses import replace
+
+    y, p = _staircase(3000, np.random.default_rng(3))
+    alone = smooth_ece(y, p, num_samples=1000, seed=4, prior_odds=0, zero_gap_prior=0)
+    post = alone.params
+    by_hand = float(sum(w for w, t in zip(post.weights, post.taus) if t > ZERO_GAP_TAU))
+    assert rough_probability(post) == pytest.approx(by_hand, rel=1e-12)
+    assert rough_probability(post) > 0.5
+    atoms = _atoms(y, p)
+    gated = average_bins_with_zero_gap(alone, atoms, 0.2, np.random.default_rng(5))
+    plain = average_bins_with_zero_gap(alone, atoms, 0.2 * by_hand, np.random.default_rng(5),
+                                       tau_gate=None)
+    np.testing.assert_allclose(gated.params.prob_zero_gap, plain.params.prob_zero_gap, rtol=1e-12)
+    np.testing.assert_array_equal(gated.draws, plain.draws)
+    assert gated.params.zero_gap_prior == 0.2
+    # all the mass below tau_0: no spike at all
+    low = replace(post, taus=np.minimum(post.taus, ZERO_GAP_TAU))
+    off = average_bins_with_zero_gap(replace(alone, params=low), atoms, 0.2, np.random.default_rng(5))
+    np.testing.assert_array_equal(off.params.prob_zero_gap, np.zeros(15))
+    np.testing.assert_array_equal(off.draws, alone.draws)
+    ys, ps = simulate_binary(10_000, np.random.default_rng(8), power=1.25)
+    smooth = smooth_ece(ys, ps, num_samples=200, seed=9, prior_odds=0, zero_gap_prior=0)
+    assert rough_probability(smooth.params) < 0.01
