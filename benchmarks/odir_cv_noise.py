@@ -49,9 +49,11 @@ def main(argv=None):
         cv = {g: np.zeros(val.size) for g in grid}
         for train, held in KFold(3, shuffle=True, random_state=0).split(xv):
             for g in grid:
-                m = MatrixScaling(input=kind, features="scores", reg_lambda=g, reg_mu=g).fit(xv[train], yv[train])
+                m = MatrixScaling(input=kind, features="scores", reg_lambda=g,
+                                  reg_mu=g).fit(xv[train], yv[train])
                 cv[g][held] = per_image_nll(m, xv[held], yv[held])
-        test = {g: per_image_nll(MatrixScaling(input=kind, features="scores", reg_lambda=g, reg_mu=g).fit(xv, yv),
+        test = {g: per_image_nll(MatrixScaling(input=kind, features="scores", reg_lambda=g,
+                                               reg_mu=g).fit(xv, yv),
                                  x[te], y[te]) for g in grid}
         for g in grid:
             d, t = cv[g] - cv[args.reference], test[g] - test[args.reference]

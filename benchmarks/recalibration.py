@@ -494,7 +494,7 @@ def cost(quick, matrix_n=None, threads=1):
             for k in (10, 100, 1000)]
     plan += [(matrix_n, k, [MatrixScaling(input="logits", **odir),
                             DirichletCalibration(input="logits", **odir)]
-              + ([MatrixScaling(input="logits")] if k <= 30 else []))  # CV: 21 fits and more
+              + [MatrixScaling(input="logits")])  # the default: tempered features, CV
              for k in (10, 30, 100)]
     with threadpool_limits(threads):
         for n, k, ests in plan:

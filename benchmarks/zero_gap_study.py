@@ -92,6 +92,8 @@ def summarise(records):
     if "gate" not in records:  # runs before the gate: ungated
         records = records.assign(gate=np.nan)
     records = records.assign(gate=records["gate"].fillna(-1.0))  # -1: ungated (groupby drops NaN)
+    # runs that repeat a replication (omega = 0 in several files: the same seeds, the same fit)
+    records = records.drop_duplicates(subset=["problem", "n", "seed", "rep", "omega", "gate"])
     for (prob, n, seed, om, gate), g in records.groupby(["problem", "n", "seed", "omega", "gate"],
                                                         sort=False):
         truth = float(g["truth"].iloc[0])
@@ -114,7 +116,11 @@ def summarise(records):
                    and (not resolvable or abs(row["bias"]) <= abs(row["bias_plugin"])))
         row["goal"] = ("met" if met else "**not met**") if applies else "n/a"
         out.append(row)
-    return pd.DataFrame(out)
+    order = {p.name: i for i, p in enumerate(PROBLEMS)}
+    table = pd.DataFrame(out)
+    return table.sort_values(["n", "seed", "problem", "gate", "omega"],
+                             key=lambda c: c.map(order) if c.name == "problem" else c,
+                             kind="stable").reset_index(drop=True)
 
 
 def markdown(summary) -> str:

@@ -63,10 +63,11 @@ directions). Vector scaling is preconditioned by each class's exact 2 x 2
 Hessian block in :math:`(w_j, b_j)`, matrix and Dirichlet scaling by each
 class's (K+1) x (K+1) block, estimated from sampled rows
 (:mod:`bece.calibrate.newton`). The start is temperature scaling
-(:math:`w = 1/T`, :math:`W = I/T`, :math:`b = 0`, or :math:`W = I` on tempered
-features), which each family contains, with a rough T where no :math:`T_0` is
-needed (:func:`~bece.calibrate.newton.rough_temperature`, a few passes). ``tol`` bounds the gradient of the mean loss in the coordinates whitened by
-the preconditioner (l2 norm). At K = 1,000, n = 10^5 unregularised vector scaling
+(:math:`w = 1/T`, :math:`W = I/T`, :math:`b = 0`, or :math:`W = I` on tempered features),
+which each family contains, with a rough T where no :math:`T_0` is needed
+(:func:`~bece.calibrate.newton.rough_temperature`, a few passes). ``tol``
+bounds the gradient of the mean loss in the coordinates whitened by the
+preconditioner (l2 norm). At K = 1,000, n = 10^5 unregularised vector scaling
 (``reg_lambda=0``) takes 17 passes where L-BFGS-B took 127
 (``benchmarks/recalibration.py --part cost --quick``).
 Vector scaling runs block by block over the scores; matrix and Dirichlet

@@ -147,12 +147,12 @@ def smooth_ece(
         probabilities (:mod:`bece.smooth.average`), so the interval can
         reach 0. 0 leaves exact calibration out.
     zero_gap_prior : float, default :data:`bece.smooth.zero_gaps.DEFAULT_ZERO_GAP_PRIOR`
-        Prior probability that each ECE bin's gap is exactly 0
+        Prior probability that each ECE bin's gap is exactly 0, times the
+        posterior probability that the curve is rough at the bin scale
         (:mod:`bece.smooth.zero_gaps`): a bin whose gap the data cannot
         tell from 0 then stops adding a positive :math:`|\\text{gap}|` to
-        every draw (and so does a bin whose gap is small but not 0). 0, the
-        default, leaves it out: with ``prior_odds=0`` too, the smooth model
-        alone.
+        every draw. 0 leaves it out: with ``prior_odds=0`` too, the smooth
+        model alone.
 
     Returns
     -------

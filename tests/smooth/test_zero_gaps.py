@@ -133,11 +133,16 @@ def test_zeroed_bins_are_exactly_calibrated_at_their_probability():
     assert np.any(pi[z < 1] > 0.3)
 
 
-def test_through_smooth_ece_default_off_and_checks():
+def test_through_smooth_ece_default_and_checks():
     y, p = simulate_binary(300, np.random.default_rng(6), power=1.0)
-    off = smooth_ece(y, p, num_samples=500, seed=7)
-    assert DEFAULT_ZERO_GAP_PRIOR == 0 and off.params.zero_gap_prior == 0
+    default = smooth_ece(y, p, num_samples=500, seed=7)
+    assert DEFAULT_ZERO_GAP_PRIOR == 0.1 and default.params.zero_gap_prior == 0.1
+    off = smooth_ece(y, p, num_samples=500, seed=7, zero_gap_prior=0)
+    assert off.params.zero_gap_prior == 0
     np.testing.assert_array_equal(off.params.prob_zero_gap, np.zeros(15))
+    # the default is the gated spike: at most omega x P(tau > tau_0) a priori per bin
+    gate = rough_probability(default.params)
+    assert 0 < gate < 1 and np.all(default.params.prob_zero_gap < 1)
     r = smooth_ece(y, p, num_samples=500, seed=7, zero_gap_prior=0.05)
     pi = r.params.prob_zero_gap
     assert r.params.zero_gap_prior == 0.05 and np.all((pi >= 0) & (pi < 1)) and pi.max() > 0
