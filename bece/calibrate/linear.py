@@ -407,7 +407,6 @@ class MatrixScaling(ScoreCalibrator):
         return best_shift(theta, k, *penalty_weights(k, lam, nu, target)), n_iter
 
     def _fit(self, scores: Scores, y: np.ndarray) -> None:
-
         counter = PassCounter()
         k = scores.k
         bounds = check_bounds(self.bounds)
