@@ -203,6 +203,13 @@ def test_cross_validation_stops_a_path_after_two_rises(rng):
                 total -= lp[np.arange(test.size), y[test]].sum() / y.size
             assert seen[j] == pytest.approx(total, rel=1e-5)
     assert np.isnan(ms.cv_nll_).any()   # this data stops at least one path early
+    # the JSON of the parameters keeps the candidates not reached (NaN)
+    from bece.calibrate import from_json
+
+    back = from_json(ms.to_json())
+    np.testing.assert_array_equal(np.isnan(back.cv_nll_), np.isnan(ms.cv_nll_))
+    np.testing.assert_allclose(back.predict_proba(z), ms.predict_proba(z), rtol=1e-12)
+    assert back.reg_diagonal_ == ms.reg_diagonal_ and back.feature_temperature_ == t0
 
 
 def test_diagonal_penalty_is_its_definition(data):
