@@ -257,10 +257,7 @@ def best_shift(theta: np.ndarray, k: int, weights: np.ndarray | None = None,
         weights = np.ones((k, k)) - np.eye(k)
     if target is None:
         target = np.zeros((k, k))
-    total = weights.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        c = np.where(total > 0, (weights * (w - target)).sum(axis=0) / total, 0.0)
-    return np.concatenate([(w - c).ravel(), b - b.mean()])
+    return np.concatenate([(_shifted(w - target, weights) + target).ravel(), b - b.mean()])
 
 
 def class_blocks(p: np.ndarray, x: np.ndarray, draws: int = BLOCK_DRAWS,
@@ -428,8 +425,7 @@ def full_evaluate(x: np.ndarray, y: np.ndarray, reg_lambda: float, reg_mu: float
     --------
     >>> import numpy as np
     >>> from bece.calibrate.linear import linear_objective
-    >>> from bece.calibrate.newton import full_evaluate
-    >>> from bece.calibrate.newton import best_shift
+    >>> from bece.calibrate.newton import best_shift, full_evaluate
     >>> rng = np.random.default_rng(0)
     >>> x, y = rng.normal(size=(50, 3)), rng.integers(0, 3, size=50)
     >>> theta = rng.normal(size=12)
