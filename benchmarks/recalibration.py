@@ -294,6 +294,33 @@ def heldout(seeds, peer_python, files):
         sys.stdout.flush()
 
 
+def split_nlls(name, seeds, make, peer_python, peer, chosen, timed):
+    """Held-out NLL of calibrators on random half splits of one file, each fitted on the
+    validation half: ``make(kind, k, n_val)`` gives ``{label: calibrator}`` per split;
+    ``chosen`` maps labels to a function of the fitted calibrator (a string, e.g. its
+    strength); ``peer`` is the label of one peer's result (``--peers``). Returns ``(K,
+    mean NLL by label and "peer", chosen strings by label, mean fit time of ``timed``)``."""
+    x, y, kind = load(name)
+    rows: dict[str, list[float]] = {}
+    picks: dict[str, list[str]] = {label: [] for label in chosen}
+    times = []
+    for seed in seeds:
+        perm = np.random.default_rng(seed).permutation(y.size)
+        val, te = perm[: y.size // 2], perm[y.size // 2:]
+        for label, cal in make(kind, x.shape[1], val.size).items():
+            dt = _fit_timed(cal, x[val], y[val])
+            rows.setdefault(label, []).append(nll(cal.predict_proba(x[te]), y[te]))
+            if label in chosen:
+                picks[label].append(chosen[label](cal))
+            if label == timed:
+                times.append(dt)
+        res = (peers(peer_python, x[val], y[val], x[te], kind, "multiclass", f"{name}-{seed}")
+               if peer_python else {}).get(peer, "missing")
+        rows.setdefault("peer", []).append(np.nan if isinstance(res, str) else nll(res[0], y[te]))
+    means = {k: float(np.mean(v)) for k, v in rows.items()}
+    return x.shape[1], means, picks, float(np.mean(times))
+
+
 def vector(seeds, peer_python, files):
     """Vector scaling on every file: unregularised, cross-validated, and probmetrics' svs."""
     print("## Vector scaling: held-out NLL, half validation / half test, "
@@ -304,33 +331,20 @@ def vector(seeds, peer_python, files):
           "VS (default) | lambda (default) | probmetrics svs | VS (default) - svs | "
           "VS (default) - TS | VS (scores, CV) - svs | VS (default) fit (s) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+    def make(kind, k, n_val):
+        return {"TS": TemperatureScaling(input=kind),
+                "VS0": VectorScaling(input=kind, features="scores", reg_lambda=0),
+                "VSS": VectorScaling(input=kind, features="scores"),
+                "VS": VectorScaling(input=kind)}
+
+    strength = {"VSS": lambda cal: f"{cal.reg_lambda_:g}", "VS": lambda cal: f"{cal.reg_lambda_:g}"}
     for name in files:
-        x, y, kind = load(name)
-        rows: dict[str, list[float]] = {}
-        lams: dict[str, list[str]] = {"VSS": [], "VS": []}
-        times = []
-        for seed in seeds:
-            perm = np.random.default_rng(seed).permutation(y.size)
-            val, te = perm[: y.size // 2], perm[y.size // 2:]
-            for label, cal in {"TS": TemperatureScaling(input=kind),
-                               "VS0": VectorScaling(input=kind, features="scores", reg_lambda=0),
-                               "VSS": VectorScaling(input=kind, features="scores"),
-                               "VS": VectorScaling(input=kind)}.items():
-                dt = _fit_timed(cal, x[val], y[val])
-                rows.setdefault(label, []).append(nll(cal.predict_proba(x[te]), y[te]))
-                if label in lams:
-                    lams[label].append(f"{cal.reg_lambda_:g}")
-                if label == "VS":
-                    times.append(dt)
-            svs = (peers(peer_python, x[val], y[val], x[te], kind, "multiclass", f"{name}-{seed}")
-                   if peer_python else {})
-            res = svs.get("probmetrics svs", "missing")
-            rows.setdefault("svs", []).append(np.nan if isinstance(res, str) else nll(res[0], y[te]))
-        m = {k: float(np.mean(v)) for k, v in rows.items()}
-        print(f"| {name} | {x.shape[1]} | {m['TS']:.4f} | {m['VS0']:.4f} | {m['VSS']:.4f} | "
-              f"{', '.join(lams['VSS'])} | {m['VS']:.4f} | {', '.join(lams['VS'])} | {m['svs']:.4f} | "
-              f"{m['VS'] - m['svs']:+.4f} | {m['VS'] - m['TS']:+.4f} | {m['VSS'] - m['svs']:+.4f} | "
-              f"{np.mean(times):.1f} |")
+        k, m, lams, fit = split_nlls(name, seeds, make, peer_python, "probmetrics svs", strength, "VS")
+        print(f"| {name} | {k} | {m['TS']:.4f} | {m['VS0']:.4f} | {m['VSS']:.4f} | "
+              f"{', '.join(lams['VSS'])} | {m['VS']:.4f} | {', '.join(lams['VS'])} | {m['peer']:.4f} | "
+              f"{m['VS'] - m['peer']:+.4f} | {m['VS'] - m['TS']:+.4f} | {m['VSS'] - m['peer']:+.4f} | "
+              f"{fit:.1f} |")
         sys.stdout.flush()
     print()
 
@@ -350,38 +364,26 @@ def matrix(seeds, peer_python, files, kull=True):
           "probmetrics sms | MS - sms | MS (ODIR) - sms | Dir (ODIR) - sms | "
           "MS at sms's strengths - sms | MS fit (s) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+    def make(kind, k, n_val):
+        cals = {"TS": TemperatureScaling(input=kind), "MS": MatrixScaling(input=kind)}
+        if kull:  # probmetrics sms's fixed strengths, in bece's units
+            cals["sms-like"] = MatrixScaling(input=kind, reg_lambda=(k * (k - 1)) ** 2 / n_val,
+                                             reg_mu=k**2 / n_val, reg_diagonal=k**2 / n_val)
+            cals["ODIR"] = MatrixScaling(input=kind, features="scores", reg_diagonal=0, cv=3)
+            cals["Dir ODIR"] = DirichletCalibration(input=kind, features="scores", reg_diagonal=0,
+                                                    cv=3)
+        return cals
+
+    strength = {"MS": lambda cal: f"{cal.reg_lambda_:g}/{cal.reg_diagonal_:.3g}"}
     for name in files:
-        x, y, kind = load(name)
-        rows: dict[str, list[float]] = {}
-        chosen: dict[str, list[str]] = {"MS": []}
-        times = []
-        for seed in seeds:
-            perm = np.random.default_rng(seed).permutation(y.size)
-            val, te = perm[: y.size // 2], perm[y.size // 2:]
-            cals = {"TS": TemperatureScaling(input=kind), "MS": MatrixScaling(input=kind)}
-            if kull:
-                k, n_val = x.shape[1], val.size  # probmetrics sms's fixed strengths, in bece's units
-                cals["sms-like"] = MatrixScaling(input=kind, reg_lambda=(k * (k - 1)) ** 2 / n_val,
-                                                 reg_mu=k**2 / n_val, reg_diagonal=k**2 / n_val)
-                cals["ODIR"] = MatrixScaling(input=kind, features="scores", reg_diagonal=0, cv=3)
-                cals["Dir ODIR"] = DirichletCalibration(input=kind, features="scores", reg_diagonal=0,
-                                                        cv=3)
-            for label, cal in cals.items():
-                dt = _fit_timed(cal, x[val], y[val])
-                rows.setdefault(label, []).append(nll(cal.predict_proba(x[te]), y[te]))
-                if label in chosen:
-                    chosen[label].append(f"{cal.reg_lambda_:g}/{cal.reg_diagonal_:.3g}")
-                if label == "MS":
-                    times.append(dt)
-            res = (peers(peer_python, x[val], y[val], x[te], kind, "multiclass", f"{name}-{seed}")
-                   if peer_python else {}).get("probmetrics sms", "missing")
-            rows.setdefault("sms", []).append(np.nan if isinstance(res, str) else nll(res[0], y[te]))
-        m = {k: float(np.mean(v)) for k, v in rows.items()}
+        k, m, chosen, fit = split_nlls(name, seeds, make, peer_python, "probmetrics sms", strength,
+                                       "MS")
         odir, dodir = m.get("ODIR", np.nan), m.get("Dir ODIR", np.nan)
-        print(f"| {name} | {x.shape[1]} | {m['TS']:.4f} | {m['MS']:.4f} | {', '.join(chosen['MS'])} | "
-              f"{odir:.4f} | {dodir:.4f} | {m['sms']:.4f} | {m['MS'] - m['sms']:+.4f} | "
-              f"{odir - m['sms']:+.4f} | {dodir - m['sms']:+.4f} | "
-              f"{m.get('sms-like', np.nan) - m['sms']:+.4f} | {np.mean(times):.1f} |")
+        print(f"| {name} | {k} | {m['TS']:.4f} | {m['MS']:.4f} | {', '.join(chosen['MS'])} | "
+              f"{odir:.4f} | {dodir:.4f} | {m['peer']:.4f} | {m['MS'] - m['peer']:+.4f} | "
+              f"{odir - m['peer']:+.4f} | {dodir - m['peer']:+.4f} | "
+              f"{m.get('sms-like', np.nan) - m['peer']:+.4f} | {fit:.1f} |")
         sys.stdout.flush()
     print()
 
