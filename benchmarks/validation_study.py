@@ -140,12 +140,18 @@ def bootstrap_ece(y: np.ndarray, p: np.ndarray, num_boot: int, rng: np.random.Ge
     return out
 
 
+def data_and_default(problem: Problem, n: int, rng: np.random.Generator, num_samples: int):
+    """``(y, p, default)``: one data set and ``bece.bayesian_ece`` on it, the first to
+    use ``rng`` after the data (so :func:`update_default` can redo it alone)."""
+    y, p = problem.sample(n, rng)
+    return y, p, bece.bayesian_ece(y, p, n_bins=N_BINS, num_samples=num_samples, seed=rng)
+
+
 def replicate(problem: Problem, n: int, rng: np.random.Generator, *, num_samples: int,
               num_boot: int, num_resamples: int) -> dict:
     """One data set: intervals and point estimates of each method, and the tests."""
-    y, p = problem.sample(n, rng)
+    y, p, default = data_and_default(problem, n, rng, num_samples)
     lo_q, hi_q = (1 - LEVEL) / 2, (1 + LEVEL) / 2
-    default = bece.bayesian_ece(y, p, n_bins=N_BINS, num_samples=num_samples, seed=rng)
     binned = bece.bayesian_ece(y, p, n_bins=N_BINS, num_samples=num_samples, seed=rng,
                                model="binned")
     smooth = smooth_ece(y, p, n_bins=N_BINS, num_samples=num_samples, seed=rng, prior_odds=0.0,
@@ -191,9 +197,8 @@ def run_study(problems=PROBLEMS, ns=(100, 300, 1000, 10_000), reps: int = 80, se
 def update_default(records, seed: int = 0, num_samples: int = 1000, out=None):
     """``records`` with the ``default`` columns recomputed by the current
     ``bece.bayesian_ece`` on the same data sets: each replication's generator
-    is rebuilt from its seed and the data drawn again, and the default is the
-    first to use the generator after that in :func:`replicate`, so the new
-    columns are what a full run would give (the other columns, drawn after
+    is rebuilt from its seed and :func:`data_and_default`, which :func:`replicate`
+    calls first, run again, so the new columns are what a full run would give (the other columns, drawn after
     it, stay as they were). With ``out``, written there after each (problem, n)."""
     lo_q, hi_q = (1 - LEVEL) / 2, (1 + LEVEL) / 2
     records = records.copy()
@@ -203,8 +208,7 @@ def update_default(records, seed: int = 0, num_samples: int = 1000, out=None):
         t0 = time.perf_counter()
         for row, r in zip(g.index, g["rep"]):
             rng = np.random.default_rng([seed, i, int(n), int(r)])
-            y, p = prob.sample(int(n), rng)
-            default = bece.bayesian_ece(y, p, n_bins=N_BINS, num_samples=num_samples, seed=rng)
+            default = data_and_default(prob, int(n), rng, num_samples)[2]
             lo, hi = np.quantile(default.draws, [lo_q, hi_q])
             records.loc[row, ["default_lo", "default_hi", "default_point"]] = [lo, hi, default.mean]
         if out:
