@@ -55,6 +55,8 @@ def test_text_and_json_match_the_library(files, capsys):
                  "Verdict", f"T = {r.calibrator.temperature_:.4f}", "val.npz (400 predictions)"):
         assert word in out, word
     assert f"{r.before.mean:.4f}" in out and f"{r.after.mean:.4f}" in out
+    assert r.after.model == "smooth" and "the smooth calibration-curve model (the default)" in out
+    assert "binned" not in out
     lo, hi = r.interval(0.9)
     assert f"[{lo:+.4f}, {hi:+.4f}]" in out
     code, out, _ = run(capsys, *args, "--json")

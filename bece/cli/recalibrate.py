@@ -130,11 +130,16 @@ def format_recalibrate(result: Any, sources: tuple[str, str], binning: str, kind
         "",
     ]
     lines += [f"  {line}" if line else "" for line in result.table(prob)]
+    model = MODEL_WORDS.get(result.after.model, f"the {result.after.model} model")
     lines.append("  (NLL: mean negative log-likelihood of the test labels; the ECEs are paired "
-                 "posteriors, the")
-    lines.append("  binned BECE model over the same test examples before and after)")
+                 "posteriors,")
+    lines.append(f"  {model}, over the same test examples before and after)")
     return "\n".join(lines)
 
+
+#: The ECE model of the comparison, in words.
+MODEL_WORDS = {"smooth": "the smooth calibration-curve model (the default)",
+               "binned": "the binned BECE model"}
 
 #: Methods for a binary classifier only.
 BINARY_METHODS = ("platt", "isotonic", "beta")

@@ -22,8 +22,8 @@ __all__ = [
 METHOD_WORDS = {
     "temperature": "temperature scaling",
     "vector": "vector scaling",
-    "matrix": "matrix scaling (ODIR)",
-    "dirichlet": "Dirichlet calibration (ODIR)",
+    "matrix": "matrix scaling",
+    "dirichlet": "Dirichlet calibration",
     "platt": "Platt scaling",
     "isotonic": "isotonic regression",
     "beta": "beta calibration",
@@ -35,14 +35,17 @@ def describe_calibrator(cal: Any) -> str:
     name = type(cal).__name__
     if hasattr(cal, "temperature_"):
         return f"{name}: T = {cal.temperature_:.4f}"
-    if hasattr(cal, "reg_lambda_"):
+    if hasattr(cal, "reg_lambda_"):  # vector, matrix and Dirichlet scaling
         how = ("chosen by cross-validation" if getattr(cal, "cv_nll_", None) is not None
                else "as given")
-        return (f"{name}: ODIR lambda = {cal.reg_lambda_:g}, mu = {cal.reg_mu_:g} ({how}); "
-                f"diagonal of W in [{np.diag(cal.coef_).min():.3f}, {np.diag(cal.coef_).max():.3f}]")
-    if hasattr(cal, "coef_") and np.ndim(cal.coef_) == 1:
-        return (f"{name}: w in [{cal.coef_.min():.3f}, {cal.coef_.max():.3f}], "
-                f"b in [{cal.intercept_.min():.3f}, {cal.intercept_.max():.3f}]")
+        nu = f", nu = {cal.reg_diagonal_:g}" if hasattr(cal, "reg_diagonal_") else ""
+        head = (f"{name}: lambda = {cal.reg_lambda_:g}, mu = {cal.reg_mu_:g}{nu} ({how}; "
+                f"{cal.features} features); ")
+        if np.ndim(cal.coef_) == 2:
+            d = np.diag(cal.coef_)
+            return head + f"diagonal of W in [{d.min():.3f}, {d.max():.3f}]"
+        return head + (f"w in [{cal.coef_.min():.3f}, {cal.coef_.max():.3f}], "
+                       f"b in [{cal.intercept_.min():.3f}, {cal.intercept_.max():.3f}]")
     if hasattr(cal, "a_"):
         return f"{name}: a = {cal.a_:.4f}, b = {cal.b_:.4f}, c = {cal.c_:.4f}"
     if hasattr(cal, "coef_"):

@@ -144,3 +144,22 @@ def test_bad_data(data):
         bece.recalibrate(yv, zv, yt, zt, method=BetaCalibration())
     with pytest.raises(ValueError, match="scores_val .*finite"):
         bece.recalibrate(yv, np.where(zv > 5, np.nan, zv), yt, zt, input="logits")
+
+
+def test_scaling_calibrators_are_described_by_their_own_parameters(data):
+    """The report's calibrator line: vector scaling by its weights (it has no W), matrix
+    scaling by lambda, mu, nu, its features and its diagonal of W."""
+    from bece.calibrate import VectorScaling
+    from bece.results.recalibration import describe_calibrator
+
+    zv, yv, _, _ = data
+    vs = VectorScaling(reg_lambda=0.5).fit(zv, yv)
+    text = describe_calibrator(vs)
+    assert text == (f"VectorScaling: lambda = 0.5, mu = 0.5 (as given; tempered features); "
+                    f"w in [{vs.coef_.min():.3f}, {vs.coef_.max():.3f}], "
+                    f"b in [{vs.intercept_.min():.3f}, {vs.intercept_.max():.3f}]")
+    ms = MatrixScaling(features="scores", reg_lambda=0.01, reg_mu=0.02, reg_diagonal=0.03).fit(zv, yv)
+    d = np.diag(ms.coef_)
+    assert describe_calibrator(ms) == (
+        "MatrixScaling: lambda = 0.01, mu = 0.02, nu = 0.03 (as given; scores features); "
+        f"diagonal of W in [{d.min():.3f}, {d.max():.3f}]")
