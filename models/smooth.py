@@ -205,6 +205,9 @@ def smooth_model(
         with numpyro.plate("bin", n_bins):
             v = numpyro.sample("v", dist.Normal(0.0, 1.0))
     f = curve_logit(x, knots, transform, a, b, lam, u, bins, tau, v)
+    # observed counts as a JAX array: the Binomial's support check compares
+    # them with traced trials, which a NumPy array cannot take part in
+    z = None if z is None else jnp.asarray(z)
     with numpyro.plate("obs", x.shape[0]):
         if trials is None:
             numpyro.sample("z", dist.Bernoulli(logits=f), obs=z)

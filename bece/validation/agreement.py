@@ -1,9 +1,48 @@
-"""Whether MCMC draws agree with a fast path's draws, within Monte Carlo error."""
+r"""The agreement rule: when MCMC draws and a fast path describe the same posterior.
+
+Every cross-check in bece is judged by one rule, in two parts.
+
+**NUTS converged**: the largest R-hat is at most 1.01, the smallest bulk and
+tail ESS at least 400 (over the compared quantities and the model's
+parameters), and no transition diverged after warm-up. A run with
+divergent transitions is repeated once at ``target_accept_prob`` 0.95
+(:func:`bece.validation.nuts.run_nuts`, ``retry_divergent``); if some remain
+the check is "not converged" and says how many.
+
+**The reported quantities agree**: for each quantity users read (the ECE,
+each bin's accuracy, the curve at fixed probe points, per-label ECEs, ...),
+each of its 5%, 50% and 95% posterior quantiles differs between NUTS and
+the fast path by at most
+
+.. math::
+
+    \max\big(z\,\sqrt{\mathrm{MCSE}_\text{NUTS}^2 + \mathrm{MCSE}_\text{fast}^2},\;
+             \delta\,\mathrm{sd}\big), \qquad \delta = 0.25,
+
+with sd the NUTS posterior sd of that quantity and MCSE the Monte Carlo
+standard error of each quantile (ArviZ's: from the ESS of the indicator
+:math:`[x \le \hat q]`; the fast path's draws are independent, so their ESS
+is their number). A shift of 0.25 sd moves a 90% interval's coverage by
+about one point (for a Normal posterior, 0.90 becomes 0.89), so a fast path
+within it gives the same answer to a user; an exact fast path at large n is
+within :math:`z\,\mathrm{MCSE}`. A probability the fast path reports (the
+probability of exact calibration, ...) is compared the same way, with sd
+the sd of its event's indicator, :math:`\sqrt{\pi(1-\pi)}`.
+
+:math:`z = \Phi^{-1}(1 - a/(2k))` for the :math:`k` comparisons of the run
+and family-wise false-alarm rate :math:`a` (default 0.05; Bonferroni, so
+at most :math:`a`). The false-alarm rate of the whole rule, convergence
+included, is measured on the binned conjugate model, whose closed form is
+exact (``benchmarks/crosscheck_agreement.py``; the validation page).
+
+When the rule does not agree, :attr:`CrossCheck.reasons` names each
+quantity and why.
+"""
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -14,52 +53,249 @@ from ..base.arviz import rhat as _rhat
 from ..results.ece import BayesianECE
 
 __all__ = [
+    "Agreement",
     "compare_draws",
     "CrossCheck",
     "gap_table",
 ]
 
-QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+#: The posterior quantiles compared.
+QUANTILES = (0.05, 0.5, 0.95)
+#: Tolerance in posterior sd (a shift of 0.25 sd moves a 90% interval's coverage by ~1 point).
+DELTA = 0.25
+#: Family-wise false-alarm rate of the comparisons.
+FALSE_ALARM = 0.05
+#: Convergence: the largest R-hat and the smallest bulk and tail ESS.
+RHAT_MAX = 1.01
+ESS_MIN = 400
 
-
+#: Values in [0, 1] closer than this are not told apart (float32 NUTS output).
 FLOAT32_RESOLUTION = 1e-6
+
+#: ArviZ's quantile MCSE: the quantiles of the Beta posterior of the
+#: indicator's mean one standard error either side.
+_ONE_SE = (0.1586553, 0.8413447)
+
+_COLUMNS = ["variable", "bin", "quantile", "fast", "nuts", "diff", "mcse", "sd", "tolerance",
+            "ratio", "nan_nuts"]
+
+
+def quantile_mcse(x: np.ndarray, prob: float, ess: float) -> float:
+    """Monte Carlo standard error of the ``prob`` quantile of draws ``x`` with
+    effective sample size ``ess`` (ArviZ's ``mcse(method="quantile")``: half
+    the distance between the draws at the Beta quantiles one se either side)."""
+    from scipy import special
+
+    s = np.sort(np.asarray(x, dtype=np.float64).ravel())
+    n = s.size
+    if n < 2:
+        return float("nan")
+    ess = max(float(ess), 1.0)
+    a = special.betaincinv(ess * prob + 1, ess * (1 - prob) + 1, np.asarray(_ONE_SE))
+    lo = int(np.clip(np.floor(a[0] * n), 0, n - 1))
+    hi = int(np.clip(np.ceil(a[1] * n), 0, n - 1))
+    return float((s[hi] - s[lo]) / 2)
+
+
+def _indicator_ess(x: np.ndarray, valid: np.ndarray, q: float) -> float:
+    """ESS of :math:`[x \\le q]` over the chains of ``x`` (chain, draw); NaN
+    draws get the mean so the chain structure is kept."""
+    below = (x <= q).astype(np.float64)
+    below[~valid] = float(np.mean(below[valid]))
+    ess = _ess(below, method="mean")
+    if not np.isfinite(ess) or ess <= 0:  # indicator constant in every draw
+        ess = float(valid.sum())
+    return ess
+
+
+def _quantile_row(x: np.ndarray, ref: np.ndarray, prob: float, sd: float) -> tuple:
+    """(fast, nuts, diff, MCSE of the difference, sd, NaN count) at ``prob``
+    for NUTS draws ``x`` (chain, draw) against independent draws ``ref``.
+
+    Both cells of an empty bin can underflow to 0 and make its accuracy 0/0
+    (in float32 about 0.1% of draws per empty bin at the default prior);
+    such draws are left out and counted.
+    """
+    valid = ~np.isnan(x)
+    flat = x[valid]
+    q_f = float(np.quantile(ref, prob))
+    q_n = float(np.quantile(flat, prob))
+    mcse = np.hypot(quantile_mcse(flat, prob, _indicator_ess(x, valid, q_n)),
+                    quantile_mcse(ref, prob, ref.size))
+    diff = q_n - q_f
+    if abs(diff) <= FLOAT32_RESOLUTION:
+        diff = 0.0
+    return q_f, q_n, diff, float(mcse), sd, int((~valid).sum())
+
+
+@dataclass(frozen=True)
+class Probability:
+    """A probability both sides report, for :func:`compare_draws`:
+    ``fast`` and ``nuts`` with their Monte Carlo standard errors."""
+
+    fast: float
+    nuts: float
+    mcse_nuts: float
+    mcse_fast: float = 0.0
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Agreement:
+    """What :func:`compare_draws` finds: the table, the diagnostics and the reasons.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per (variable, bin, quantile): the fast path's quantile
+        ``fast``, NUTS's ``nuts``, their difference ``diff`` (NUTS minus
+        fast), the MCSE of the difference ``mcse``, the NUTS posterior sd
+        ``sd``, the ``tolerance`` max(z mcse, delta sd), ``ratio`` = |diff| /
+        tolerance (the row agrees at ratio <= 1) and ``nan_nuts``, the NUTS
+        draws left out as NaN. Probabilities have ``quantile`` NaN.
+    rhat_max, ess_bulk_min, ess_tail_min : float
+    z : float
+        The multiplier of the MCSE, :math:`\\Phi^{-1}(1 - a/(2k))`.
+    delta : float
+    false_alarm : float
+    """
+
+    table: Any
+    rhat_max: float
+    ess_bulk_min: float
+    ess_tail_min: float
+    z: float
+    delta: float
+    false_alarm: float
+
+    @property
+    def max_ratio(self) -> float:
+        return float(self.table["ratio"].max()) if len(self.table) else 0.0
+
+    def reasons(self) -> list[str]:
+        """Why the draws do not agree (empty when they do): convergence, then
+        each quantity whose difference exceeds its tolerance, worst first."""
+        out = []
+        if not self.rhat_max <= RHAT_MAX:
+            out.append(f"R-hat {self.rhat_max:.4f} > {RHAT_MAX}")
+        ess = min(self.ess_bulk_min, self.ess_tail_min)
+        if not ess >= ESS_MIN:
+            out.append(f"ESS {ess:.0f} < {ESS_MIN} (bulk {self.ess_bulk_min:.0f}, tail "
+                       f"{self.ess_tail_min:.0f}): more draws")
+        bad = self.table[self.table["ratio"] > 1].sort_values("ratio", ascending=False)
+        for row in bad.itertuples():
+            where = "" if row.bin < 0 else f"[{row.bin}]"
+            what = "" if np.isnan(row.quantile) else f" q{row.quantile:g}"
+            out.append(f"{row.variable}{where}{what}: NUTS {row.nuts:.6g}, fast path {row.fast:.6g}, "
+                       f"|diff| {abs(row.diff):.3g} > tolerance {row.tolerance:.3g} "
+                       f"({row.ratio:.1f}x; {abs(row.diff) / row.sd if row.sd > 0 else np.inf:.2f} sd)")
+        return out
+
+
+def compare_draws(chains: dict[str, np.ndarray], fast: dict[str, np.ndarray], num_chains: int,
+                  num_samples: int, false_alarm: float = FALSE_ALARM,
+                  diagnose: dict[str, np.ndarray] | None = None,
+                  probabilities: dict[str, Probability] | None = None,
+                  delta: float = DELTA) -> Agreement:
+    """The agreement rule's table and diagnostics for NUTS ``chains`` against ``fast`` draws.
+
+    ``chains[v]`` has shape (chain, draw) or (chain, draw, ...) and
+    ``fast[v]`` (S,) or (S, ...) with the same trailing shape; the trailing
+    axes are flattened (column ``bin`` of the table is the flat index, -1
+    for scalars). ``diagnose`` adds chains (the model's parameters) to the
+    R-hat and ESS diagnostics only; ``probabilities`` adds reported
+    probabilities (:class:`Probability`) to the comparison.
+    """
+    import pandas as pd
+
+    rows = []
+    with quiet_arviz(), warnings.catch_warnings(), np.errstate(invalid="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for var, draws in chains.items():
+            a = draws.reshape(num_chains, num_samples, -1)
+            b = fast[var].reshape(-1, a.shape[-1])
+            for j in range(a.shape[-1]):
+                x, ref = a[..., j], b[:, j]
+                ref = ref[~np.isnan(ref)]
+                sd = float(np.nanstd(x))
+                for prob in QUANTILES:
+                    rows.append((var, -1 if draws.ndim == 2 else j, prob,
+                                 *_quantile_row(x, ref, prob, sd)))
+        for name, p in (probabilities or {}).items():
+            sd = float(np.sqrt(max(p.nuts * (1 - p.nuts), 0.0)))
+            rows.append((name, -1, np.nan, p.fast, p.nuts, p.nuts - p.fast,
+                         float(np.hypot(p.mcse_nuts, p.mcse_fast)), sd, 0))
+        flat = {k: v.reshape(num_chains, num_samples, -1)
+                for k, v in {**chains, **(diagnose or {})}.items()}
+        rhat = max(_rhat(v) for v in _split_vars(flat))
+        ess_bulk = min(_ess(v, method="bulk") for v in _split_vars(flat))
+        ess_tail = min(_ess(v, method="tail") for v in _split_vars(flat))
+    from scipy import stats as sps  # here, not at import: scipy.stats costs ~1 s
+
+    k = max(len(rows), 1)
+    z = float(sps.norm.isf(false_alarm / (2 * k)))
+    table = pd.DataFrame(rows, columns=[c for c in _COLUMNS if c not in ("tolerance", "ratio")])
+    table["tolerance"] = np.maximum(z * table["mcse"], delta * table["sd"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.abs(table["diff"]) / table["tolerance"]
+    table["ratio"] = np.where(table["diff"] == 0, 0.0, ratio)
+    table = table[_COLUMNS]
+    return Agreement(table=table, rhat_max=float(rhat), ess_bulk_min=float(ess_bulk),
+                     ess_tail_min=float(ess_tail), z=z, delta=delta, false_alarm=false_alarm)
+
+
+def _split_vars(chains: dict[str, np.ndarray]):
+    """(chain, draw) arrays, one per scalar quantity (per bin for bin variables)."""
+    for v in chains.values():
+        if v.ndim == 2:
+            yield v
+        else:
+            for j in range(v.shape[-1]):
+                yield v[..., j]
 
 
 @dataclass(frozen=True, repr=False, eq=False)
 class CrossCheck:
-    """Result of :func:`cross_check`.
+    """Result of :func:`bece.cross_check`: NUTS against the fast path under the agreement rule.
 
     Attributes
     ----------
-    model : {"conjugate", "literal"}
-        The model NUTS sampled.
+    model : str
+        The model NUTS sampled ("conjugate", "literal", "smooth", "smooth-top-label").
     agree : bool
-        ``converged`` and every z-score below ``z_threshold``.
+        ``converged`` and every reported quantity within its tolerance.
     converged : bool
-        max R-hat < 1.01 and min bulk/tail ESS >= 400.
-    max_z, z_threshold : float
-        Largest z-score of the comparison table, and the Bonferroni threshold.
+        R-hat <= 1.01, bulk and tail ESS >= 400 and no divergent transition
+        after warm-up (after the retry at ``target_accept_prob`` 0.95).
+    reasons : list of str
+        Why the check does not agree, one line per failed condition or
+        quantity (empty when it agrees).
+    max_ratio : float
+        The largest |difference| / tolerance over the table (agreement
+        needs <= 1).
+    z, delta, false_alarm : float
+        The rule's MCSE multiplier, sd fraction and family-wise false-alarm rate.
     rhat_max, ess_bulk_min, ess_tail_min : float
-        Diagnostics of the NUTS draws of the compared quantities.
+        Diagnostics of the NUTS draws of the compared quantities and parameters.
     divergences : int
-        Divergent transitions after warm-up.
+        Divergent transitions after warm-up, in the run kept.
+    target_accept_prob : float
+        The NUTS adaptation target of the run kept (0.95 after a retry).
     table : pandas.DataFrame
-        One row per (variable, bin, quantile): the closed form's quantile
-        ``closed_form``, the NUTS quantile ``nuts``, the fraction of NUTS
-        draws below the closed form's quantile ``prob_nuts``, the ESS of
-        that indicator ``ess_nuts``, the z-score ``z`` and ``nan_nuts``, the
-        number of NUTS draws left out as NaN (an empty bin's accuracy when
-        both its cells underflow).
+        The comparison, one row per (variable, bin, quantile): see
+        :class:`Agreement`.
     gap : pandas.DataFrame
-        Per bin and for the ECE: posterior means under NUTS and the closed
-        form and their difference (NUTS minus closed form).
+        Per bin and for the ECE: posterior means under NUTS and the fast
+        path and their difference (NUTS minus fast path).
     nuts : BayesianECE
         The NUTS draws in the library's result type (``method="nuts"``).
     closed_form : BayesianECE
-        The closed-form draws compared against.
+        The fast path's draws compared against.
     inference_data : arviz.InferenceData or xarray.DataTree
-        All NUTS output (:func:`mcmc_inference_data`), with sample stats, in
-        the installed ArviZ's format (InferenceData on 0.2x, DataTree on 1.x).
+        All NUTS output, with sample stats, in the installed ArviZ's format.
+    evidence : dict
+        For the smooth model: the log Bayes factor of exact calibration from
+        the fast path and from bridge sampling on the NUTS draws, with its
+        standard error (:mod:`bece.validation.bridge`); empty otherwise.
 
     Examples
     --------
@@ -68,15 +304,15 @@ class CrossCheck:
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=500)
     >>> y = rng.uniform(size=500) < p
-    >>> cc = cross_check(y, p, n_bins=4)
+    >>> cc = cross_check(y, p, n_bins=4, model="conjugate")
     >>> cc  # doctest: +ELLIPSIS
-    CrossCheck(model='conjugate', agree=True, max_z=... (threshold ...), rhat_max=..., ess_min=..., ...)
-    >>> cc.converged, bool(cc.max_z <= cc.z_threshold)
-    (True, True)
+    CrossCheck(model='conjugate', agree=True, max_ratio=... (agree <= 1), rhat_max=..., ess_min=..., ...)
+    >>> cc.converged, cc.reasons
+    (True, [])
     >>> cc.nuts.method, cc.closed_form.method, cc.nuts.draws.shape
     ('nuts', 'conjugate', (4000,))
-    >>> sorted(set(cc.table.columns) & {"closed_form", "nuts", "z"})
-    ['closed_form', 'nuts', 'z']
+    >>> sorted(set(cc.table.columns) & {"fast", "nuts", "tolerance"})
+    ['fast', 'nuts', 'tolerance']
     >>> cc.inference_data.posterior["ece"].shape      # (chain, draw)
     (4, 1000)
     """
@@ -84,21 +320,51 @@ class CrossCheck:
     model: str
     agree: bool
     converged: bool
-    max_z: float
-    z_threshold: float
+    reasons: list[str]
+    max_ratio: float
+    z: float
+    delta: float
+    false_alarm: float
     rhat_max: float
     ess_bulk_min: float
     ess_tail_min: float
     divergences: int
+    target_accept_prob: float
     table: Any  # pandas.DataFrame (pandas and ArviZ load when used)
     gap: Any  # pandas.DataFrame
     nuts: BayesianECE
     closed_form: BayesianECE
     inference_data: Any  # arviz.InferenceData (0.2x) or xarray.DataTree (1.x)
+    evidence: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def judge(cls, model: str, agreement: Agreement, run: Any, nuts: BayesianECE,
+              closed_form: BayesianECE, inference_data: Any,
+              evidence: dict[str, float] | None = None) -> CrossCheck:
+        """The verdict of the agreement rule on ``agreement`` and NUTS ``run``
+        (a :class:`~bece.validation.nuts.NutsRun`)."""
+        reasons = []
+        divergences = run.divergences
+        if divergences:
+            reasons.append(f"{divergences} divergent transition(s) after warm-up at "
+                           f"target_accept_prob {run.target_accept_prob:g}")
+        reasons += agreement.reasons()
+        diag = agreement.rhat_max <= RHAT_MAX and min(agreement.ess_bulk_min,
+                                                      agreement.ess_tail_min) >= ESS_MIN
+        converged = bool(diag and divergences == 0)
+        return cls(
+            model=model, agree=bool(converged and agreement.max_ratio <= 1), converged=converged,
+            reasons=reasons, max_ratio=agreement.max_ratio, z=agreement.z, delta=agreement.delta,
+            false_alarm=agreement.false_alarm, rhat_max=agreement.rhat_max,
+            ess_bulk_min=agreement.ess_bulk_min, ess_tail_min=agreement.ess_tail_min,
+            divergences=divergences, target_accept_prob=run.target_accept_prob,
+            table=agreement.table, gap=gap_table(nuts, closed_form), nuts=nuts,
+            closed_form=closed_form, inference_data=inference_data, evidence=dict(evidence or {}),
+        )
 
     @property
     def closed_form_inference_data(self) -> Any:  # arviz.InferenceData or xarray.DataTree
-        """The closed-form draws in ArviZ's format (the NUTS ones are
+        """The fast path's draws in ArviZ's format (the NUTS ones are
         :attr:`inference_data`)."""
         return self.closed_form.to_inference_data()
 
@@ -107,8 +373,13 @@ class CrossCheck:
         return min(self.ess_bulk_min, self.ess_tail_min)
 
     @property
+    def worst(self) -> Any:  # pandas.Series
+        """The table's row with the largest |difference| / tolerance."""
+        return self.table.loc[self.table["ratio"].idxmax()]
+
+    @property
     def ece_gap(self) -> dict[str, float]:
-        """NUTS minus closed form: ECE posterior mean and 90% interval ends."""
+        """NUTS minus fast path: ECE posterior mean and 90% interval ends."""
         lo_n, hi_n = self.nuts.interval(0.9)
         lo_c, hi_c = self.closed_form.interval(0.9)
         return {
@@ -120,93 +391,28 @@ class CrossCheck:
     def __repr__(self) -> str:
         g = self.ece_gap
         return (
-            f"CrossCheck(model={self.model!r}, agree={self.agree}, max_z={self.max_z:.2f} "
-            f"(threshold {self.z_threshold:.2f}), rhat_max={self.rhat_max:.4f}, "
+            f"CrossCheck(model={self.model!r}, agree={self.agree}, max_ratio={self.max_ratio:.2f} "
+            f"(agree <= 1), rhat_max={self.rhat_max:.4f}, "
             f"ess_min={self.ess_min:.0f}, divergences={self.divergences}, "
-            f"ece_mean nuts={self.nuts.mean:.5f} closed={self.closed_form.mean:.5f} "
+            f"ece_mean nuts={self.nuts.mean:.5f} fast={self.closed_form.mean:.5f} "
             f"(gap {g['mean']:+.2e}))"
         )
 
-
-def _compare_at_quantile(x: np.ndarray, ref: np.ndarray, prob: float):
-    """Compare NUTS draws ``x`` (chain, draw) with closed-form draws ``ref`` at ``prob``.
-
-    Both cells of an empty bin can underflow to 0 and make its accuracy
-    0/0 (in float32 about 0.1% of draws per empty bin at the default prior;
-    rarer in float64); such draws are left out of that comparison and
-    counted in the returned ``nan`` column.
-
-    Returns (closed-form quantile, NUTS quantile, fraction of NUTS draws
-    below the closed-form quantile, ESS of that indicator, z-score, number
-    of NaN draws left out).
-    """
-    q_c = float(np.quantile(ref, prob))
-    valid = ~np.isnan(x)
-    flat = x[valid]
-    lo = float(np.mean(flat < q_c - FLOAT32_RESOLUTION))
-    hi = float(np.mean(flat <= q_c + FLOAT32_RESOLUTION))
-    gap = max(0.0, lo - prob, prob - hi)
-    below = (x <= q_c).astype(np.float64)
-    frac = float(np.mean(below[valid]))
-    below[~valid] = frac  # keep the chain structure for the ESS
-    ess = _ess(below, method="mean")
-    if not np.isfinite(ess) or ess <= 0:  # indicator constant in every draw
-        ess = float(flat.size)
-    sd = np.sqrt(prob * (1 - prob) * (1 / ess + 1 / ref.size))
-    return q_c, float(np.quantile(flat, prob)), frac, ess, gap / sd, int((~valid).sum())
-
-
-def compare_draws(chains: dict[str, np.ndarray], closed: dict[str, np.ndarray], num_chains: int,
-                  num_samples: int, false_alarm: float, diagnose: dict[str, np.ndarray] | None = None):
-    """Quantile comparison table and diagnostics of NUTS ``chains`` against ``closed`` draws.
-
-    ``chains[v]`` has shape (chain, draw) or (chain, draw, ...) and
-    ``closed[v]`` (S,) or (S, ...) with the same trailing shape; the
-    trailing axes are flattened (column ``bin`` of the table is the flat
-    index, -1 for scalars). ``diagnose`` adds chains (e.g. the model's
-    parameters) to the R-hat and ESS diagnostics only. Returns (table,
-    rhat_max, ess_bulk_min, ess_tail_min, max_z, z_threshold, converged).
-    """
-    import pandas as pd
-
-    rows = []
-    with quiet_arviz(), warnings.catch_warnings(), np.errstate(invalid="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        for var, draws in chains.items():
-            a = draws.reshape(num_chains, num_samples, -1)
-            b = closed[var].reshape(-1, a.shape[-1])
-            for j in range(a.shape[-1]):
-                x, ref = a[..., j], b[:, j]
-                ref = ref[~np.isnan(ref)]
-                for prob in QUANTILES:
-                    rows.append((var, -1 if draws.ndim == 2 else j, prob,
-                                 *_compare_at_quantile(x, ref, prob)))
-        flat = {k: v.reshape(num_chains, num_samples, -1)
-                for k, v in {**chains, **(diagnose or {})}.items()}
-        rhat = max(_rhat(v) for v in _split_vars(flat))
-        ess_bulk = min(_ess(v, method="bulk") for v in _split_vars(flat))
-        ess_tail = min(_ess(v, method="tail") for v in _split_vars(flat))
-    table = pd.DataFrame(
-        rows, columns=["variable", "bin", "quantile", "closed_form", "nuts", "prob_nuts",
-                       "ess_nuts", "z", "nan_nuts"]
-    )
-    k = len(table)
-    from scipy import stats as sps  # here, not at import: scipy.stats costs ~1 s
-
-    z_threshold = float(sps.norm.isf(false_alarm / (2 * k)))
-    max_z = float(table["z"].max()) if k else 0.0
-    converged = bool(rhat < 1.01 and min(ess_bulk, ess_tail) >= 400)
-    return table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged
-
-
-def _split_vars(chains: dict[str, np.ndarray]):
-    """(chain, draw) arrays, one per scalar quantity (per bin for bin variables)."""
-    for v in chains.values():
-        if v.ndim == 2:
-            yield v
-        else:
-            for j in range(v.shape[-1]):
-                yield v[..., j]
+    def __str__(self) -> str:
+        verdict = "agree" if self.agree else ("do not agree" if self.converged else "not converged")
+        lines = [
+            f"NUTS and the fast path ({self.model} model): {verdict}",
+            f"  rule: each 5/50/95% quantile within max({self.z:.2f} MCSE, {self.delta:g} sd); "
+            f"R-hat <= {RHAT_MAX}, ESS >= {ESS_MIN}, no divergence",
+            f"  worst ratio {self.max_ratio:.2f} ({len(self.table)} comparisons); R-hat "
+            f"{self.rhat_max:.4f}, ESS {self.ess_min:.0f}, divergences {self.divergences}",
+        ]
+        if self.evidence:
+            e = self.evidence
+            lines.append(f"  log Bayes factor of exact calibration: fast path {e['fast']:.3f}, "
+                         f"bridge sampling on NUTS {e['nuts']:.3f} (se {e['se']:.3f})")
+        lines += [f"  - {r}" for r in self.reasons]
+        return "\n".join(lines)
 
 
 def gap_table(nuts: BayesianECE, closed: BayesianECE) -> Any:  # pandas.DataFrame

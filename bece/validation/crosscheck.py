@@ -59,7 +59,7 @@ from ..binned.posterior import binned_posterior_ece
 from ..results.ece import BayesianECE, BayesianTopLabelECE
 from ..stats.binning import Binning
 from ..stats.calibration_stats import CalibrationStats
-from .agreement import CrossCheck, compare_draws, gap_table
+from .agreement import FALSE_ALARM, CrossCheck, compare_draws
 from .nuts import NutsRun, check_run_arguments, mcmc_inference_data, run_nuts
 
 __all__ = [
@@ -72,7 +72,7 @@ __all__ = [
 
 MODELS = ("binned", *FORMS)
 #: what cross_check accepts: the binned models and the smooth one
-ALL_MODELS = (*MODELS, "smooth")
+ALL_MODELS = ("smooth", *MODELS)
 
 
 def collapsed_data(stats: CalibrationStats) -> dict[str, np.ndarray]:
@@ -122,12 +122,12 @@ def nuts_model(stats: CalibrationStats, post: ConjugatePosterior, model: str) ->
 
 
 def _nuts(stats: CalibrationStats, post: ConjugatePosterior, model: str, num_chains: int,
-          num_warmup: int, num_samples: int, seed: int, progress_bar: bool,
+          num_warmup: int, num_samples: int, seed: int, progress_bar: bool | None,
           target_accept_prob: float) -> NutsRun:
     return run_nuts(
         nuts_model(stats, post, model), stats.edges, post.alpha, post.sigma, post.tau,
         num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, seed=seed,
-        progress_bar=progress_bar, target_accept_prob=target_accept_prob,
+        progress_bar=progress_bar, target_accept_prob=target_accept_prob, retry_divergent=True,
         **collapsed_data(stats),
     )
 
@@ -145,8 +145,8 @@ def cross_check_stats(
     seed: int = 0,
     num_closed_form: int = 20_000,
     closed_form: BayesianECE | None = None,
-    false_alarm: float = 1e-4,
-    progress_bar: bool = False,
+    false_alarm: float = FALSE_ALARM,
+    progress_bar: bool | None = None,
     target_accept_prob: float = 0.9,
 ) -> CrossCheck:
     """:func:`cross_check` from statistics (e.g. merged chunks)."""
@@ -178,7 +178,6 @@ def cross_check_stats(
         mcmc, coords={"bin": np.arange(m)},
         dims={"accuracy": ["bin"], "confidence": ["bin"], "weight": ["bin"], "mu": ["bin"]},
     )
-    divergences = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
 
     def as64(name: str) -> np.ndarray:
         return np.asarray(samples[name], dtype=np.float64)
@@ -196,17 +195,9 @@ def cross_check_stats(
         "accuracy": closed_form.accuracy,
         "confidence": closed_form.confidence,
     }
-    table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged = compare_draws(
-        {k: chains[k] for k in closed_draws}, closed_draws, num_chains, num_samples,
-        false_alarm,
-    )
-    gap = gap_table(nuts_result, closed_form)
-    return CrossCheck(
-        model=model, agree=bool(converged and max_z <= z_threshold), converged=converged,
-        max_z=max_z, z_threshold=z_threshold, rhat_max=rhat, ess_bulk_min=ess_bulk,
-        ess_tail_min=ess_tail, divergences=divergences, table=table, gap=gap, nuts=nuts_result,
-        closed_form=closed_form, inference_data=idata,
-    )
+    agreement = compare_draws({k: chains[k] for k in closed_draws}, closed_draws, num_chains,
+                              num_samples, false_alarm)
+    return CrossCheck.judge(model, agreement, mcmc, nuts_result, closed_form, idata)
 
 
 def cross_check(
@@ -219,16 +210,16 @@ def cross_check(
     alpha: PriorParam = None,
     sigma: PriorParam = None,
     tau: PriorParam = None,
-    model: str = "conjugate",
+    model: str = "smooth",
     num_chains: int = 4,
     num_warmup: int = 1000,
     num_samples: int = 1000,
     seed: int = 0,
     num_closed_form: int = 20_000,
     closed_form: BayesianECE | None = None,
-    false_alarm: float = 1e-4,
-    progress_bar: bool = False,
-    target_accept_prob: float = 0.9,
+    false_alarm: float = FALSE_ALARM,
+    progress_bar: bool | None = None,
+    target_accept_prob: float | None = None,
     top_label: bool = False,
     average: str = "label",
 ) -> CrossCheck:
@@ -240,37 +231,42 @@ def cross_check(
         The data, as for :func:`bece.bayesian_ece`.
     alpha, sigma, tau
         The prior, as for :func:`bece.bayesian_ece` (defaults 1/(2M), w/sqrt(12)).
-    model : {"conjugate", "literal", "binned", "smooth"}, default "conjugate"
-        ``"conjugate"``: NUTS on the conjugate model against its closed form.
-        ``"literal"``: NUTS on the literal BECE model (each confidence a
-        truncated Normal in its bin) against its exact fast path
-        (``bayesian_ece(..., model="literal")``). ``"binned"``: the
-        reference form of the two (``model="binned"`` of
-        :func:`bece.bayesian_ece`). Pass the other form's result as
-        ``closed_form`` to measure the gap between the forms.
-        ``"smooth"``: NUTS on the smooth calibration-curve model against
-        its Laplace path (``bayesian_ece(..., model="smooth")``); see
-        :func:`bece.validation.cross_check_smooth` (``alpha``, ``sigma``,
-        ``tau`` do not apply).
+    model : {"smooth", "binned", "conjugate", "literal"}, default "smooth"
+        ``"smooth"`` (the default of :func:`bece.bayesian_ece` and
+        :func:`bece.bayesian_top_label_ece`, so the check validates the
+        posterior users read): NUTS on the smooth calibration-curve model
+        (the hierarchical one with ``top_label=True``) against its Laplace
+        path, and for binary input the probability of exact calibration by
+        bridge sampling on the NUTS draws against the fast path's
+        (:func:`bece.validation.cross_check_smooth`; ``alpha``, ``sigma``,
+        ``tau`` do not apply). ``"conjugate"``: NUTS on the conjugate binned
+        model against its closed form. ``"literal"``: NUTS on the literal
+        BECE model (each confidence a truncated Normal in its bin) against
+        its exact fast path. ``"binned"``: the reference form of the two
+        (``model="binned"`` of :func:`bece.bayesian_ece`). Pass the other
+        form's result as ``closed_form`` to measure the gap between the forms.
     num_chains, num_warmup, num_samples : int, default 4, 1000, 1000
         NUTS settings; one compiled program per chain, two chains at a time
         on two threads (:func:`run_nuts`; the global JAX configuration is
         never changed).
     seed : int, default 0
-        Seeds NUTS (``jax.random.PRNGKey(seed)``) and the closed-form draws.
+        Seeds NUTS (``jax.random.PRNGKey(seed)``) and the fast path's draws.
     num_closed_form : int, default 20_000
-        Closed-form draws compared against (ignored with ``closed_form``).
+        Fast-path draws compared against (ignored with ``closed_form``).
     closed_form : BayesianECE, optional
         Compare against these draws instead (e.g. from another prior or
-        approximation, to see that a wrong closed form is caught).
-    false_alarm : float, default 1e-4
-        Family-wise false-alarm rate of the quantile comparisons.
-    progress_bar : bool, default False
-        NumPyro's progress bar.
-    target_accept_prob : float, default 0.9
-        NUTS step-size adaptation target. Higher than NumPyro's 0.8: cells
-        without data have long tails (see :mod:`bece.models.reparam`) where
-        0.8 occasionally diverges and then under-samples the tail.
+        approximation, to see that a wrong one is caught).
+    false_alarm : float, default 0.05
+        Family-wise false-alarm rate of the comparisons (the agreement
+        rule: :mod:`bece.validation.agreement`).
+    progress_bar : bool, optional
+        NumPyro's progress bar. By default the expected time is printed
+        first (on stderr) and the bar shown when it exceeds 20 seconds.
+    target_accept_prob : float, optional
+        NUTS step-size adaptation target: 0.9 for the binned models (cells
+        without data have long tails, see :mod:`bece.models.reparam`), 0.95
+        for the smooth ones (the funnels of their scale parameters). A run
+        with divergent transitions is repeated once at 0.95 (0.99 from 0.95).
     top_label : bool, default False
         Check :func:`bece.bayesian_top_label_ece` instead (``y_prob`` of
         shape (n, K)); see :func:`cross_check_top_label`.
@@ -288,14 +284,16 @@ def cross_check(
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=1000)
     >>> y = rng.uniform(size=1000) < p
-    >>> cc = cross_check(y, p, n_bins=5)           # 4 chains of 1,000 NUTS draws
-    >>> cc.agree, cc.model, cc.nuts.draws.shape
+    >>> cc = cross_check(y, p, n_bins=5, model="conjugate", progress_bar=False)
+    >>> cc.agree, cc.model, cc.nuts.draws.shape      # 4 chains of 1,000 NUTS draws
     (True, 'conjugate', (4000,))
     >>> bool(abs(cc.ece_gap["mean"]) < 0.005)      # NUTS minus closed form
     True
     """
     if model not in ALL_MODELS:
         raise ValueError(f"model must be one of {ALL_MODELS}, got {model!r}")
+    if target_accept_prob is None:
+        target_accept_prob = 0.95 if model == "smooth" else 0.9
     if top_label:
         if y_pred is not None:
             raise ValueError("y_pred does not apply with top_label=True (the argmax is used)")
@@ -347,8 +345,8 @@ def cross_check_top_label(
     seed: int = 0,
     num_closed_form: int = 20_000,
     closed_form: BayesianECE | None = None,
-    false_alarm: float = 1e-4,
-    progress_bar: bool = False,
+    false_alarm: float = FALSE_ALARM,
+    progress_bar: bool | None = None,
     target_accept_prob: float = 0.9,
 ) -> CrossCheck:
     """:func:`cross_check` of the Bayesian top-label ECE (``top_label=True``).
@@ -394,7 +392,7 @@ def cross_check_top_label(
         reparam(base, config={"q": DirichletGammaReparam(boost=boost, log_total_scale=scale)}),
         pooled.edges, alpha_l, post.sigma.reshape(n_labels, m), post.tau.reshape(n_labels, m),
         num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, seed=seed,
-        progress_bar=progress_bar, target_accept_prob=target_accept_prob,
+        progress_bar=progress_bar, target_accept_prob=target_accept_prob, retry_divergent=True,
         counts=np.stack([d["counts"] for d in data]),
         mean_p=np.stack([d["mean_p"] for d in data]),
         ss_p=np.stack([d["ss_p"] for d in data]),
@@ -403,7 +401,6 @@ def cross_check_top_label(
     dims = {k: ["label", "bin"] for k in ("accuracy", "confidence", "weight", "mu")}
     dims["label_ece"] = ["label"]
     idata = mcmc_inference_data(mcmc, coords={"label": labels, "bin": np.arange(m)}, dims=dims)
-    divergences = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
     chains = {k: np.asarray(samples[k], dtype=np.float64)
               for k in ("ece", "label_ece", "accuracy", "confidence", "weight")}
     flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in chains.items()}
@@ -423,12 +420,6 @@ def cross_check_top_label(
     assert label_accuracy is not None and label_confidence is not None  # kept: checked or keep_bins=True
     closed = {"ece": closed_form.draws, "label_ece": closed_form.label_draws,
               "accuracy": label_accuracy, "confidence": label_confidence}
-    table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged = compare_draws(
-        {k: chains[k] for k in closed}, closed, num_chains, num_samples, false_alarm)
-    gap = gap_table(nuts_result, closed_form)
-    return CrossCheck(
-        model=model, agree=bool(converged and max_z <= z_threshold), converged=converged,
-        max_z=max_z, z_threshold=z_threshold, rhat_max=rhat, ess_bulk_min=ess_bulk,
-        ess_tail_min=ess_tail, divergences=divergences, table=table, gap=gap, nuts=nuts_result,
-        closed_form=closed_form, inference_data=idata,
-    )
+    agreement = compare_draws({k: chains[k] for k in closed}, closed, num_chains, num_samples,
+                              false_alarm)
+    return CrossCheck.judge(model, agreement, mcmc, nuts_result, closed_form, idata)

@@ -87,6 +87,12 @@ class NutsRun:
 
     samples: dict[str, np.ndarray]
     extra_fields: dict[str, np.ndarray]
+    target_accept_prob: float = float("nan")
+
+    @property
+    def divergences(self) -> int:
+        """Divergent transitions after warm-up, over all chains."""
+        return int(np.asarray(self.extra_fields["diverging"]).sum())
 
     @staticmethod
     def _group(values: dict[str, np.ndarray], group_by_chain: bool) -> dict[str, np.ndarray]:
@@ -107,9 +113,63 @@ class NutsRun:
         return f"NutsRun(samples={shapes})"
 
 
+#: The adaptation targets of the one repeat of a run with divergent
+#: transitions: the first above the run's own target.
+RETRY_TARGET_ACCEPT = (0.95, 0.99)
+
+
+def retry_target(target_accept_prob: float) -> float | None:
+    """The target of the repeat of a run at ``target_accept_prob`` with
+    divergent transitions (None: no higher one)."""
+    return next((t for t in RETRY_TARGET_ACCEPT if t > target_accept_prob), None)
+
+
+#: Leapfrog steps per NUTS transition assumed by :func:`estimate_seconds`
+#: (tree depth 5; the smooth model took 30 to 45 at n = 3,000).
+STEPS_PER_DRAW = 31
+#: Seconds to compile one chain's program, assumed by :func:`estimate_seconds`.
+COMPILE_SECONDS = 6.0
+#: Runs expected to take longer than this show NumPyro's progress bar by default.
+PROGRESS_SECONDS = 20.0
+
+
+def estimate_seconds(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], num_chains: int,
+                     num_warmup: int, num_samples: int) -> float:
+    """Expected wall time of :func:`run_nuts`: one gradient of the model's
+    log density timed here (compiled, in float64), times
+    :data:`STEPS_PER_DRAW` per transition, for every chain, two at a time,
+    plus :data:`COMPILE_SECONDS`."""
+    import os
+    import time
+
+    import jax
+    from numpyro.infer.util import initialize_model
+
+    with jax.enable_x64(True):
+        info = initialize_model(jax.random.PRNGKey(0), model, model_args=args, model_kwargs=kwargs)
+        grad = jax.jit(jax.value_and_grad(info.potential_fn))
+        z = info.param_info.z
+        jax.block_until_ready(grad(z))
+        reps, start = 0, time.perf_counter()
+        while reps < 5 or time.perf_counter() - start < 0.05:
+            jax.block_until_ready(grad(z))
+            reps += 1
+        per_grad = (time.perf_counter() - start) / reps
+    workers = max(1, min(num_chains, os.cpu_count() or 1, 2))
+    rounds = -(-num_chains // workers)
+    return COMPILE_SECONDS + rounds * (num_warmup + num_samples) * STEPS_PER_DRAW * per_grad
+
+
 def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup: int, num_samples: int,
-             seed: int, progress_bar: bool, target_accept_prob: float, **kwargs: Any) -> NutsRun:
+             seed: int, progress_bar: bool | None, target_accept_prob: float,
+             retry_divergent: bool = False, **kwargs: Any) -> NutsRun:
     """NUTS on ``model(*args, **kwargs)``: seeded, recording :data:`EXTRA_FIELDS`.
+
+    With ``retry_divergent``, a run with divergent transitions after warm-up
+    is repeated once with smaller steps, at ``target_accept_prob`` 0.95 (0.99
+    for a run that was at 0.95 or more already: :func:`retry_target`), and
+    that run is returned, as the agreement rule of
+    :mod:`bece.validation.agreement` asks.
 
     Each chain is NumPyro's ``NUTS`` kernel on ``model`` (``init``, then
     ``num_warmup + num_samples`` calls of ``sample``, then the kernel's
@@ -137,6 +197,29 @@ def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup:
     collapsed models' c log q terms (~c 1e-7) would make the Hamiltonian
     noisy at O(1).
     """
+    import sys
+
+    announce = progress_bar is None
+    if announce:  # say how long it will take; a bar for long runs
+        seconds = estimate_seconds(model, args, kwargs, num_chains, num_warmup, num_samples)
+        print(f"NUTS: {num_chains} chains x {num_warmup} + {num_samples} draws, about "
+              f"{seconds:.0f} s", file=sys.stderr)
+        progress_bar = seconds > PROGRESS_SECONDS
+    run = _run_nuts(model, args, kwargs, num_chains, num_warmup, num_samples, seed, progress_bar,
+                    target_accept_prob)
+    retry = retry_target(target_accept_prob)
+    if retry_divergent and run.divergences and retry is not None:
+        if announce:
+            print(f"NUTS: {run.divergences} divergent transition(s); once more at "
+                  f"target_accept_prob {retry}", file=sys.stderr)
+        run = _run_nuts(model, args, kwargs, num_chains, num_warmup, num_samples, seed, progress_bar,
+                        retry)
+    return run
+
+
+def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], num_chains: int,
+              num_warmup: int, num_samples: int, seed: int, progress_bar: bool,
+              target_accept_prob: float) -> NutsRun:
     import os
     from concurrent.futures import ThreadPoolExecutor
     from operator import attrgetter
@@ -192,7 +275,8 @@ def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup:
     stack = lambda *x: np.stack([np.asarray(v) for v in x])  # noqa: E731
     samples = jax.tree.map(stack, *[c[0] for c in chains])
     extra = jax.tree.map(stack, *[c[1] for c in chains])
-    return NutsRun(samples=dict(samples), extra_fields=dict(extra))
+    return NutsRun(samples=dict(samples), extra_fields=dict(extra),
+                   target_accept_prob=float(target_accept_prob))
 
 
 class _progress:

@@ -9,12 +9,13 @@ from numpy.typing import ArrayLike
 
 from ..base.typing import BinningSpec
 from ..results.ece import BayesianECE, SmoothBayesianECE
+from ..smooth.average import DEFAULT_PRIOR_ODDS
 from ..smooth.basis import DEFAULT_N_KNOTS
 from ..smooth.draws import curve_values, importance_draws
 from ..smooth.fit import fit_smooth, single_threaded_blas
 from ..smooth.posterior import prepare_atoms, smooth_result
 from ..stats.binning import Binning
-from .agreement import CrossCheck
+from .agreement import FALSE_ALARM, CrossCheck, Probability
 
 __all__ = [
     "cross_check_smooth",
@@ -40,10 +41,11 @@ def cross_check_smooth(
     seed: int = 0,
     num_closed_form: int = 20_000,
     closed_form: BayesianECE | None = None,
-    false_alarm: float = 1e-4,
-    progress_bar: bool = False,
-    target_accept_prob: float = 0.9,
+    false_alarm: float = FALSE_ALARM,
+    progress_bar: bool | None = None,
+    target_accept_prob: float = 0.95,
     curve_points: int = 9,
+    prior_odds: float = DEFAULT_PRIOR_ODDS,
 ) -> CrossCheck:
     """NUTS on :func:`bece.models.smooth.smooth_model` against the Laplace path.
 
@@ -68,7 +70,7 @@ def cross_check_smooth(
         (``method="laplace"``), ``nuts`` the NUTS ones (``method="nuts"``).
     """
     from ..models.smooth import smooth_model
-    from .agreement import compare_draws, gap_table
+    from .agreement import compare_draws
     from .nuts import check_run_arguments, mcmc_inference_data, run_nuts
 
     check_run_arguments(false_alarm=false_alarm, seed=seed, num_chains=num_chains,
@@ -96,11 +98,13 @@ def cross_check_smooth(
         data["trials"] = atoms.trials
     if basis.n_bins:
         data.update(bins=atoms.bin, n_bins=basis.n_bins, bin_scale=post.bin_scale)
+    model_kwargs = dict(intercept_scale=float(post.prior_scales[0]),
+                        slope_scale=float(post.prior_scales[1]),
+                        smoothness_scale=post.smoothness_scale, **data)
     mcmc = run_nuts(
         smooth_model, basis.knots, basis.transform, num_chains=num_chains, num_warmup=num_warmup,
         num_samples=num_samples, seed=seed, progress_bar=progress_bar,
-        target_accept_prob=target_accept_prob, intercept_scale=float(post.prior_scales[0]),
-        slope_scale=float(post.prior_scales[1]), smoothness_scale=post.smoothness_scale, **data,
+        target_accept_prob=target_accept_prob, retry_divergent=True, **model_kwargs,
     )
     smp = {k: np.asarray(v, dtype=np.float64) for k, v in mcmc.get_samples(group_by_chain=True).items()}
     flat = {k: v.reshape((num_chains * num_samples,) + v.shape[2:]) for k, v in smp.items()}
@@ -112,7 +116,6 @@ def cross_check_smooth(
     beta = np.concatenate(theta, axis=1) * post.column_scale(lam, tau)
     nuts_result = smooth_result(atoms, stats, post, beta, lam, tau,
                                  np.random.default_rng([seed, 2]), "nuts", grid_points)
-    divergences = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
     idata = mcmc_inference_data(mcmc)
     probe = np.quantile(atoms.p, np.linspace(0, 1, curve_points + 2)[1:-1])
     shape = (num_chains, num_samples)
@@ -127,12 +130,49 @@ def cross_check_smooth(
         "curve": curve_values(basis, atoms.binning, probe, closed_form.coefficients),
     }
     params: dict[str, np.ndarray] = {k: smp[k] for k in ("a", "b", "lam", "u", "tau", "v") if k in smp}
-    table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged = compare_draws(
-        chains, refs, num_chains, num_samples, false_alarm, diagnose=params)
-    return CrossCheck(
-        model="smooth", agree=bool(converged and max_z <= z_threshold), converged=converged,
-        max_z=max_z, z_threshold=z_threshold, rhat_max=rhat, ess_bulk_min=ess_bulk,
-        ess_tail_min=ess_tail, divergences=divergences, table=table,
-        gap=gap_table(nuts_result, closed_form), nuts=nuts_result, closed_form=closed_form,
-        inference_data=idata,
-    )
+    evidence, probabilities = _exact_calibration(smp, closed_form.params, basis, model_kwargs,
+                                                 prior_odds, seed)
+    if basis.n_bins:
+        probabilities["P(tau > 0.3)"] = _rough(smp["tau"], closed_form.params)
+    agreement = compare_draws(chains, refs, num_chains, num_samples, false_alarm, diagnose=params,
+                              probabilities=probabilities)
+    return CrossCheck.judge("smooth", agreement, mcmc, nuts_result, closed_form, idata,
+                            evidence=evidence)
+
+
+def _exact_calibration(samples: dict[str, np.ndarray], post: Any, basis: Any,
+                       model_kwargs: dict[str, Any], prior_odds: float,
+                       seed: int) -> tuple[dict[str, float], dict[str, Probability]]:
+    """The log Bayes factor of exact calibration (the identity curve) against
+    the smooth model, from the fast path and from bridge sampling on the NUTS
+    draws of the same NumPyro model (:mod:`bece.validation.bridge`), and the
+    probability of exact calibration each gives at ``prior_odds``."""
+    from ..models.smooth import smooth_model
+    from ..smooth.average import prob_calibrated
+    from .bridge import log_likelihood_at, model_log_marginal
+
+    log_ml1, se = model_log_marginal(smooth_model, samples, basis.knots, basis.transform, seed=seed,
+                                     **model_kwargs)
+    identity = {"a": 0.0, "b": 0.0, "lam": 0.0, "u": np.zeros(basis.n_spline)}
+    if basis.n_bins:
+        identity.update(tau=0.0, v=np.zeros(basis.n_bins))
+    log_ml0 = log_likelihood_at(smooth_model, identity, basis.knots, basis.transform, **model_kwargs)
+    nuts, fast = log_ml0 - log_ml1, float(post.log_bayes_factor)
+    pi_nuts, pi_fast = prob_calibrated(nuts, prior_odds), prob_calibrated(fast, prior_odds)
+    evidence = {"fast": fast, "nuts": nuts, "se": se, "prior_odds": prior_odds}
+    return evidence, {"P(exactly calibrated)": Probability(
+        fast=pi_fast, nuts=pi_nuts, mcse_nuts=pi_nuts * (1 - pi_nuts) * se)}
+
+
+def _rough(tau: np.ndarray, post: Any) -> Probability:
+    """:math:`P(\\tau > \\tau_0 \\mid \\text{data})`, the gate of the zero-gap
+    spike (:func:`bece.smooth.zero_gaps.rough_probability`), from the fast
+    path's grid and from the NUTS draws ``tau`` (chain, draw)."""
+    from ..base.arviz import ess
+    from ..smooth.zero_gaps import ZERO_GAP_TAU, rough_probability
+
+    above = (tau > ZERO_GAP_TAU).astype(np.float64)
+    p = float(above.mean())
+    n_eff = ess(above, method="mean") if 0 < p < 1 else above.size
+    return Probability(fast=rough_probability(post, ZERO_GAP_TAU), nuts=p,
+                       mcse_nuts=float(np.sqrt(p * (1 - p) / max(n_eff, 1.0))))

@@ -22,7 +22,7 @@ from ..smooth.toplabel import (
 )
 from ..smooth.toplabel_fit import fit_top_label_smooth
 from ..stats.binning import Binning
-from .agreement import CrossCheck
+from .agreement import FALSE_ALARM, CrossCheck
 
 __all__ = [
     "cross_check_smooth_top_label",
@@ -55,9 +55,9 @@ def cross_check_smooth_top_label(
     seed: int = 0,
     num_closed_form: int = 20_000,
     closed_form: BayesianECE | None = None,
-    false_alarm: float = 1e-4,
-    progress_bar: bool = False,
-    target_accept_prob: float = 0.9,
+    false_alarm: float = FALSE_ALARM,
+    progress_bar: bool | None = None,
+    target_accept_prob: float = 0.95,
     curve_points: int = 5,
 ) -> CrossCheck:
     """NUTS on :func:`bece.models.top_label_smooth_model` against the Laplace path.
@@ -88,7 +88,7 @@ def cross_check_smooth_top_label(
         (``method="laplace"``), ``nuts`` the NUTS ones (``method="nuts"``).
     """
     from ..models.toplabel_smooth import top_label_smooth_model
-    from .agreement import compare_draws, gap_table
+    from .agreement import compare_draws
     from .nuts import check_run_arguments, mcmc_inference_data, run_nuts
 
     check_run_arguments(false_alarm=false_alarm, seed=seed, num_chains=num_chains,
@@ -126,7 +126,7 @@ def cross_check_smooth_top_label(
     mcmc = run_nuts(
         top_label_smooth_model, basis.knots, basis.transform, num_chains=num_chains,
         num_warmup=num_warmup, num_samples=num_samples, seed=seed, progress_bar=progress_bar,
-        target_accept_prob=target_accept_prob, n_labels=n_labels, center=post.center,
+        target_accept_prob=target_accept_prob, retry_divergent=True, n_labels=n_labels, center=post.center,
         spread=post.spread, intercept_scale=float(post.prior_scales[0]),
         slope_scale=float(post.prior_scales[1]), smoothness_scale=post.smoothness_scale,
         label_scale=post.label_scale, tilt_scale=post.tilt_scale, shared_prob=post.shared_prob,
@@ -146,7 +146,6 @@ def cross_check_smooth_top_label(
         e_nuts = label_ece_draws(atoms, post, beta, label_beta, np.random.default_rng([seed, 2]),
                                  keep=True)
     nuts_result = top_label_result(atoms, label_stats, labels, post, e_nuts, average, "nuts")
-    divergences = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
     idata = mcmc_inference_data(mcmc, coords={"label": labels}, dims={"c": ["label"], "e": ["label"]})
     probe = np.quantile(atoms.p, np.linspace(0, 1, curve_points + 2)[1:-1])
     pl = np.repeat(np.arange(n_labels), curve_points)
@@ -168,13 +167,6 @@ def cross_check_smooth_top_label(
     }
     names = ("a", "b", "lam", "u", "tau", "v", "kappa", "omega", "c", "e")
     params: dict[str, np.ndarray] = {k: smp[k] for k in names if k in smp}
-    table, rhat, ess_bulk, ess_tail, max_z, z_threshold, converged = compare_draws(
-        chains, refs, num_chains, num_samples, false_alarm, diagnose=params)
+    agreement = compare_draws(chains, refs, num_chains, num_samples, false_alarm, diagnose=params)
     assert isinstance(nuts_result, BayesianTopLabelECE)
-    return CrossCheck(
-        model="smooth-top-label", agree=bool(converged and max_z <= z_threshold),
-        converged=converged, max_z=max_z, z_threshold=z_threshold, rhat_max=rhat,
-        ess_bulk_min=ess_bulk, ess_tail_min=ess_tail, divergences=divergences, table=table,
-        gap=gap_table(nuts_result, laplace), nuts=nuts_result, closed_form=laplace,
-        inference_data=idata,
-    )
+    return CrossCheck.judge("smooth-top-label", agreement, mcmc, nuts_result, laplace, idata)

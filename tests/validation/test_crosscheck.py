@@ -1,13 +1,14 @@
 """bece.validation.crosscheck: the NUTS cross-check of the closed form (binned
 and top-label).
 
-``cross_check`` declares agreement when every z-score (probability-space
-comparison at 5 quantiles of each quantity) is below the Bonferroni threshold
-for a family-wise false-alarm rate of 1e-4. Measured once with
-benchmarks/crosscheck_false_alarm.py (20 seeds, n = 1000, 15 bins, 155
-comparisons per run): the largest z per run had median 2.9 and maximum 3.7,
-as 155 independent N(0, 1) variables give, against a threshold of 4.98, and
-no run diverged. Seeds are fixed, so each run here is deterministic.
+``cross_check`` declares agreement under the rule of bece.validation.agreement:
+NUTS converged (R-hat <= 1.01, ESS >= 400, no divergence after the retry) and
+each 5/50/95% quantile within max(z MCSE, 0.25 sd), z for a family-wise
+false-alarm rate of 0.05. On the conjugate model, whose closed form is exact,
+the rule's false-alarm rate is measured by benchmarks/crosscheck_agreement.py
+(the table on the validation page); each test here has at most that rate
+(<= 0.05) of failing by chance, and its seeds are fixed, so each run is
+deterministic.
 """
 
 from __future__ import annotations
@@ -41,13 +42,13 @@ def _beta_data(n, seed):
 )
 def test_agrees_on_the_conjugate_model(n, n_bins):
     y, p = _beta_data(n, seed=n)
-    cc = bece.cross_check(y, p, n_bins=n_bins, seed=1)
+    cc = bece.cross_check(y, p, n_bins=n_bins, seed=1, model="conjugate")
     if n == 25:
         assert (cc.closed_form.stats.bin_counts == 0).any()
     assert cc.converged, cc
-    assert cc.agree, cc.table.sort_values("z").tail()
-    assert cc.divergences <= 4  # at most 0.1% of the draws (0 to 3 seen over seeds)
-    assert len(cc.table) == 5 * (1 + 2 * n_bins)
+    assert cc.agree, cc.reasons
+    assert cc.reasons == [] and cc.divergences == 0
+    assert len(cc.table) == 3 * (1 + 2 * n_bins)
     assert cc.nuts.draws.shape == (4000,) and cc.nuts.method == "nuts"
     assert cc.inference_data.posterior.sizes["chain"] == 4
     assert "ece" in cc.closed_form_inference_data.posterior
@@ -64,7 +65,8 @@ def test_alpha_off_by_one_is_detected(small):
     wrong = posterior_ece(small, alpha=1 / 10 + 1, num_samples=20_000, seed=2)
     cc = cross_check_stats(small, closed_form=wrong, seed=4)
     assert cc.converged and not cc.agree
-    assert cc.max_z > 3 * cc.z_threshold
+    assert cc.max_ratio > 1.5  # the ECE's quantiles ~0.45 posterior sd apart (tolerance 0.25 sd)
+    assert any("accuracy" in r or "ece" in r for r in cc.reasons)
 
 
 def test_untruncated_mu_is_detected(small):
@@ -80,8 +82,8 @@ def test_untruncated_mu_is_detected(small):
     )
     cc = cross_check_stats(small, closed_form=wrong, seed=6)
     assert cc.converged and not cc.agree
-    worst = cc.table.loc[cc.table["z"].idxmax()]
-    assert worst["variable"] == "confidence"
+    assert cc.worst["variable"] == "confidence"
+    assert cc.reasons[0].startswith("confidence[")
 
 
 def test_literal_fast_path_agrees_with_nuts_and_the_gap_to_the_conjugate_form_shows():
@@ -91,7 +93,7 @@ def test_literal_fast_path_agrees_with_nuts_and_the_gap_to_the_conjugate_form_sh
     cc = cross_check_stats(stats, model="literal", sigma=0.5, tau=0.5, seed=7)
     assert cc.model == "literal" and cc.converged
     assert cc.nuts.model == "binned-literal" and cc.closed_form.model == "binned-literal"
-    assert cc.agree, cc.table.sort_values("z").tail(3)
+    assert cc.agree, cc.table.sort_values("ratio").tail(3)
     # the conjugate form's posterior on the same NUTS run: visibly off at this sigma
     conj = bece.posterior_ece(stats, model="conjugate", sigma=0.5, tau=0.5, num_samples=20_000,
                               seed=1)
@@ -121,7 +123,7 @@ def test_literal_fast_path_agrees_with_nuts_on_confidences_piled_at_the_ends():
     clf = make_pipeline(StandardScaler(), LogisticRegression()).fit(xtr, ytr)
     p = clf.predict_proba(xte)[:, 1]
     cc = bece.cross_check(yte, p, model="literal", seed=2)
-    assert cc.converged and cc.agree, cc.table.sort_values("z").tail(3)
+    assert cc.converged and cc.agree, cc.table.sort_values("ratio").tail(3)
 
 
 @pytest.mark.parametrize(
@@ -142,7 +144,7 @@ def test_bad_arguments(kwargs, message):
 def test_zero_width_bins_are_refused():
     p = np.array([0.7] * 8 + [0.1, 0.9])
     with pytest.raises(ValueError, match="bins of positive width"):
-        bece.cross_check(np.ones(10, int), p, n_bins=5, binning="quantile")
+        bece.cross_check(np.ones(10, int), p, n_bins=5, binning="quantile", model="conjugate")
 
 
 # ------------------------------------------------------------ top-label
@@ -150,13 +152,14 @@ def test_zero_width_bins_are_refused():
 def nuts_top_label():
     rng = np.random.default_rng(5)
     y, prob = simulate_multiclass(300, 3, rng, temperature=1.5)
-    return y, prob, bece.cross_check(y, prob, top_label=True, n_bins=4, num_warmup=600, seed=0)
+    return y, prob, bece.cross_check(y, prob, top_label=True, n_bins=4, num_warmup=600, seed=0,
+                                         model="conjugate")
 
 
 def test_cross_check_agrees_on_the_top_label_model(nuts_top_label):
     _, _, cc = nuts_top_label
     assert cc.converged, cc
-    assert cc.agree, cc.table.sort_values("z").tail()
+    assert cc.agree, cc.table.sort_values("ratio").tail()
     assert set(cc.table["variable"]) == {"ece", "label_ece", "accuracy", "confidence"}
     assert isinstance(cc.nuts, BayesianTopLabelECE) and cc.nuts.method == "nuts"
     assert "label" in cc.inference_data.posterior.coords
@@ -176,8 +179,8 @@ def test_cross_check_catches_a_wrong_top_label_closed_form(nuts_top_label):
     }
     closed = {"ece": wrong.draws, "label_ece": wrong.label_draws,
               "accuracy": wrong.label_accuracy, "confidence": wrong.label_confidence}
-    _, _, _, _, max_z, threshold, _ = compare_draws(chains, closed, 4, 1000, 1e-4)
-    assert max_z > 2 * threshold
+    agreement = compare_draws(chains, closed, 4, 1000)
+    assert agreement.max_ratio > 2
 
 
 def test_unknown_model_lists_every_accepted_model():
@@ -185,8 +188,8 @@ def test_unknown_model_lists_every_accepted_model():
     although model='smooth' is accepted."""
     from bece.validation import cross_check
 
-    with pytest.raises(ValueError, match=r"model must be one of \('binned', 'conjugate', 'literal', "
-                                         r"'smooth'\), got 'foo'"):
+    with pytest.raises(ValueError, match=r"model must be one of \('smooth', 'binned', 'conjugate', "
+                                         r"'literal'\), got 'foo'"):
         cross_check([0, 1, 1], [0.2, 0.6, 0.9], model="foo")
     stats = CalibrationStats.from_arrays([0, 1, 1], [0.2, 0.6, 0.9])
     with pytest.raises(ValueError, match=r"for statistics, got 'smooth' \(model='smooth' runs on the "
@@ -222,4 +225,4 @@ def test_top_label_literal_fast_path_agrees_with_nuts():
     y = np.array([rng.choice(3, p=row) for row in prob])
     cc = bece.cross_check(y, prob, top_label=True, model="literal", n_bins=4, seed=1)
     assert cc.closed_form.model == "binned-top-label-literal"
-    assert cc.converged and cc.agree, cc.table.sort_values("z").tail(3)
+    assert cc.converged and cc.agree, cc.table.sort_values("ratio").tail(3)

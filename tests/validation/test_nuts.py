@@ -20,7 +20,7 @@ def test_nuts_draws_do_not_depend_on_jax_enable_x64():
         "import numpy as np, bece\n"
         "y = np.array([0, 1, 1, 0, 1, 1, 1, 0, 1, 1]); p = np.linspace(0.35, 0.95, 10)\n"
         "cc = bece.cross_check(y, p, n_bins=3, num_chains=1, num_warmup=30, num_samples=20,"
-        " num_closed_form=100)\n"
+        " num_closed_form=100, model='conjugate')\n"
         "print(repr(cc.nuts.draws.tolist()))\n"
     )
     out = []

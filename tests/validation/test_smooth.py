@@ -20,5 +20,5 @@ def test_laplace_agrees_with_nuts_on_a_well_specified_problem():
                           num_closed_form=10_000)
     assert cc.model == "smooth" and cc.nuts.method == "nuts" and cc.closed_form.method == "laplace"
     assert cc.converged, cc
-    assert cc.agree, cc.table.sort_values("z").tail()
+    assert cc.agree, cc.table.sort_values("ratio").tail()
     assert cc.divergences < 20
