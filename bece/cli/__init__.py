@@ -68,6 +68,7 @@ from collections.abc import Sequence
 from .calibration import run_test
 from .common import cli_words, to_json
 from .compare import compare_dict, format_compare, run_compare
+from .output import check_outputs
 from .parser import UsageError, build_parser, version
 from .report import format_report, report_dict, run_report
 
@@ -90,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help(sys.stderr)
             return 2
+        check_outputs(args)  # before any work: no output over an input, none unwritable
         if args.command == "compare":
             return run_compare(args)
         if args.command == "test":

@@ -11,7 +11,6 @@ import numpy as np
 __all__ = [
     "KINDS",
     "PROB",
-    "check_plot_path",
     "classes_line",
     "cli_words",
     "edge_texts",
@@ -125,25 +124,6 @@ def to_json(obj: Any) -> str:
 
 
 # --------------------------------------------------------------- figures
-def check_plot_path(path: str) -> None:
-    """Fail before any work if --plot PATH cannot be written."""
-    from pathlib import Path
-
-    from matplotlib.figure import Figure
-
-    target = Path(path)
-    fmt = target.suffix.lower().lstrip(".")
-    supported = Figure().canvas.get_supported_filetypes()
-    if fmt not in supported:
-        raise ValueError(
-            f"--plot {path}: unknown image type '{target.suffix or '(none)'}'; use one of "
-            + ", ".join(f".{k}" for k in sorted(supported))
-        )
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise ValueError(f"--plot {path}: directory '{parent}' does not exist")
-
-
 def figure(size: tuple[float, float]) -> Any:
     """A matplotlib Figure without pyplot: no GUI backend, nothing global touched."""
     from matplotlib.figure import Figure
@@ -152,7 +132,11 @@ def figure(size: tuple[float, float]) -> Any:
 
 
 def save(fig: Any, path: str, quiet: bool) -> None:
-    """Write ``fig`` to ``path``; say so unless ``quiet`` (``--json``)."""
-    fig.savefig(path, dpi=150, bbox_inches="tight")
+    """Write ``fig`` to ``path`` (whole or not at all: :func:`~bece.cli.output.atomic_output`);
+    say so unless ``quiet`` (``--json``)."""
+    from .output import atomic_output
+
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, dpi=150, bbox_inches="tight")
     if not quiet:
         print(f"\n  figure written to {path}")

@@ -13,7 +13,6 @@ from .common import (
     BINARY_NOTE,
     KINDS,
     PROB,
-    check_plot_path,
     figure,
     input_options,
     run_info,
@@ -129,8 +128,6 @@ def run_compare(args: argparse.Namespace) -> int:
     """
     from pathlib import Path
 
-    if args.plot is not None:
-        check_plot_path(args.plot)
     columns, options = input_options(args)
     progress = not args.json and sys.stderr.isatty()
     found = None

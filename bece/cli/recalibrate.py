@@ -21,34 +21,20 @@ from typing import Any
 
 import numpy as np
 
-from .common import BINARY_NOTE, KINDS, PROB, check_plot_path, figure, input_options, run_info, save, to_json
+from .common import BINARY_NOTE, KINDS, PROB, figure, input_options, run_info, save, to_json
+from .output import atomic_output
 
 __all__ = [
-    "OUT_FORMATS",
     "recalibrate_dict",
     "run_recalibrate",
     "write_predictions",
 ]
 
-#: Formats ``--out`` writes, by suffix.
-OUT_FORMATS = (".csv", ".parquet", ".npz")
-
-
-def check_out_path(path: str) -> None:
-    """Fail before any work if ``--out PATH`` cannot be written."""
-    target = Path(path)
-    if target.suffix.lower() not in OUT_FORMATS:
-        raise ValueError(f"--out {path}: unknown file type '{target.suffix or '(none)'}'; use one "
-                         f"of {', '.join(OUT_FORMATS)}")
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise ValueError(f"--out {path}: directory '{parent}' does not exist")
-
-
 def write_predictions(path: str, y_true: Any, y_prob: np.ndarray) -> list[str]:
     """Write ``y_true`` and the probabilities in the column conventions of
     :mod:`bece.io` (``y_prob`` for a 1-D array, else ``p_0 ... p_{K-1}``),
-    as CSV, Parquet or NPZ by the suffix; returns the column names.
+    as CSV, Parquet or NPZ by the suffix, whole or not at all
+    (:func:`~bece.cli.output.atomic_output`); returns the column names.
 
     Floats are written in full (float64, shortest round-trip text in CSV),
     so the file reads back to the same numbers.
@@ -57,21 +43,22 @@ def write_predictions(path: str, y_true: Any, y_prob: np.ndarray) -> list[str]:
     cols = [y_prob] if y_prob.ndim == 1 else [y_prob[:, k] for k in range(y_prob.shape[1])]
     y = np.asarray(y_true)
     suffix = Path(path).suffix.lower()
-    if suffix == ".npz":
-        arrays: dict[str, Any] = {"y_true": y, **dict(zip(names, cols))}
-        np.savez(path, **arrays)
-        return ["y_true", *names]
-    import pyarrow as pa
+    with atomic_output(path) as tmp:
+        if suffix == ".npz":
+            arrays: dict[str, Any] = {"y_true": y, **dict(zip(names, cols))}
+            np.savez(tmp, **arrays)
+            return ["y_true", *names]
+        import pyarrow as pa
 
-    table = pa.table({"y_true": pa.array(y), **{n: pa.array(c) for n, c in zip(names, cols)}})
-    if suffix == ".parquet":
-        import pyarrow.parquet as pq
+        table = pa.table({"y_true": pa.array(y), **{n: pa.array(c) for n, c in zip(names, cols)}})
+        if suffix == ".parquet":
+            import pyarrow.parquet as pq
 
-        pq.write_table(table, path)
-    else:
-        import pyarrow.csv as pcsv
+            pq.write_table(table, tmp)
+        else:
+            import pyarrow.csv as pcsv
 
-        pcsv.write_csv(table, path)
+            pcsv.write_csv(table, tmp)
     return ["y_true", *names]
 
 
@@ -166,10 +153,6 @@ def run_recalibrate(args: argparse.Namespace) -> int:
     from ..api import recalibrate
     from ..io.files import read_predictions
 
-    if args.plot is not None:
-        check_plot_path(args.plot)
-    if args.out is not None:
-        check_out_path(args.out)
     if getattr(args, "row_sum_tol", None) is not None:
         raise ValueError("--row-sum-tol does not apply to recalibrate: the calibrators read "
                          "probabilities whose rows sum to one (normalise them, or give logits "

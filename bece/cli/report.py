@@ -15,7 +15,6 @@ from .common import (
     BINARY_NOTE,
     KINDS,
     PROB,
-    check_plot_path,
     classes_line,
     edge_texts,
     figure,
@@ -250,8 +249,6 @@ def run_report(args: argparse.Namespace) -> int:
     from ..io.files import column_names, example_path, read_statistics
     from ..io.forecast_columns import detect_kind
 
-    if args.plot is not None:
-        check_plot_path(args.plot)
     conventions = {k: v if getattr(args, k) is None else getattr(args, k)
                    for k, v in _REGRESSION_DEFAULTS.items()}
     columns, options = input_options(args)

@@ -205,15 +205,15 @@ def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup:
         print(f"NUTS: {num_chains} chains x {num_warmup} + {num_samples} draws, about "
               f"{seconds:.0f} s", file=sys.stderr)
         progress_bar = seconds > PROGRESS_SECONDS
-    run = _run_nuts(model, args, kwargs, num_chains, num_warmup, num_samples, seed, progress_bar,
+    bar = bool(progress_bar)
+    run = _run_nuts(model, args, kwargs, num_chains, num_warmup, num_samples, seed, bar,
                     target_accept_prob)
     retry = retry_target(target_accept_prob)
     if retry_divergent and run.divergences and retry is not None:
         if announce:
             print(f"NUTS: {run.divergences} divergent transition(s); once more at "
                   f"target_accept_prob {retry}", file=sys.stderr)
-        run = _run_nuts(model, args, kwargs, num_chains, num_warmup, num_samples, seed, progress_bar,
-                        retry)
+        run = _run_nuts(model, args, kwargs, num_chains, num_warmup, num_samples, seed, bar, retry)
     return run
 
 
