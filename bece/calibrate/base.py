@@ -22,7 +22,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..base.version import VERSION
-from .scores import Scores, as_scores, encode_labels
+from .scores import INPUTS, Scores, as_scores, encode_labels
+from .stored import COMMON, Field, check_fitted, decode, encode, parse
 
 __all__ = [
     "JSON_FORMAT",
@@ -35,37 +36,14 @@ JSON_FORMAT = 1
 _REGISTRY: dict[str, type[ScoreCalibrator]] = {}
 
 
-def _encode(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return {"array": value.tolist(), "dtype": value.dtype.str, "shape": list(value.shape)}
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, tuple):
-        return {"tuple": [_encode(v) for v in value]}
-    if isinstance(value, dict):
-        return {"dict": [[_encode(k), _encode(v)] for k, v in value.items()]}
-    return value
-
-
-def _decode(value: Any) -> Any:
-    if isinstance(value, dict):
-        if "array" in value:
-            return np.array(value["array"], dtype=np.dtype(value["dtype"])).reshape(value["shape"])
-        if "tuple" in value:
-            return tuple(_decode(v) for v in value["tuple"])
-        if "dict" in value:
-            return {_decode(k): _decode(v) for k, v in value["dict"]}
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    return value
-
-
 class ScoreCalibrator(ClassifierMixin, BaseEstimator):
     """Base of the recalibrators of a classifier's scores.
 
     Subclasses define ``__init__`` (keyword parameters, stored as given,
     among them ``input``), :meth:`_fit` and :meth:`_proba_block`, and list
-    their fitted attributes in ``_fitted`` for :meth:`to_json`.
+    the contract of their fitted attributes in ``_contract`` (name to
+    :class:`~bece.calibrate.stored.Field`) for :meth:`to_json` and
+    :meth:`from_json`.
 
     Attributes
     ----------
@@ -104,9 +82,7 @@ class ScoreCalibrator(ClassifierMixin, BaseEstimator):
     """
 
     input: str
-    _fitted: ClassVar[tuple[str, ...]] = ()
-    _common: ClassVar[tuple[str, ...]] = ("classes_", "n_classes_", "input_", "binary_input_",
-                                          "n_features_in_")
+    _contract: ClassVar[dict[str, Field]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -192,13 +168,13 @@ class ScoreCalibrator(ClassifierMixin, BaseEstimator):
         """The fitted calibrator as a JSON string: its class, parameters and
         fitted attributes (:meth:`from_json` reads it back)."""
         check_is_fitted(self, "classes_")
-        fitted = {name: _encode(getattr(self, name)) for name in self._common + self._fitted}
+        names = ["classes_", *COMMON, *self._contract]
         return json.dumps({
             "estimator": type(self).__name__,
             "format": JSON_FORMAT,
             "bece_version": VERSION,
-            "params": {k: _encode(v) for k, v in self.get_params(deep=False).items()},
-            "fitted": fitted,
+            "params": {k: encode(v) for k, v in self.get_params(deep=False).items()},
+            "fitted": {name: encode(getattr(self, name)) for name in names},
         })
 
     @classmethod
@@ -207,22 +183,29 @@ class ScoreCalibrator(ClassifierMixin, BaseEstimator):
 
         Called on :class:`ScoreCalibrator` itself it returns whichever
         calibrator the string holds; on a subclass, the string must hold
-        that class.
+        that class. It loads only if every field meets the fitted
+        estimator's contract (:mod:`bece.calibrate.stored`); otherwise a
+        ValueError names the field.
         """
-        try:
-            spec = json.loads(text)
-            name = spec["estimator"]
-            params, fitted = spec["params"], spec["fitted"]
-        except (TypeError, ValueError, KeyError) as exc:
-            raise ValueError(f"text is not a bece calibrator's JSON: {exc}") from None
-        if spec.get("format") != JSON_FORMAT:
-            raise ValueError(f"text has JSON format {spec.get('format')!r}; this bece reads {JSON_FORMAT}")
-        target = _REGISTRY.get(name)
+        spec = parse(text)
+        if spec["format"] != JSON_FORMAT:
+            raise ValueError(f"text has JSON format {spec['format']!r}; this bece reads {JSON_FORMAT}")
+        name = spec["estimator"]
+        target = _REGISTRY.get(name) if isinstance(name, str) else None
+        if target is not None and not target._contract:  # a base class: nothing is fitted
+            target = None
         if target is None or (cls is not ScoreCalibrator and target is not cls):
             raise ValueError(f"text holds a {name!r}, not a {cls.__name__}")
-        obj = target(**{k: _decode(v) for k, v in params.items()})
-        for key, value in fitted.items():
-            setattr(obj, key, _decode(value))
+        allowed = target().get_params(deep=False)
+        unknown = [k for k in spec["params"] if k not in allowed]
+        if unknown:
+            raise ValueError(f"params holds {', '.join(map(repr, unknown))}, which a {name} does "
+                             f"not take (it takes {', '.join(allowed)})")
+        obj = target(**{k: decode(v, k) for k, v in spec["params"].items()})
+        if not isinstance(obj.input, str) or obj.input not in INPUTS:
+            raise ValueError(f"input must be one of {INPUTS}, got {obj.input!r}")
+        obj._check_params()
+        check_fitted(obj, spec["fitted"], target._contract)
         return obj
 
 

@@ -43,6 +43,7 @@ from scipy.special import expit
 
 from .base import ScoreCalibrator
 from .scores import Scores, log_softmax
+from .stored import Field
 
 __all__ = [
     "BetaCalibration",
@@ -131,7 +132,7 @@ class PlattScaling(BinaryCalibrator):
     (2000, 2)
     """
 
-    _fitted = ("coef_", "intercept_")
+    _contract = {"coef_": Field("float"), "intercept_": Field("float")}
 
     def __init__(self, *, input: str = "auto", smoothed_targets: bool = True) -> None:
         self.input = input
@@ -196,7 +197,11 @@ class IsotonicCalibration(BinaryCalibrator):
     True
     """
 
-    _fitted = ("X_thresholds_", "y_thresholds_")
+    _contract = {
+        "X_thresholds_": Field("array", ndim=1, nondecreasing=True),
+        "y_thresholds_": Field("array", shape=lambda est: est.X_thresholds_.shape, low=0.0, high=1.0,
+                               nondecreasing=True),
+    }
 
     def __init__(self, *, input: str = "auto") -> None:
         self.input = input
@@ -245,7 +250,7 @@ class BetaCalibration(BinaryCalibrator):
     (True, True)
     """
 
-    _fitted = ("a_", "b_", "c_")
+    _contract = {"a_": Field("float"), "b_": Field("float"), "c_": Field("float")}
 
     def __init__(self, *, input: str = "auto") -> None:
         self.input = input

@@ -90,6 +90,7 @@ from ..base.memory import check_allocation
 from .base import ScoreCalibrator
 from .newton import best_shift, full_evaluate, newton_cg, penalty_weights, rough_temperature
 from .scores import Scores, log_softmax, softmax
+from .stored import SHAPES, linear_contract
 from .temperature import PassCounter, check_bounds, fit_temperature
 
 __all__ = [
@@ -354,8 +355,7 @@ class MatrixScaling(ScoreCalibrator):
     cross-validation over ``reg_grid`` (``cv_nll_`` holds the held-out NLL).
     """
 
-    _fitted = ("coef_", "intercept_", "reg_lambda_", "reg_mu_", "reg_diagonal_",
-               "feature_temperature_", "cv_nll_", "nll_", "n_passes_", "n_iter_")
+    _contract = linear_contract(SHAPES["KxK"], diagonal=True)
     _log_features = False
 
     def __init__(self, *, input: str = "auto", reg_lambda: float | None = None,

@@ -40,6 +40,7 @@ from scipy.optimize import brentq
 
 from .base import ScoreCalibrator
 from .scores import Scores, softmax
+from .stored import Field
 
 __all__ = [
     "PassCounter",
@@ -172,7 +173,8 @@ class TemperatureScaling(ScoreCalibrator):
     True
     """
 
-    _fitted = ("temperature_", "nll_", "n_passes_")
+    _contract = {"temperature_": Field("float", low=0.0, low_open=True),
+                 "nll_": Field("float", low=0.0), "n_passes_": Field("int", low=0)}
 
     def __init__(self, *, input: str = "auto", bounds: tuple[float, float] = (1e-2, 1e2)) -> None:
         self.input = input

@@ -85,6 +85,7 @@ from .base import ScoreCalibrator
 from .linear import CV_TOL, REG_GRID, check_common, check_regularisation, linear_hessp, linear_objective
 from .newton import block_preconditioner, newton_cg, rough_temperature
 from .scores import Scores, log_softmax, softmax
+from .stored import SHAPES, linear_contract
 from .temperature import PassCounter, check_bounds, fit_temperature
 
 __all__ = ["FEATURES", "VectorScaling", "penalised_preconditioner", "vector_penalty"]
@@ -251,8 +252,7 @@ class VectorScaling(ScoreCalibrator):
     ((11,), True, True)
     """
 
-    _fitted = ("coef_", "intercept_", "reg_lambda_", "reg_mu_", "feature_temperature_", "cv_nll_",
-               "nll_", "n_passes_", "n_iter_")
+    _contract = linear_contract(SHAPES["K"], diagonal=False)
 
     def __init__(self, *, input: str = "auto", reg_lambda: float | None = None,
                  reg_mu: float | None = None, features: str = "tempered",
