@@ -10,7 +10,7 @@ of bad values and the first three offending indices and values). A NumPy
 n-sized is copied to the host.
 
 Float64 sums whatever ``jax_enable_x64`` says. The computation is traced
-and run inside ``jax.enable_x64(True)``, a context manager that changes the
+and run inside ``enable_x64()``, a context manager that changes the
 setting for the current thread only, for the duration of the call, and
 restores it (the global configuration is never touched). Inside it the
 confidences are converted to float64 on the device (exact, also from
@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.jaxcompat import enable_x64
 from .binning import Binning, make_binning
 from .inputs import (
     as_array,
@@ -366,7 +367,7 @@ def device_sums(
     if tol is None:
         tol = row_sum_tolerance(in_dtype, k) if k else 0.0
     shape = (m, bins.rule == "uniform", kind, yp is not None, method)
-    with jax.enable_x64(True):
+    with enable_x64():
         # labels given as NumPy are sent to y_prob's device (host to device only)
         yt_d = yt if is_jax_array(yt) else jax.device_put(yt, device)
         yp_d = None if yp is None else (yp if is_jax_array(yp) else jax.device_put(yp, device))

@@ -41,6 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from ..base.jaxcompat import enable_x64
+
 __all__ = [
     "bridge_log_marginal",
     "log_likelihood_at",
@@ -114,7 +116,7 @@ def model_log_marginal(model: Callable[..., Any], samples: dict[str, np.ndarray]
 
     from ..base.arviz import ess
 
-    with jax.enable_x64(True):
+    with enable_x64():
         potential, names, inverse = _unconstrained(model, args, kwargs)
         first = samples[names[0]]
         chains, draws = first.shape[:2]
@@ -151,9 +153,8 @@ def log_likelihood_at(model: Callable[..., Any], params: dict[str, Any], *args: 
                       **kwargs: Any) -> float:
     """Sum of the log-likelihood of every observed site of ``model`` at ``params``
     (float64 within the call)."""
-    import jax
     from numpyro.infer.util import log_likelihood
 
-    with jax.enable_x64(True):
+    with enable_x64():
         ll = log_likelihood(model, params, *args, batch_ndims=0, **kwargs)
         return float(sum(float(np.sum(np.asarray(v, dtype=np.float64))) for v in ll.values()))

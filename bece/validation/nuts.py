@@ -10,6 +10,7 @@ import numpy as np
 
 from ..base.arviz import from_dict, preload
 from ..base.checks import positive_int
+from ..base.jaxcompat import enable_x64
 
 __all__ = [
     "check_run_arguments",
@@ -145,7 +146,7 @@ def estimate_seconds(model: Callable[..., Any], args: tuple, kwargs: dict[str, A
     import jax
     from numpyro.infer.util import initialize_model
 
-    with jax.enable_x64(True):
+    with enable_x64():
         info = initialize_model(jax.random.PRNGKey(0), model, model_args=args, model_kwargs=kwargs)
         grad = jax.jit(jax.value_and_grad(info.potential_fn))
         z = info.param_info.z
@@ -246,20 +247,20 @@ def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], nu
         z, extra = jax.tree.map(lambda x: x[num_warmup:], (z, extra))
         return jax.vmap(kernel.postprocess_fn(args, kwargs))(z), extra
 
-    with jax.enable_x64(True):
+    with enable_x64():
         key = jax.random.PRNGKey(seed)
         keys = jax.random.split(key, num_chains) if num_chains > 1 else key[None]
         lowered = jax.jit(one_chain).lower(keys[0], 0)  # tracing holds the GIL: do it first
 
     def compile_chain():
-        with jax.enable_x64(True):  # a thread-local context: enter it in each thread
+        with enable_x64():  # a thread-local context: enter it in each thread
             try:
                 return lowered.compile(COMPILER_OPTIONS)
             except Exception:  # an XLA without this option; a real error recurs below
                 return lowered.compile()
 
     def run(c):
-        with jax.enable_x64(True):
+        with enable_x64():
             return jax.device_get(compiled(keys[c], c))
 
     workers = max(1, min(num_chains, os.cpu_count() or 1, 2))

@@ -21,6 +21,7 @@ from numpyro.infer.util import log_density
 from scipy import special
 from scipy import stats as sps
 
+from bece.base.jaxcompat import enable_x64
 from bece.models.regression import pit_cell_log_mass, pit_model
 from bece.regression import PITHistogram, pit
 from bece.regression.smooth import fit_pit_model, pit_grid, pit_model_draws, tilt_basis
@@ -41,7 +42,7 @@ def test_cell_log_mass_matches_scipy(a, b):
     g = 200
     z = pit_grid(g).z[1:-1]
     ref = _scipy_log_mass(a, b, g)
-    with jax.enable_x64(True):
+    with enable_x64():
         np.testing.assert_allclose(np.asarray(pit_cell_log_mass(z, a, b)), ref, rtol=1e-10, atol=1e-10)
     # float32 (JAX's default): no NaN or infinity, probabilities to float32 precision
     lm32 = np.asarray(pit_cell_log_mass(z.astype(np.float32), np.float32(a), np.float32(b)))
@@ -55,7 +56,7 @@ def test_log_density_matches_scipy():
     counts = rng.multinomial(n, np.full(g, 1 / g))
     z, tilt = pit_grid(g).z[1:-1], tilt_basis(g)
     params = {"shift": 0.2, "log_spread": -0.4, "lam": 0.3, "w": rng.normal(size=24)}
-    with jax.enable_x64(True):
+    with enable_x64():
         lp, _ = log_density(pit_model, (z, tilt), {"n": n, "counts": counts}, params)
     logits = _scipy_log_mass(0.2, -0.4, g) + 0.3 * tilt @ params["w"]
     probs = special.softmax(logits)
@@ -175,7 +176,7 @@ def test_grouped_log_density_matches_scipy():
 
     grid = model_grid(PITHistogram.from_pit(u, n_cells=g), cells)
     params = {"shift": -0.3, "log_spread": -0.5, "lam": 0.4, "w": rng.normal(size=24)}
-    with jax.enable_x64(True):
+    with enable_x64():
         lp, _ = log_density(pit_model, (grid.z[1:-1], grid.basis),
                             {"n": n, "counts": cells.counts, "share": cells.share}, params)
     x = -0.3 + np.exp(-0.5) * special.ndtri(cells.fine_edges)

@@ -10,12 +10,12 @@ posterior density of log T, known from the quadrature.
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 from numpyro.infer.util import log_density
 from scipy import special, stats
 
 from bece.base.arviz import ess
+from bece.base.jaxcompat import enable_x64
 from bece.calibrate import temperature_posterior
 from bece.models import temperature_model
 from bece.validation.nuts import run_nuts
@@ -34,7 +34,7 @@ def _data(n=120, k=3, t=1.6, seed=5):
 def test_log_density_is_prior_plus_categorical():
     z, y = _data(n=20)
     u = 0.3
-    with jax.enable_x64(True):
+    with enable_x64():
         lp, _ = log_density(temperature_model, (z, y), {"prior_loc": 0.1, "prior_scale": 0.7},
                             {"log_temperature": u})
     ref = (stats.norm.logpdf(u, 0.1, 0.7)

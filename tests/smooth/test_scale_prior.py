@@ -3,11 +3,11 @@ against scipy, and the NumPyro model's prior of the same scales."""
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 import pytest
 from scipy import stats as sps
 
+from bece.base.jaxcompat import enable_x64
 from bece.models.toplabel_smooth import scale_prior
 from bece.smooth.scale_prior import SHARED_PROB, SHARED_RATIO, exponential_grid, scale_grid
 from bece.smooth.toplabel_fit import fit_top_label_smooth
@@ -32,7 +32,7 @@ def test_grid_masses_are_the_mixture_between_geometric_midpoints(p):
 
 @pytest.mark.parametrize("v", [0.002, 0.01, 0.3, 1.5])
 def test_numpyro_prior_is_the_same_mixture(v):
-    with jax.enable_x64(True):
+    with enable_x64():
         got = float(scale_prior(0.5, SHARED_PROB, SHARED_RATIO).log_prob(v))
         alone = float(scale_prior(0.5, 0.0, SHARED_RATIO).log_prob(v))
     want = np.log(SHARED_PROB * sps.expon(scale=SHARED_RATIO * 0.5).pdf(v)

@@ -8,7 +8,6 @@ by the fast path. All checks are deterministic.
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 import pytest
 from numpyro import handlers
@@ -16,6 +15,7 @@ from numpyro.infer.util import log_density
 from scipy import special
 from scipy import stats as sps
 
+from bece.base.jaxcompat import enable_x64
 from bece.models import top_label_curve_logit, top_label_smooth_model
 from bece.smooth.basis import SmoothBasis
 from bece.smooth.toplabel_fit import PointDesign, TopLabelSmoothPosterior
@@ -72,7 +72,7 @@ def test_log_density_equals_a_direct_per_observation_computation(aggregated):
              + np.log(0.5 * sps.expon(scale=0.02 * 0.3).pdf(0.35) + 0.5 * sps.expon(scale=0.3).pdf(0.35))
              + sps.norm.logpdf(prm["c"]).sum()
              + sps.norm.logpdf(prm["e"]).sum())
-    with jax.enable_x64(True):
+    with enable_x64():
         ld, _ = log_density(
             top_label_smooth_model, (basis.knots, basis.transform),
             {"x": x, "label": label, "n_labels": L, "z": z, "bins": bins, "n_bins": 4,
@@ -84,7 +84,7 @@ def test_log_density_equals_a_direct_per_observation_computation(aggregated):
 def test_jax_curve_equals_the_numpy_design_of_the_fast_path():
     rng, x, label, bins, basis = _problem(1)
     prm = _params(rng, basis)
-    with jax.enable_x64(True):
+    with enable_x64():
         f = np.asarray(top_label_curve_logit(
             x, label, basis.knots, basis.transform, prm["a"], prm["b"], prm["lam"], prm["u"],
             prm["kappa"], prm["c"], prm["e"], center=0.5, spread=2.0, bins=bins, tau=prm["tau"],

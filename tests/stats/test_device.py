@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from bece import CalibrationStats
+from bece.base.jaxcompat import enable_x64
 from bece.stats import device as _device
 
 jax = pytest.importorskip("jax")
@@ -110,7 +111,7 @@ def test_float64_sums_in_32_bit_mode_without_changing_the_config(arrays):
 
 
 def test_x64_array_input(arrays):
-    with jax.enable_x64(True):
+    with enable_x64():
         p = jnp.asarray(arrays["p"])
         assert p.dtype == jnp.float64
     got = CalibrationStats.from_arrays(arrays["y"], p)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bece.base.jaxcompat import enable_x64
+
 
 def test_nuts_draws_do_not_depend_on_jax_enable_x64():
     """NUTS runs in a scoped float64 context: a process with JAX_ENABLE_X64=1
@@ -60,7 +62,7 @@ def test_run_nuts_follows_numpyro_mcmc():
     assert isinstance(run, NutsRun)
     mcmc = MCMC(NUTS(_toy_model, target_accept_prob=0.8), num_warmup=30, num_samples=20,
                 num_chains=2, chain_method="vectorized", progress_bar=False)
-    with jax.enable_x64(True):
+    with enable_x64():
         mcmc.run(jax.random.PRNGKey(3), extra_fields=EXTRA_FIELDS)
     for group in (True, False):
         ours, theirs = run.get_samples(group), mcmc.get_samples(group)
