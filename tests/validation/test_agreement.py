@@ -49,7 +49,7 @@ def test_the_tolerance_is_the_larger_of_the_monte_carlo_band_and_a_quarter_sd():
     sd = float(few.table["sd"].iloc[1])
     assert np.all(few.table["tolerance"] > 0.25 * few.table["sd"])
     assert np.allclose(many.table["tolerance"], 0.25 * many.table["sd"])
-    # the band is the NUTS draws' quantiles at p +- z s_p (normal: about z * 1.25 sd / sqrt(ESS) at the median)
+    # the band: the NUTS draws' quantiles at p +- z s_p (normal: z 1.25 sd / sqrt(ESS) at the median)
     med = few.table.iloc[1]
     assert med["mcse"] == pytest.approx(1.2533 * sd * np.sqrt(1 / 100 + 1 / 100), rel=0.5)
 
