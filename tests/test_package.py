@@ -148,10 +148,12 @@ def test_ci_runs_exactly_the_readme_quick_start():
     commands = [line.strip() for line in block.strip().splitlines()]
     assert len(commands) == 2
     ci = (ROOT / ".ci" / "run").read_text()
-    # one section per interpreter of the matrix (Python 3.11 and 3.13), each
-    # running both commands as the README writes them
+    # one section per leg of the matrix (Python 3.11, 3.13, and 3.11 on the
+    # lowest NumPyro, JAX and ArviZ admitted), each running both commands as
+    # the README writes them
     sections = ci.split('echo "== Python ')[1:]
-    assert [s.split(" ", 1)[0] for s in sections] == ["3.11", "3.13"]
+    assert [s.split(" ", 1)[0] for s in sections] == ["3.11", "3.13", "3.11"]
+    assert "lowest" in sections[2].splitlines()[0] and "python .ci/lowest.py" in sections[2]
     for section in sections:
         lines = section.splitlines()
         for command in commands:

@@ -189,11 +189,11 @@ def test_grouped_log_density_matches_scipy():
 
 def test_grouped_nuts_agrees_with_the_fast_path_on_quantiles():
     """Cheap version: the randomised PIT of a quantile forecast at 0.1..0.9 with sd x 0.6,
-    n = 300, on 20 equal cells; 2 chains of 1000 draws (measured: max z 2.77 against a
-    threshold of 4.15; with seed 3 max z was 1.54 but the tail ESS 305, below the 400 the
+    n = 300, on 20 equal cells; 2 chains of 2000 draws (1000 gave a tail ESS of 305 with
+    seed 3, and of 246 with seed 5 on NumPyro 0.15 / JAX 0.4.26, below the 400 the
     convergence check asks). The ranks' model (a grid of 248 cells here) is the slow test's."""
     converged, max_z, threshold, k_hat, rhat, ess = _grouped_nuts_against_fast_path("quantile", 300, 20, 2,
-                                                                                    500, 1000, 5)
+                                                                                    500, 2000, 5)
     assert converged, (rhat, ess)
     assert max_z <= threshold and k_hat < 0.7
 
