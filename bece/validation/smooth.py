@@ -19,6 +19,8 @@ from .agreement import FALSE_ALARM, CrossCheck, Probability
 
 __all__ = [
     "cross_check_smooth",
+    "exact_calibration",
+    "identity_curve",
 ]
 
 
@@ -53,15 +55,16 @@ def cross_check_smooth(
     :func:`smooth_ece`; NUTS samples :math:`(a, b, \\lambda, u, \\tau, v)`
     (non-centred, so the funnels at :math:`\\lambda, \\tau \\to 0` are no
     problem), and each NUTS draw gets its own Bayesian-bootstrap weights
-    (the posterior factorises, see the module docstring). Compared, as in
-    :func:`bece.cross_check`, at the Laplace draws' quantiles 0.05, 0.25,
-    0.5, 0.75 and 0.95 in probability space with the MCSE of both sides:
-    the ECE, each bin's accuracy and the curve at ``curve_points``
-    confidences (equally spaced quantiles of the data, ends excluded).
-    Agreement: converged (R-hat < 1.01, bulk and tail ESS >= 400) and every
-    z-score below the Bonferroni threshold for family-wise false-alarm
-    rate ``false_alarm``. NUTS runs in float64 within the call (a scoped
-    ``jax.enable_x64``), so its draws do not depend on ``jax_enable_x64``.
+    (the posterior factorises, see the module docstring). Compared under the
+    agreement rule (:mod:`bece.validation.agreement`): the ECE, each bin's
+    accuracy and the curve at ``curve_points`` confidences (equally spaced
+    quantiles of the data, ends excluded) at their 5%, 50% and 95%
+    quantiles; the probability of exact calibration at ``prior_odds`` (the
+    fast path's Bayes factor against bridge sampling on the NUTS draws,
+    :func:`exact_calibration`; ``CrossCheck.evidence`` holds both log Bayes
+    factors); and :math:`P(\\tau > 0.3)`, the gate of the zero-gap spike.
+    NUTS runs in float64 within the call (a scoped ``enable_x64``), so its
+    draws do not depend on ``jax_enable_x64``.
 
     Returns
     -------
@@ -130,8 +133,9 @@ def cross_check_smooth(
         "curve": curve_values(basis, atoms.binning, probe, closed_form.coefficients),
     }
     params: dict[str, np.ndarray] = {k: smp[k] for k in ("a", "b", "lam", "u", "tau", "v") if k in smp}
-    evidence, probabilities = _exact_calibration(smp, closed_form.params, basis, model_kwargs,
-                                                 prior_odds, seed)
+    evidence, probabilities = exact_calibration(
+        smooth_model, smp, (basis.knots, basis.transform), model_kwargs, identity_curve(basis),
+        closed_form.params.log_bayes_factor, prior_odds, seed)
     if basis.n_bins:
         probabilities["P(tau > 0.3)"] = _rough(smp["tau"], closed_form.params)
     agreement = compare_draws(chains, refs, num_chains, num_samples, false_alarm, diagnose=params,
@@ -140,28 +144,31 @@ def cross_check_smooth(
                             evidence=evidence)
 
 
-def _exact_calibration(samples: dict[str, np.ndarray], post: Any, basis: Any,
-                       model_kwargs: dict[str, Any], prior_odds: float,
-                       seed: int) -> tuple[dict[str, float], dict[str, Probability]]:
-    """The log Bayes factor of exact calibration (the identity curve) against
-    the smooth model, from the fast path and from bridge sampling on the NUTS
-    draws of the same NumPyro model (:mod:`bece.validation.bridge`), and the
-    probability of exact calibration each gives at ``prior_odds``."""
-    from ..models.smooth import smooth_model
+def exact_calibration(model: Any, samples: dict[str, np.ndarray], args: tuple,
+                      model_kwargs: dict[str, Any], identity: dict[str, Any], fast: float,
+                      prior_odds: float, seed: int) -> tuple[dict[str, float], dict[str, Probability]]:
+    """The log Bayes factor of exact calibration against the NumPyro ``model``:
+    ``fast`` (the fast path's) and from bridge sampling on the NUTS ``samples``
+    (:mod:`bece.validation.bridge`), with the identity curve's likelihood
+    from the model at the parameters ``identity``; and the probability of
+    exact calibration each gives at ``prior_odds``."""
     from ..smooth.average import prob_calibrated
     from .bridge import log_likelihood_at, model_log_marginal
 
-    log_ml1, se = model_log_marginal(smooth_model, samples, basis.knots, basis.transform, seed=seed,
-                                     **model_kwargs)
-    identity = {"a": 0.0, "b": 0.0, "lam": 0.0, "u": np.zeros(basis.n_spline)}
-    if basis.n_bins:
-        identity.update(tau=0.0, v=np.zeros(basis.n_bins))
-    log_ml0 = log_likelihood_at(smooth_model, identity, basis.knots, basis.transform, **model_kwargs)
-    nuts, fast = log_ml0 - log_ml1, float(post.log_bayes_factor)
+    log_ml1, se = model_log_marginal(model, samples, *args, seed=seed, **model_kwargs)
+    nuts = log_likelihood_at(model, identity, *args, **model_kwargs) - log_ml1
     pi_nuts, pi_fast = prob_calibrated(nuts, prior_odds), prob_calibrated(fast, prior_odds)
-    evidence = {"fast": fast, "nuts": nuts, "se": se, "prior_odds": prior_odds}
+    evidence = {"fast": float(fast), "nuts": nuts, "se": se, "prior_odds": prior_odds}
     return evidence, {"P(exactly calibrated)": Probability(
         fast=pi_fast, nuts=pi_nuts, mcse_nuts=pi_nuts * (1 - pi_nuts) * se)}
+
+
+def identity_curve(basis: Any) -> dict[str, Any]:
+    """The smooth model's parameters of the identity curve :math:`f(x) = x`."""
+    identity: dict[str, Any] = {"a": 0.0, "b": 0.0, "lam": 0.0, "u": np.zeros(basis.n_spline)}
+    if basis.n_bins:
+        identity.update(tau=0.0, v=np.zeros(basis.n_bins))
+    return identity
 
 
 def _rough(tau: np.ndarray, post: Any) -> Probability:

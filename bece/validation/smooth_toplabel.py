@@ -10,6 +10,7 @@ from scipy import special
 
 from ..base.typing import BinningSpec, PriorParam
 from ..results.ece import BayesianECE, BayesianTopLabelECE
+from ..smooth.average import DEFAULT_PRIOR_ODDS
 from ..smooth.basis import DEFAULT_N_KNOTS, logit_confidence
 from ..smooth.fit import single_threaded_blas
 from ..smooth.scale_prior import SHARED_PROB, SHARED_RATIO
@@ -23,6 +24,7 @@ from ..smooth.toplabel import (
 from ..smooth.toplabel_fit import fit_top_label_smooth
 from ..stats.binning import Binning
 from .agreement import FALSE_ALARM, CrossCheck
+from .smooth import exact_calibration, identity_curve
 
 __all__ = [
     "cross_check_smooth_top_label",
@@ -59,6 +61,7 @@ def cross_check_smooth_top_label(
     progress_bar: bool | None = None,
     target_accept_prob: float = 0.95,
     curve_points: int = 5,
+    prior_odds: float = DEFAULT_PRIOR_ODDS,
 ) -> CrossCheck:
     """NUTS on :func:`bece.models.top_label_smooth_model` against the Laplace path.
 
@@ -66,16 +69,15 @@ def cross_check_smooth_top_label(
     calls this. The model's spline, atoms, label centring and prior are
     those of :func:`bece.smooth.toplabel.smooth_top_label_ece`; NUTS samples
     :math:`(a, b, \\lambda, u[, \\tau, v], \\kappa, \\omega, c, e)` (non-centred), and
-    each NUTS draw gets its own Bayesian-bootstrap weights. Compared, as in
-    :func:`bece.cross_check`, at the Laplace draws' quantiles 0.05, 0.25,
-    0.5, 0.75 and 0.95 in probability space with the Monte Carlo error of
-    both sides: the top-label ECE (``average``), each label's ECE and each
-    label's curve :math:`P(z = 1 \\mid p, l)` at ``curve_points`` confidences
-    (equally spaced quantiles of the data, ends excluded); the table's
-    ``bin`` column is the flat index (label, then point). Agreement:
-    converged (R-hat < 1.01, bulk and tail ESS >= 400, over the compared
-    quantities and the model's parameters) and every z-score below the
-    Bonferroni threshold for family-wise false-alarm rate ``false_alarm``.
+    each NUTS draw gets its own Bayesian-bootstrap weights. Compared under the
+    agreement rule (:mod:`bece.validation.agreement`): the top-label ECE
+    (``average``), each label's ECE and each label's curve
+    :math:`P(z = 1 \\mid p, l)` at ``curve_points`` confidences (equally spaced
+    quantiles of the data, ends excluded; the table's ``bin`` column is the
+    flat index, label then point) at their 5%, 50% and 95% quantiles, and
+    the probability that every label is exactly calibrated at
+    ``prior_odds`` (bridge sampling on the NUTS draws,
+    :func:`bece.validation.smooth.exact_calibration`).
     Meant for a handful of labels (the table grows with L). ``alpha``,
     ``sigma``, ``tau`` (the binned model's prior) and ``closed_form`` do not
     apply; ``model`` must be "smooth" (it is there so that
@@ -123,14 +125,16 @@ def cross_check_smooth_top_label(
         data["trials"] = atoms.trials
     if basis.n_bins:
         data.update(bins=atoms.bin, n_bins=basis.n_bins, bin_scale=post.bin_scale)
+    model_kwargs = dict(
+        n_labels=n_labels, center=post.center, spread=post.spread,
+        intercept_scale=float(post.prior_scales[0]), slope_scale=float(post.prior_scales[1]),
+        smoothness_scale=post.smoothness_scale, label_scale=post.label_scale,
+        tilt_scale=post.tilt_scale, shared_prob=post.shared_prob, shared_ratio=SHARED_RATIO, **data,
+    )
     mcmc = run_nuts(
         top_label_smooth_model, basis.knots, basis.transform, num_chains=num_chains,
         num_warmup=num_warmup, num_samples=num_samples, seed=seed, progress_bar=progress_bar,
-        target_accept_prob=target_accept_prob, retry_divergent=True, n_labels=n_labels, center=post.center,
-        spread=post.spread, intercept_scale=float(post.prior_scales[0]),
-        slope_scale=float(post.prior_scales[1]), smoothness_scale=post.smoothness_scale,
-        label_scale=post.label_scale, tilt_scale=post.tilt_scale, shared_prob=post.shared_prob,
-        shared_ratio=SHARED_RATIO, **data,
+        target_accept_prob=target_accept_prob, retry_divergent=True, **model_kwargs,
     )
     smp = {k: np.asarray(v, dtype=np.float64) for k, v in mcmc.get_samples(group_by_chain=True).items()}
     flat = {k: v.reshape((num_chains * num_samples,) + v.shape[2:]) for k, v in smp.items()}
@@ -167,6 +171,13 @@ def cross_check_smooth_top_label(
     }
     names = ("a", "b", "lam", "u", "tau", "v", "kappa", "omega", "c", "e")
     params: dict[str, np.ndarray] = {k: smp[k] for k in names if k in smp}
-    agreement = compare_draws(chains, refs, num_chains, num_samples, false_alarm, diagnose=params)
+    identity = {**identity_curve(basis), "kappa": 0.0, "omega": 0.0, "c": np.zeros(n_labels),
+                "e": np.zeros(n_labels)}
+    evidence, probabilities = exact_calibration(
+        top_label_smooth_model, smp, (basis.knots, basis.transform), model_kwargs, identity,
+        post.log_bayes_factor, prior_odds, seed)
+    agreement = compare_draws(chains, refs, num_chains, num_samples, false_alarm, diagnose=params,
+                              probabilities=probabilities)
     assert isinstance(nuts_result, BayesianTopLabelECE)
-    return CrossCheck.judge("smooth-top-label", agreement, mcmc, nuts_result, laplace, idata)
+    return CrossCheck.judge("smooth-top-label", agreement, mcmc, nuts_result, laplace, idata,
+                            evidence=evidence)

@@ -46,7 +46,8 @@ def test_laplace_agrees_with_nuts_on_a_small_problem():
                                       seed=0, num_closed_form=4000)
     assert cc.model == "smooth-top-label"
     assert cc.nuts.method == "nuts" and cc.closed_form.method == "laplace"
-    assert set(cc.table["variable"]) == {"ece", "label_ece", "curve"}
+    assert set(cc.table["variable"]) == {"ece", "label_ece", "curve", "P(exactly calibrated)"}
+    assert abs(cc.evidence["fast"] - cc.evidence["nuts"]) <= max(4 * cc.evidence["se"], 0.5), cc.evidence
     assert cc.converged, cc
     assert cc.agree, cc.table.sort_values("ratio").tail()
     assert cc.divergences < 10
