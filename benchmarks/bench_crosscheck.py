@@ -1,4 +1,4 @@
-"""Benchmark of bece.cross_check: 4 chains x (1000 warm-up + 1000 draws), M = 15.
+"""Benchmark of bece.cross_check(model="conjugate"): 4 chains x (1000 warm-up + 1000 draws), M = 15.
 
 Run:  python benchmarks/bench_crosscheck.py
 
@@ -43,7 +43,7 @@ n = {n}
 p = rng.beta(5, 1, size=n)
 y = (rng.uniform(size=n) < p ** 1.2).astype(np.int64)
 t1 = time.perf_counter()
-cc = bece.cross_check(y, p, n_bins=15)
+cc = bece.cross_check(y, p, n_bins=15, model='conjugate', progress_bar=False)
 print('STATS', t1 - t0, 'AGREE', cc.agree)
 """
 
