@@ -18,10 +18,17 @@ from ..stats.binning import Binning
 from .agreement import FALSE_ALARM, CrossCheck, Probability
 
 __all__ = [
+    "SMOOTH_TARGET",
     "cross_check_smooth",
     "exact_calibration",
     "identity_curve",
 ]
+
+
+#: The smooth models' default ``target_accept_prob`` (repeat at 0.99): on
+#: calibrated data at n = 3,000, runs at 0.95 still had 1 to 10 divergent
+#: transitions in 4,000 (the funnels of the scale parameters), runs at 0.99 none.
+SMOOTH_TARGET = 0.95
 
 
 def cross_check_smooth(
@@ -45,7 +52,7 @@ def cross_check_smooth(
     closed_form: BayesianECE | None = None,
     false_alarm: float = FALSE_ALARM,
     progress_bar: bool | None = None,
-    target_accept_prob: float = 0.95,
+    target_accept_prob: float | None = None,
     curve_points: int = 9,
     prior_odds: float = DEFAULT_PRIOR_ODDS,
 ) -> CrossCheck:
@@ -79,6 +86,8 @@ def cross_check_smooth(
     check_run_arguments(false_alarm=false_alarm, seed=seed, num_chains=num_chains,
                         num_warmup=num_warmup, num_samples=num_samples,
                         num_closed_form=num_closed_form, curve_points=curve_points)
+    if target_accept_prob is None:  # the funnels of the scale parameters
+        target_accept_prob = SMOOTH_TARGET
     if closed_form is not None and not isinstance(closed_form, SmoothBayesianECE):
         raise ValueError("closed_form must be a SmoothBayesianECE (the smooth model's draws, with their "
                          "curve coefficients)")

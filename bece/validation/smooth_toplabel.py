@@ -24,7 +24,7 @@ from ..smooth.toplabel import (
 from ..smooth.toplabel_fit import fit_top_label_smooth
 from ..stats.binning import Binning
 from .agreement import FALSE_ALARM, CrossCheck
-from .smooth import exact_calibration, identity_curve
+from .smooth import SMOOTH_TARGET, exact_calibration, identity_curve
 
 __all__ = [
     "cross_check_smooth_top_label",
@@ -59,7 +59,7 @@ def cross_check_smooth_top_label(
     closed_form: BayesianECE | None = None,
     false_alarm: float = FALSE_ALARM,
     progress_bar: bool | None = None,
-    target_accept_prob: float = 0.95,
+    target_accept_prob: float | None = None,
     curve_points: int = 5,
     prior_odds: float = DEFAULT_PRIOR_ODDS,
 ) -> CrossCheck:
@@ -96,6 +96,8 @@ def cross_check_smooth_top_label(
     check_run_arguments(false_alarm=false_alarm, seed=seed, num_chains=num_chains,
                         num_warmup=num_warmup, num_samples=num_samples,
                         num_closed_form=num_closed_form, curve_points=curve_points)
+    if target_accept_prob is None:  # the funnels of the scale parameters
+        target_accept_prob = SMOOTH_TARGET
     given = [k for k, v in (("alpha", alpha), ("sigma", sigma), ("tau", tau)) if v is not None]
     if given:
         raise ValueError(f"{', '.join(given)} do(es) not apply to model='smooth'")
