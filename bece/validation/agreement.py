@@ -31,7 +31,9 @@ moves a 90% interval's coverage by about one point (for a Normal posterior,
 0.90 becomes 0.89), so a fast path within it gives the same answer to a
 user; an exact fast path at large n is within the Monte Carlo band. A
 probability the fast path reports (the probability of exact calibration,
-...) is compared the same way, with sd the sd of its event's indicator, :math:`\sqrt{\pi(1-\pi)}`.
+...) is compared the same way, with sd the sd of its event's indicator,
+:math:`\sqrt{\bar\pi(1-\bar\pi)}` at the mean :math:`\bar\pi` of the two
+estimates, and its MCSE.
 
 :math:`z = \Phi^{-1}(1 - a/(2k))` for the :math:`k` comparisons of the run
 and family-wise false-alarm rate :math:`a` (default 0.05; Bonferroni, so
@@ -220,7 +222,8 @@ def compare_draws(chains: dict[str, np.ndarray], fast: dict[str, np.ndarray], nu
                     rows.append((var, -1 if chains[var].ndim == 2 else j, prob,
                                  *_quantile_row(a[..., j], ref, prob, z, delta)))
         for name, p in probabilities.items():
-            sd = float(np.sqrt(max(p.nuts * (1 - p.nuts), 0.0)))
+            mid = (p.nuts + p.fast) / 2  # the indicator's sd at the two estimates' mean
+            sd = float(np.sqrt(max(mid * (1 - mid), 0.0)))
             mcse = float(np.hypot(p.mcse_nuts, p.mcse_fast))
             rows.append((name, -1, np.nan, p.fast, p.nuts, p.nuts - p.fast, mcse, sd,
                          max(z * mcse, delta * sd), 0))

@@ -118,11 +118,12 @@ def _nuts(stats: CalibrationStats, post: ConjugatePosterior, model: str, num_cha
           target_accept_prob: float | None) -> NutsRun:
     if target_accept_prob is None:
         target_accept_prob = binned_target(stats.n, bool((post.concentration < 1.0).any()))
+    data: dict[str, Any] = collapsed_data(stats)
     return run_nuts(
         nuts_model(stats, post, model), stats.edges, post.alpha, post.sigma, post.tau,
         num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, seed=seed,
         progress_bar=progress_bar, target_accept_prob=target_accept_prob, retry_divergent=True,
-        **collapsed_data(stats),
+        **data,
     )
 
 
@@ -259,9 +260,11 @@ def cross_check(
     target_accept_prob : float, optional
         NUTS step-size adaptation target: 0.9 for the binned models, 0.95
         where cells without data meet n > 10^4 (their long tails, see
-        :mod:`bece.models.reparam` and :func:`binned_target`), 0.95 for the
-        smooth ones (the funnels of their scale parameters). A run with
-        divergent transitions is repeated once at 0.95 (0.99 from 0.95).
+        :mod:`bece.models.reparam` and :func:`binned_target`); 0.99 with a
+        dense mass matrix for the smooth ones (the funnels of their scale
+        parameters: :data:`bece.validation.smooth.SMOOTH_TARGET`). A run with
+        divergent transitions is repeated once with smaller steps (0.95 from
+        0.9, 0.99 from 0.95, 0.999 from 0.99).
     top_label : bool, default False
         Check :func:`bece.bayesian_top_label_ece` instead (``y_prob`` of
         shape (n, K)); see :func:`cross_check_top_label`.

@@ -116,7 +116,7 @@ class NutsRun:
 
 #: The adaptation targets of the one repeat of a run with divergent
 #: transitions: the first above the run's own target.
-RETRY_TARGET_ACCEPT = (0.95, 0.99)
+RETRY_TARGET_ACCEPT = (0.95, 0.99, 0.999)
 
 
 def retry_target(target_accept_prob: float) -> float | None:
@@ -163,14 +163,15 @@ def estimate_seconds(model: Callable[..., Any], args: tuple, kwargs: dict[str, A
 
 def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup: int, num_samples: int,
              seed: int, progress_bar: bool | None, target_accept_prob: float,
-             retry_divergent: bool = False, **kwargs: Any) -> NutsRun:
+             retry_divergent: bool = False, dense_mass: bool = False, **kwargs: Any) -> NutsRun:
     """NUTS on ``model(*args, **kwargs)``: seeded, recording :data:`EXTRA_FIELDS`.
 
     With ``retry_divergent``, a run with divergent transitions after warm-up
     is repeated once with smaller steps, at ``target_accept_prob`` 0.95 (0.99
-    for a run that was at 0.95 or more already: :func:`retry_target`), and
-    that run is returned, as the agreement rule of
-    :mod:`bece.validation.agreement` asks.
+    for a run that was at 0.95 or more already, 0.999 from 0.99:
+    :func:`retry_target`), and that run is returned, as the agreement rule of
+    :mod:`bece.validation.agreement` asks. ``dense_mass`` adapts a dense mass
+    matrix (NumPyro's ``NUTS(dense_mass=True)``).
 
     Each chain is NumPyro's ``NUTS`` kernel on ``model`` (``init``, then
     ``num_warmup + num_samples`` calls of ``sample``, then the kernel's
@@ -208,19 +209,20 @@ def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup:
         progress_bar = seconds > PROGRESS_SECONDS
     bar = bool(progress_bar)
     run = _run_nuts(model, args, kwargs, num_chains, num_warmup, num_samples, seed, bar,
-                    target_accept_prob)
+                    target_accept_prob, dense_mass)
     retry = retry_target(target_accept_prob)
     if retry_divergent and run.divergences and retry is not None:
         if announce:
             print(f"NUTS: {run.divergences} divergent transition(s); once more at "
                   f"target_accept_prob {retry}", file=sys.stderr)
-        run = _run_nuts(model, args, kwargs, num_chains, num_warmup, num_samples, seed, bar, retry)
+        run = _run_nuts(model, args, kwargs, num_chains, num_warmup, num_samples, seed, bar, retry,
+                        dense_mass)
     return run
 
 
 def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], num_chains: int,
               num_warmup: int, num_samples: int, seed: int, progress_bar: bool,
-              target_accept_prob: float) -> NutsRun:
+              target_accept_prob: float, dense_mass: bool = False) -> NutsRun:
     import os
     from concurrent.futures import ThreadPoolExecutor
     from operator import attrgetter
@@ -234,7 +236,7 @@ def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], nu
     bar = _progress(total, num_chains) if progress_bar else None
 
     def one_chain(rng_key, chain):
-        kernel = NUTS(model, target_accept_prob=target_accept_prob)
+        kernel = NUTS(model, target_accept_prob=target_accept_prob, dense_mass=dense_mass)
         state = kernel.init(rng_key, num_warmup, model_args=args, model_kwargs=kwargs)
 
         def step(state, i):

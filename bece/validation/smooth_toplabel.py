@@ -136,7 +136,7 @@ def cross_check_smooth_top_label(
     mcmc = run_nuts(
         top_label_smooth_model, basis.knots, basis.transform, num_chains=num_chains,
         num_warmup=num_warmup, num_samples=num_samples, seed=seed, progress_bar=progress_bar,
-        target_accept_prob=target_accept_prob, retry_divergent=True, **model_kwargs,
+        target_accept_prob=target_accept_prob, retry_divergent=True, dense_mass=True, **model_kwargs,
     )
     smp = {k: np.asarray(v, dtype=np.float64) for k, v in mcmc.get_samples(group_by_chain=True).items()}
     flat = {k: v.reshape((num_chains * num_samples,) + v.shape[2:]) for k, v in smp.items()}

@@ -76,10 +76,14 @@ def test_probabilities_are_compared_with_the_indicator_sd():
     fast = {"ece": rng.normal(size=20_000)}
     ok = compare_draws(chains, fast, 4, 1000, probabilities={"P(calibrated)": Probability(0.5, 0.55, 0.01)})
     row = ok.table.iloc[-1]
-    assert np.isnan(row["quantile"]) and row["sd"] == pytest.approx(np.sqrt(0.55 * 0.45))
+    assert np.isnan(row["quantile"]) and row["sd"] == pytest.approx(np.sqrt(0.525 * 0.475))
     assert row["ratio"] <= 1
     bad = compare_draws(chains, fast, 4, 1000, probabilities={"P(calibrated)": Probability(0.2, 0.6, 0.01)})
     assert bad.reasons()[0].startswith("P(calibrated): NUTS 0.6, fast path 0.2")
+    # none of the NUTS draws in the event, the fast path 4e-6: the same answer (a benchmark
+    # run at n = 10^4 failed this with a zero tolerance)
+    rare = compare_draws(chains, fast, 4, 1000, probabilities={"P(tau > 0.3)": Probability(4e-6, 0.0, 1e-4)})
+    assert rare.max_ratio <= 1
 
 
 def test_divergences_make_the_check_not_converged_and_are_named():
