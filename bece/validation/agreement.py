@@ -148,7 +148,7 @@ class Agreement:
         fast), ``mcse`` (the Monte Carlo band's width over 2z), the NUTS
         posterior sd ``sd``, the ``tolerance`` (the band's half on the fast
         path's side, or delta sd if larger), ``nan_nuts`` (NUTS draws left
-        out as NaN) and ``ratio`` = |diff| / tolerance (the row agrees at
+        out as NaN) and ``ratio``, the absolute difference over the tolerance (the row agrees at
         ratio <= 1). Probabilities have ``quantile`` NaN and tolerance
         max(z mcse, delta sd).
     rhat_max, ess_bulk_min, ess_tail_min : float
@@ -268,7 +268,7 @@ class CrossCheck:
         Why the check does not agree, one line per failed condition or
         quantity (empty when it agrees).
     max_ratio : float
-        The largest |difference| / tolerance over the table (agreement
+        The largest absolute difference over its tolerance in the table (agreement
         needs <= 1).
     z, delta, false_alarm : float
         The rule's MCSE multiplier, sd fraction and family-wise false-alarm rate.
@@ -372,7 +372,7 @@ class CrossCheck:
 
     @property
     def worst(self) -> Any:  # pandas.Series
-        """The table's row with the largest |difference| / tolerance."""
+        """The table's row with the largest absolute difference over its tolerance."""
         return self.table.loc[self.table["ratio"].idxmax()]
 
     @property
