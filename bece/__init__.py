@@ -19,29 +19,41 @@ from .api import (
 from .base.version import VERSION
 from .metrics.binned import expected_calibration_error, maximum_calibration_error
 from .metrics.multiclass import classwise_ece, top_label_ece
+from .posteriors import (
+                  BinnedModel,
+                  MCMCSettings,
+                  SmoothModel,
+                  SmoothTopLabelModel,
+                  cross_check,
+)
 from .results.comparison import Comparison
 from .results.ece import BayesianECE, BayesianTopLabelECE, SmoothBayesianECE
 from .results.recalibration import Recalibration
 from .smooth.calibration_test import CalibrationTest, calibration_test
 from .stats.binning import Binning
 from .stats.calibration_stats import CalibrationStats
+from .stats.label_stats import LabelStats
 from .stats.paired_stats import PairedStats
 from .validation.agreement import CrossCheck
-from .validation.crosscheck import cross_check
 
 __version__ = VERSION
 
 __all__ = [
     "BayesianECE",
     "BayesianTopLabelECE",
+    "BinnedModel",
     "Binning",
     "CalibrationStats",
     "CalibrationTest",
     "Comparison",
     "CrossCheck",
+    "LabelStats",
+    "MCMCSettings",
     "PairedStats",
     "Recalibration",
     "SmoothBayesianECE",
+    "SmoothModel",
+    "SmoothTopLabelModel",
     "bayesian_ece",
     "bayesian_top_label_ece",
     "calibration_test",

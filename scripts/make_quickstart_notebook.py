@@ -107,14 +107,16 @@ QUICKSTART = [
     ),
     new_markdown_cell(
         "## 4. Per-label view (top-label calibration)\n\n"
-        "`bece.binned.toplabel.bayesian_top_label_ece` splits the predictions by predicted label (Gupta & "
-        "Ramdas' top-label calibration); `reliability_diagram(..., per_label=True)` draws one panel "
+        "`bece.bayesian_top_label_ece` splits the predictions by predicted label (Gupta & Ramdas' "
+        "top-label calibration); with `model=\"binned\"` (a `bece.BinnedModel`) every (label, bin) "
+        "cell gets its own binned posterior, and `reliability_diagram(..., per_label=True)` draws one panel "
         "per label. Most panels are sparse below the top bin: the bands say how little a handful "
         "of predictions tells."
     ),
     new_code_cell(
-        "from bece.binned.toplabel import bayesian_top_label_ece\n\n"
-        "top = bayesian_top_label_ece(y_test, prob['random forest'], n_bins=10, num_samples=S, seed=2)\n"
+        "from bece import bayesian_top_label_ece\n\n"
+        "top = bayesian_top_label_ece(y_test, prob['random forest'], model='binned', n_bins=10,\n"
+        "                             num_samples=S, seed=2)\n"
         "print(top)\n"
         "reliability_diagram(top, per_label=True);"
     ),

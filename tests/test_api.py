@@ -37,12 +37,12 @@ def test_bayesian_ece_model_smooth_is_smooth_ece(rng):
 def test_posterior_ece_dispatch_refuses_mixed_options():
     y, p = simulate_binary(500, np.random.default_rng(3))
     fine = CalibrationStats.from_arrays(y, p, binning=fine_binning(15))
-    with pytest.raises(ValueError, match="alpha"):
+    with pytest.raises(ValueError, match="alpha: not an option of SmoothModel"):
         bece.posterior_ece(fine, model="smooth", alpha=1.0)
-    with pytest.raises(ValueError, match="n_bins belong"):
+    with pytest.raises(ValueError, match="the statistics have 2520 bins and the model n_bins=15"):
         bece.posterior_ece(fine, n_bins=15)
-    with pytest.raises(ValueError, match=r"model must be one of \('binned', 'conjugate', 'literal', "
-                                         r"'smooth'\), got 'spline'"):
+    with pytest.raises(ValueError, match=r"model must be one of \('smooth', 'binned', 'conjugate', "
+                                         r"'literal'\) or a model object, got 'spline'"):
         bece.posterior_ece(fine, model="spline")
     with pytest.raises(ValueError, match="stats must be a CalibrationStats"):
         bece.posterior_ece([0.1, 0.2], model="smooth")

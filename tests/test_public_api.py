@@ -21,6 +21,7 @@ PUBLIC = {
         "maximum_calibration_error", "posterior_ece", "posterior_top_label_ece", "regression",
         "top_label_ece",
         "recalibrate", "Recalibration", "PairedStats", "posterior_compare",
+        "BinnedModel", "SmoothModel", "SmoothTopLabelModel", "MCMCSettings", "LabelStats",
     ],
     "bece.calibrate": [
         "TopLabelCalibrator", "CalibrationWarning", "TemperatureScaling", "VectorScaling", "MatrixScaling",

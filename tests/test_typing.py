@@ -113,8 +113,9 @@ def test_bayesian_ece_hints():
     assert hints["y_pred"] == ArrayLike | None
     assert hints["n_bins"] == int | None
     assert hints["seed"] == Seed == int | np.integer | np.random.Generator
-    assert hints["binning"] == BinningSpec | bece.Binning
-    assert hints["alpha"] == PriorParam
+    assert hints["binning"] == BinningSpec | bece.Binning | None
+    # the model's options live on the model object
+    assert bece.BinnedModel.__dataclass_fields__["alpha"].type in ("PriorParam", PriorParam)
     assert hints["return"] is bece.BayesianECE
 
 

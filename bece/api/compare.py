@@ -7,16 +7,14 @@ from typing import Any
 
 from numpy.typing import ArrayLike
 
-from ..base.typing import BinningSpec, PriorParam, Seed
+from ..base.typing import BinningSpec, Seed
+from ..posteriors import Model, resolve_model
 from ..results.comparison import Comparison
 from ..stats.binning import Binning
 from ..stats.paired_stats import PairedStats
-from .options import binned_options_unused, smooth_options_unused
+from .options import refuse_sample_weight
 
-__all__ = ["COMPARE_MODELS", "compare", "posterior_compare"]
-
-
-COMPARE_MODELS = ("binned", "smooth")
+__all__ = ["compare", "posterior_compare"]
 
 
 def compare(
@@ -27,19 +25,16 @@ def compare(
     y_pred_a: ArrayLike | None = None,
     y_pred_b: ArrayLike | None = None,
     n_bins: int | None = None,
-    binning: BinningSpec | Binning = "uniform",
-    alpha: PriorParam = None,
-    sigma: PriorParam = None,
-    tau: PriorParam = None,
+    binning: BinningSpec | Binning | None = None,
     num_samples: int = 10_000,
     seed: Seed = 0,
     progress: bool = False,
+    model: str | Model = "smooth",
     labels: ArrayLike | None = None,
     pos_label: Any = None,
     from_logits: bool = False,
     row_sum_tol: float | None = None,
-    model: str = "smooth",
-    prior_odds: float | None = None,
+    **options: Any,
 ) -> Comparison:
     """Paired posterior of two models' ECEs on the same test set.
 
@@ -48,23 +43,30 @@ def compare(
     y_true, y_prob_a, y_prob_b, y_pred_a, y_pred_b, n_bins, binning, num_samples, seed,
     labels, pos_label, from_logits, row_sum_tol
         As :func:`bece.binned.compare.compare`.
-    alpha, sigma, tau, progress
-        The binned model's prior and progress bar
-        (:func:`bece.binned.compare.compare`); ``model="smooth"`` takes none
-        of the prior options, and draws without a progress bar.
-    model : {"smooth", "binned"}, default "smooth"
-        ``"smooth"`` (the default, as :func:`bayesian_ece`'s): both models'
-        smooth calibration curves, drawn with shared outcome perturbations
-        and one Bayesian bootstrap over the examples
+    progress : bool, default False
+        The binned model's progress bar (the smooth one draws without).
+    model : {"smooth", "binned"} or model object, default "smooth"
+        :class:`bece.SmoothModel` or :class:`bece.BinnedModel` (conjugate
+        form), or their shorthand. ``"smooth"`` (the default, as
+        :func:`bayesian_ece`'s): both models' smooth calibration curves,
+        drawn with shared outcome perturbations and one Bayesian bootstrap over the examples
         (:mod:`bece.smooth.paired`; the documentation's validation page, "Paired comparisons", has its
         coverage). ``"binned"``: one Dirichlet over the joint (correct,
-        bin) cells of both models (:mod:`bece.binned.compare`).
-    prior_odds : float, optional
-        ``model="smooth"`` only: prior odds of each model's exact
-        calibration (default :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS`,
-        as :func:`bayesian_ece`); each model's draws are averaged with the
-        identity curve, so an interval can reach 0
-        (:mod:`bece.smooth.paired_average`). 0: the smooth models alone.
+        bin) cells of both models (:mod:`bece.binned.compare`). Neither has
+        a joint NumPyro model: their intervals are validated by simulated
+        coverage (documentation: validation, "Paired comparisons"), not by a
+        NUTS cross-check.
+    **options
+        Options of the model, set on its object: ``alpha``, ``sigma``,
+        ``tau`` (the binned prior); ``prior_odds`` (prior odds of each
+        model's exact calibration, default
+        :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS`, as
+        :func:`bayesian_ece`; each model's draws are averaged with the
+        identity curve, so an interval can reach 0,
+        :mod:`bece.smooth.paired_average`; 0: the smooth models alone) and
+        ``grid``. The paired smooth comparison uses the smooth model's
+        default spline and prior: other options of :class:`bece.SmoothModel`
+        raise ``ValueError``.
 
     Returns
     -------
@@ -82,41 +84,26 @@ def compare(
     >>> c.a.model, bool(c.prob_a_better > 0.99)
     ('smooth', True)
     """
-    if model not in COMPARE_MODELS:
-        raise ValueError(f"model must be one of {COMPARE_MODELS}, got {model!r}")
-    options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
-                               "row_sum_tol": row_sum_tol}
-    if model == "smooth":
-        binned_options_unused("bece.smooth.paired.smooth_compare", alpha=alpha, sigma=sigma, tau=tau)
-        from ..smooth.average import DEFAULT_PRIOR_ODDS
-        from ..smooth.paired import smooth_compare
-
-        return smooth_compare(y_true, y_prob_a, y_prob_b, y_pred_a=y_pred_a, y_pred_b=y_pred_b,
-                              n_bins=n_bins, binning=binning, num_samples=num_samples, seed=seed,
-                              prior_odds=DEFAULT_PRIOR_ODDS if prior_odds is None else prior_odds,
-                              **options)
-    smooth_options_unused(model, prior_odds=prior_odds)
-    from ..binned.compare import compare as binned_compare
-
-    return binned_compare(y_true, y_prob_a, y_prob_b, y_pred_a=y_pred_a, y_pred_b=y_pred_b,
-                          n_bins=n_bins, binning=binning, alpha=alpha, sigma=sigma, tau=tau,
-                          num_samples=num_samples, seed=seed, progress=progress, **options)
+    refuse_sample_weight(options.pop("sample_weight", None))
+    obj = resolve_model(model, "paired", n_bins=n_bins, binning=binning, **options)
+    inputs = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
+              "row_sum_tol": row_sum_tol}
+    return obj._compare_predictions(  # type: ignore[attr-defined]
+        y_true, y_prob_a, y_prob_b, (y_pred_a, y_pred_b), inputs, num_samples=num_samples,
+        seed=seed, progress=progress)
 
 
 def posterior_compare(
     stats: PairedStats,
     *,
-    model: str = "binned",
+    model: str | Model = "binned",
     n_bins: int | None = None,
     binning: BinningSpec | Binning | None = None,
     binning_b: BinningSpec | Binning | None = None,
-    alpha: PriorParam = None,
-    sigma: PriorParam = None,
-    tau: PriorParam = None,
     num_samples: int = 10_000,
     seed: Seed = 0,
     progress: bool = False,
-    prior_odds: float | None = None,
+    **options: Any,
 ) -> Comparison:
     """Paired posterior of two models' ECEs from joint statistics.
 
@@ -129,7 +116,7 @@ def posterior_compare(
     ----------
     stats : PairedStats
         Joint statistics of both models (possibly summed over chunks).
-    model : {"binned", "smooth"}, default "binned"
+    model : {"binned", "smooth"} or model object, default "binned"
         ``"binned"``: the joint Dirichlet in the bins of ``stats``
         (:func:`bece.binned.compare.compare_from_stats`; equal to
         ``compare(..., model="binned")`` on the same predictions: the joint
@@ -145,12 +132,12 @@ def posterior_compare(
     n_bins, binning, binning_b : optional
         ``model="smooth"`` only: the ECE bins (default 15 uniform) of A, and
         of B unless ``binning_b``, which the bins of ``stats`` refine.
-    alpha, sigma, tau, progress
-        ``model="binned"`` only: its prior and progress bar (:func:`compare`).
     num_samples : int, default 10_000
     seed : int or numpy.random.Generator, default 0
-    prior_odds : float, optional
-        ``model="smooth"`` only, as in :func:`compare`.
+    progress : bool, default False
+        The binned model's progress bar.
+    **options
+        Options of the model, as in :func:`compare`.
 
     Returns
     -------
@@ -176,27 +163,6 @@ def posterior_compare(
     """
     if not isinstance(stats, PairedStats):
         raise ValueError(f"stats must be a PairedStats, got {type(stats).__name__}")
-    if model not in COMPARE_MODELS:
-        raise ValueError(f"model must be one of {COMPARE_MODELS}, got {model!r}")
-    if model == "smooth":
-        binned_options_unused("bece.smooth.paired_stats.smooth_compare_from_stats",
-                              alpha=alpha, sigma=sigma, tau=tau)
-        from ..smooth.average import DEFAULT_PRIOR_ODDS
-        from ..smooth.paired_stats import smooth_compare_from_stats
-
-        return smooth_compare_from_stats(
-            stats, n_bins=n_bins, binning="uniform" if binning is None else binning,
-            binning_b=binning_b, num_samples=num_samples, seed=seed,
-            prior_odds=DEFAULT_PRIOR_ODDS if prior_odds is None else prior_odds)
-    smooth_options_unused(model, prior_odds=prior_odds)
-    given = [k for k, v in (("n_bins", n_bins), ("binning", binning), ("binning_b", binning_b))
-             if v is not None]
-    if given:
-        raise ValueError(
-            f"{' and '.join(given)} belong(s) to model='smooth' (the ECE bins that its fine "
-            f"statistics refine); model={model!r} uses the bins of stats"
-        )
-    from ..binned.compare import compare_from_stats
-
-    return compare_from_stats(stats, alpha=alpha, sigma=sigma, tau=tau, num_samples=num_samples,
-                              seed=seed, progress=progress)
+    obj = resolve_model(model, "paired", n_bins=n_bins, binning=binning, **options)
+    return obj.paired_posterior(stats, num_samples=num_samples, seed=seed,  # type: ignore[attr-defined]
+                                progress=progress, binning_b=binning_b)

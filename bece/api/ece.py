@@ -1,29 +1,26 @@
 """Posteriors of the ECE and the top-label ECE: the smooth models by default,
-the binned BECE model one keyword away, from predictions or statistics."""
+the binned BECE model one keyword away, from predictions or statistics.
+
+Each entry point turns ``model=`` (a string or a model object) into a model
+object in one place (:func:`bece.posteriors.resolve_model`) and calls it:
+the model holds its options, its statistics and its fast path.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
+import numpy as np
 from numpy.typing import ArrayLike
 
-from ..base.typing import BinningSpec, PriorParam, Seed
-from ..binned.posterior import binned_posterior_ece
-from ..binned.toplabel import bayesian_top_label_ece as binned_top_label_ece
-from ..binned.toplabel import posterior_top_label_ece as binned_posterior_top_label_ece
+from ..base.typing import BinningSpec, Seed
+from ..posteriors import Model, resolve_model
 from ..results.ece import BayesianECE, BayesianTopLabelECE
 from ..stats.binning import Binning
 from ..stats.calibration_stats import CalibrationStats
-from .options import (
-    MODELS,
-    TOP_LABEL_SMOOTH,
-    binned_options_unused,
-    check_model,
-    refuse_sample_weight,
-    smooth_options_unused,
-)
+from ..stats.label_stats import LabelStats
+from .options import refuse_sample_weight
 
 __all__ = [
     "bayesian_ece",
@@ -36,15 +33,12 @@ __all__ = [
 def posterior_ece(
     stats: CalibrationStats,
     *,
-    alpha: PriorParam = None,
-    sigma: PriorParam = None,
-    tau: PriorParam = None,
-    preset: str | None = None,
+    model: str | Model = "binned",
     num_samples: int = 10_000,
     seed: Seed = 0,
-    model: str = "binned",
     n_bins: int | None = None,
     binning: BinningSpec | Binning | None = None,
+    **options: Any,
 ) -> BayesianECE:
     """Posterior over the ECE from statistics, by the closed form.
 
@@ -52,14 +46,13 @@ def posterior_ece(
     ----------
     stats : CalibrationStats
         Statistics of the test set (possibly summed over chunks).
-    alpha, sigma, tau, preset
-        Prior; see :func:`conjugate_posterior`.
     num_samples : int, default 10_000
         Number of independent posterior draws S.
     seed : int or numpy.random.Generator, default 0
         Randomness; the same int gives identical draws.
-    model : {"binned", "conjugate", "literal", "smooth"}, default "binned"
-        ``"conjugate"``: the closed form in the bins of ``stats``, exact for
+    model : {"binned", "conjugate", "literal", "smooth"} or model object, default "binned"
+        A model object (:class:`bece.BinnedModel`, :class:`bece.SmoothModel`)
+        or its shorthand. ``"conjugate"``: the closed form in the bins of ``stats``, exact for
         the conjugate model. ``"literal"``: the literal BECE model (each
         confidence a truncated Normal in its bin), by exact one-dimensional
         sampling (:mod:`bece.binned.literal`). ``"binned"``: the reference
@@ -74,7 +67,13 @@ def posterior_ece(
     n_bins, binning : optional
         ``model="smooth"`` only: the ECE bins (default 15 uniform) that the
         bins of ``stats`` refine. The binned model uses the bins of
-        ``stats`` and refuses them.
+        ``stats`` (an ``n_bins`` that differs raises ``ValueError``).
+    **options
+        Options of the model, set on its object: ``alpha``, ``sigma``,
+        ``tau``, ``preset`` (the binned model's prior, see
+        :func:`bece.binned.conjugate.conjugate_posterior`); ``prior_odds``,
+        ``zero_gap_prior``, ... (the smooth model's, :class:`bece.SmoothModel`).
+        An option the model does not have raises ``ValueError``.
 
     Returns
     -------
@@ -108,25 +107,8 @@ def posterior_ece(
     """
     if not isinstance(stats, CalibrationStats):
         raise ValueError(f"stats must be a CalibrationStats, got {type(stats).__name__}")
-    if model == "smooth":
-        binned_options_unused(alpha=alpha, sigma=sigma, tau=tau, preset=preset)
-        from ..smooth.posterior import smooth_posterior_ece
-
-        result = smooth_posterior_ece(stats, n_bins=n_bins,
-                                      binning="uniform" if binning is None else binning,
-                                      num_samples=num_samples, seed=seed)
-        return replace(result, stats=result.stats.with_kind(stats.kind))
-    check_model(model)
-    given = [k for k, v in (("n_bins", n_bins), ("binning", binning)) if v is not None]
-    if given:
-        raise ValueError(
-            f"{' and '.join(given)} belong(s) to model='smooth' (the ECE bins that its fine "
-            f"statistics refine); model={model!r} uses the bins of stats"
-        )
-    return binned_posterior_ece(
-        stats, alpha=alpha, sigma=sigma, tau=tau, preset=preset, num_samples=num_samples, seed=seed,
-        model=model,
-    )
+    obj = resolve_model(model, "binary", n_bins=n_bins, binning=binning, **options)
+    return obj.posterior(stats, num_samples=num_samples, seed=seed)  # type: ignore[attr-defined]
 
 
 def bayesian_ece(
@@ -135,20 +117,15 @@ def bayesian_ece(
     *,
     y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
-    binning: BinningSpec | Binning = "uniform",
-    alpha: PriorParam = None,
-    sigma: PriorParam = None,
-    tau: PriorParam = None,
-    preset: str | None = None,
+    binning: BinningSpec | Binning | None = None,
     num_samples: int = 10_000,
     seed: Seed = 0,
-    model: str = "smooth",
+    model: str | Model = "smooth",
     labels: ArrayLike | None = None,
     pos_label: Any = None,
     from_logits: bool = False,
     row_sum_tol: float | None = None,
-    prior_odds: float | None = None,
-    sample_weight: None = None,
+    **options: Any,
 ) -> BayesianECE:
     """Posterior over a classifier's expected calibration error (BECE).
 
@@ -171,35 +148,29 @@ def bayesian_ece(
         Number of bins M.
     binning : {"uniform", "quantile"} or array_like, default "uniform"
         See :mod:`bece.stats.binning`.
-    alpha : float or array, default 1/(2M)
-        Dirichlet concentration per (outcome, bin) cell.
-    sigma, tau : float or array of shape (M,), default w_m / sqrt(12)
-        Spread of confidences within a bin, and prior spread of the bin's
-        mean confidence around its centre.
-    preset : {"uncertainty-metrics"}, optional
-        Reproduce google/uncertainty-metrics (see :mod:`bece.binned.conjugate` for
-        what it changes and why it is not the default).
     num_samples : int, default 10_000
         Posterior draws.
     seed : int or numpy.random.Generator, default 0
-    model : {"smooth", "binned", "conjugate", "literal"}, default "smooth"
-        ``"smooth"`` (the default): a smooth calibration curve (natural
+    model : {"smooth", "binned", "conjugate", "literal"} or model object, default "smooth"
+        A model object (:class:`bece.SmoothModel`, :class:`bece.BinnedModel`),
+        which holds the model's options, or its shorthand.
+        ``"smooth"`` (the default, :class:`bece.SmoothModel`): a smooth calibration curve (natural
         cubic spline in logit(p) with a learned smoothness scale) and a
         Bayesian bootstrap over the confidences, by Laplace
-        (:func:`bece.smooth.smooth_ece`, which takes its options), averaged
+        (:func:`bece.smooth.smooth_ece`), averaged
         with exact calibration by its posterior probability
         (:mod:`bece.smooth.average`), so the interval can reach 0. It pools
         information across bins, so its intervals stay honest at small n
         where the binned posterior's do not (documentation: validation,
-        "The smooth model against the binned one"); ``alpha``, ``sigma``, ``tau`` and ``preset`` do not apply
-        to it. Its result is a :class:`bece.smooth.SmoothBayesianECE`, with
-        ``method="laplace"``, the posterior curve (``.curve`` on
+        "The smooth model against the binned one"). Its result is a
+        :class:`bece.smooth.SmoothBayesianECE`, with ``method="laplace"``, the posterior curve (``.curve`` on
         ``.curve_grid``) and ``prob_calibrated``.
-        ``"binned"``: the reference binned BECE model, its conjugate form
-        (closed form below). ``"conjugate"``: the same, by name.
+        ``"binned"`` (:class:`bece.BinnedModel`): the reference binned BECE
+        model, its conjugate form (closed form below). ``"conjugate"``: the
+        same, by name.
         ``"literal"``: the literal BECE model (each confidence a truncated
         Normal within its bin), by exact one-dimensional sampling of each
-        bin's mean (:mod:`bece.binned.literal`); ``preset`` does not apply.
+        bin's mean (:mod:`bece.binned.literal`); ``BinnedModel(form="literal")``.
     labels : array_like, optional
         The class of each column of ``y_prob`` in order (``clf.classes_``)
         when the labels are not ``0 .. K-1``; for a 1-D ``y_prob`` its two
@@ -217,15 +188,20 @@ def bayesian_ece(
         strict default (:func:`bece.stats.inputs.row_sum_tolerance`), e.g.
         ``1e-3`` for probabilities written with four decimals; accepted rows
         are used as given, never renormalised.
-    prior_odds : float, optional
-        ``model="smooth"`` only: prior odds of exact calibration against the
-        smooth model (default
-        :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS` = 0.02, chosen by the
-        validation study; 0 gives the smooth model alone).
-    sample_weight : None
-        Not supported: the posterior models count predictions, so a weight
-        raises ``ValueError`` (the plug-in metrics of :mod:`bece.metrics`
-        take ``sample_weight``).
+    **options
+        Options of the model, set on its object (an option the model does not
+        have raises ``ValueError`` naming the models that have it): for the
+        binned model ``alpha`` (Dirichlet concentration per (outcome, bin)
+        cell, default 1/(2M)), ``sigma`` and ``tau`` (spread of confidences
+        within a bin and prior spread of the bin's mean, default
+        w_m/sqrt(12)), ``preset="uncertainty-metrics"`` (reproduce
+        google/uncertainty-metrics, :mod:`bece.binned.conjugate`); for the
+        smooth model ``prior_odds`` (prior odds of exact calibration,
+        default :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS` = 0.02,
+        chosen by the validation study; 0 gives the smooth model alone) and
+        the others of :class:`bece.SmoothModel`. ``sample_weight`` is not
+        supported: the models count predictions, so a weight raises
+        ``ValueError`` (the plug-in metrics of :mod:`bece.metrics` take it).
 
     Returns
     -------
@@ -252,59 +228,38 @@ def bayesian_ece(
     >>> bool(b.interval(0.9)[0] > 0.0)                 # its interval cannot reach 0
     True
     """
-    refuse_sample_weight(sample_weight)
-    options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
-               "row_sum_tol": row_sum_tol}
-    if model == "smooth":
-        binned_options_unused(alpha=alpha, sigma=sigma, tau=tau, preset=preset)
-        from ..smooth.average import DEFAULT_PRIOR_ODDS
-        from ..smooth.posterior import smooth_ece
-        from ..stats.inputs import as_outcomes, input_kind
-
-        # the smooth model reads (outcome, confidence) pairs: read them here
-        # with the options, and record how they were read on its statistics
-        z, p = as_outcomes(y_true, y_prob, y_pred, **options)
-        result = smooth_ece(z, p, n_bins=n_bins, binning=binning, num_samples=num_samples,
-                            seed=seed,
-                            prior_odds=DEFAULT_PRIOR_ODDS if prior_odds is None else prior_odds)
-        return replace(result, stats=result.stats.with_kind(input_kind(y_prob, y_pred)))
-    check_model(model)
-    smooth_options_unused(model, prior_odds=prior_odds)
-    stats = CalibrationStats.from_arrays(y_true, y_prob, y_pred=y_pred, n_bins=n_bins,
-                                         binning=binning, **options)
-    return posterior_ece(
-        stats, alpha=alpha, sigma=sigma, tau=tau, preset=preset, num_samples=num_samples, seed=seed,
-        model=model,
-    )
+    refuse_sample_weight(options.pop("sample_weight", None))
+    obj = resolve_model(model, "binary", n_bins=n_bins, binning=binning, **options)
+    inputs = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
+              "row_sum_tol": row_sum_tol}
+    return obj._from_predictions(y_true, y_prob, y_pred, inputs,  # type: ignore[attr-defined]
+                                 num_samples=num_samples, seed=seed)
 
 
 def posterior_top_label_ece(
-    stats: Sequence[CalibrationStats],
+    stats: LabelStats | Sequence[CalibrationStats],
     labels: ArrayLike | None = None,
     *,
     average: str = "label",
-    alpha: PriorParam = None,
-    sigma: PriorParam = None,
-    tau: PriorParam = None,
     num_samples: int | None = None,
     seed: Seed = 0,
     keep_bins: bool | str = "auto",
-    model: str = "binned",
+    model: str | Model = "binned",
     n_bins: int | None = None,
     binning: BinningSpec | Binning | None = None,
+    **options: Any,
 ) -> BayesianTopLabelECE:
     """Posterior over the top-label ECE from per-label statistics.
 
     Parameters
     ----------
-    stats : sequence of L CalibrationStats
+    stats : LabelStats or sequence of L CalibrationStats
         One per predicted label, sharing bins (e.g. from
-        :func:`bece.binned.toplabel.top_label_statistics`, possibly summed over chunks).
+        ``BinnedModel().label_statistics(y, prob)``, possibly summed over
+        chunks).
     labels : array_like of shape (L,), optional
-        The labels' names; default ``0 .. L-1``.
+        The labels' names with a sequence of statistics; default ``0 .. L-1``.
     average : {"label", "sample"}, default "label"
-    alpha, sigma, tau
-        Prior of the binned model (:func:`bece.binned.toplabel.top_label_posterior`).
     num_samples : int, optional
         Posterior draws; default 10,000, fewer (at least 1,000) when L·M is
         large (:func:`bece.binned.toplabel.default_num_samples`).
@@ -312,17 +267,23 @@ def posterior_top_label_ece(
     keep_bins : {"auto", True, False}, default "auto"
         Keep the (S, L, M) per-(label, bin) draws ("auto": when
         ``S * L * M <= 10**7``).
-    model : {"binned", "conjugate", "literal", "smooth"}, default "binned"
-        ``"binned"``, ``"conjugate"``, ``"literal"``: the binned model in each
-        (label, bin) cell (:func:`bece.binned.posterior_top_label_ece`).
+    model : {"binned", "conjugate", "literal", "smooth"} or model object, default "binned"
+        ``"binned"``, ``"conjugate"``, ``"literal"`` (:class:`bece.BinnedModel`):
+        the binned model in each (label, bin) cell
+        (:func:`bece.binned.binned_posterior_top_label_ece`).
         ``"smooth"``: the hierarchical smooth model, a shared calibration
         curve plus a per-label logit shift and slope change, each of learned
         scale (:func:`bece.smooth.toplabel.smooth_posterior_top_label_ece`), from
-        statistics in fine bins that refine the ECE bins; ``alpha``,
-        ``sigma`` and ``tau`` do not apply to it.
+        statistics in fine bins that refine the ECE bins
+        (:class:`bece.SmoothTopLabelModel`).
     n_bins, binning : optional
         ``model="smooth"`` only: the ECE bins (default 15 uniform) that the
         bins of ``stats`` refine.
+    **options
+        Options of the model, set on its object: ``alpha``, ``sigma``,
+        ``tau`` for the binned model
+        (:func:`bece.binned.toplabel.top_label_posterior`), ``prior_odds``
+        and the others of :class:`bece.SmoothTopLabelModel`.
 
     Returns
     -------
@@ -347,26 +308,16 @@ def posterior_top_label_ece(
     >>> r.model, r.n_labels, r.label_draws.shape, bool(r.interval(0.9)[1] < 0.1)
     ('binned-top-label', 3, (2000, 3), True)
     """
-    if model not in MODELS:
-        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
-    if model == "smooth":
-        binned_options_unused(TOP_LABEL_SMOOTH, alpha=alpha, sigma=sigma, tau=tau)
-        from ..smooth.toplabel import smooth_posterior_top_label_ece
-
-        return smooth_posterior_top_label_ece(
-            stats, labels, n_bins=n_bins, binning="uniform" if binning is None else binning,
-            average=average, num_samples=num_samples, seed=seed, keep_bins=keep_bins,
-        )
-    given = [k for k, v in (("n_bins", n_bins), ("binning", binning)) if v is not None]
-    if given:
-        raise ValueError(
-            f"{' and '.join(given)} belong(s) to model='smooth' (the ECE bins that its fine "
-            f"statistics refine); model={model!r} uses the bins of stats"
-        )
-    return binned_posterior_top_label_ece(
-        stats, labels, average=average, alpha=alpha, sigma=sigma, tau=tau, num_samples=num_samples,
-        seed=seed, keep_bins=keep_bins, model=model,
-    )
+    if not isinstance(stats, LabelStats):
+        if isinstance(stats, CalibrationStats) or not isinstance(stats, Sequence):
+            raise ValueError("stats must be a LabelStats or a sequence of CalibrationStats, one "
+                             f"per label, got {type(stats).__name__}")
+        stats = LabelStats(np.arange(len(stats)) if labels is None else labels, stats)
+    elif labels is not None:
+        raise ValueError("labels do not apply to a LabelStats, which holds its labels")
+    obj = resolve_model(model, "top-label", n_bins=n_bins, binning=binning, **options)
+    return obj.posterior(stats, num_samples=num_samples, seed=seed,  # type: ignore[attr-defined]
+                         average=average, keep_bins=keep_bins)
 
 
 def bayesian_top_label_ece(
@@ -375,20 +326,16 @@ def bayesian_top_label_ece(
     *,
     y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
-    binning: BinningSpec | Binning = "uniform",
+    binning: BinningSpec | Binning | None = None,
     average: str = "label",
-    alpha: PriorParam = None,
-    sigma: PriorParam = None,
-    tau: PriorParam = None,
     num_samples: int | None = None,
     seed: Seed = 0,
     keep_bins: bool | str = "auto",
-    model: str = "smooth",
+    model: str | Model = "smooth",
     labels: ArrayLike | None = None,
     from_logits: bool = False,
     row_sum_tol: float | None = None,
-    prior_odds: float | None = None,
-    sample_weight: None = None,
+    **options: Any,
 ) -> BayesianTopLabelECE:
     """Posterior over a multiclass classifier's top-label ECE.
 
@@ -408,27 +355,26 @@ def bayesian_top_label_ece(
     average : {"label", "sample"}, default "label"
         Unweighted mean over predicted labels (Gupta & Ramdas' and MAPIE's
         top-label ECE) or weighted by how often each label is predicted.
-    alpha, sigma, tau
-        Prior of the binned model (:mod:`bece.binned.toplabel`).
     num_samples : int, optional
         Posterior draws; default 10,000, fewer (at least 1,000) for many
         labels (:func:`bece.binned.toplabel.default_num_samples`).
     seed : int or numpy.random.Generator, default 0
     keep_bins : {"auto", True, False}, default "auto"
         Keep the per-(label, bin) draws (when ``S * L * M <= 10**7``).
-    model : {"smooth", "binned", "conjugate", "literal"}, default "smooth"
+    model : {"smooth", "binned", "conjugate", "literal"} or model object, default "smooth"
+        A model object (:class:`bece.SmoothTopLabelModel`,
+        :class:`bece.BinnedModel`) or its shorthand.
         ``"smooth"`` (the default): the hierarchical smooth model
         (:mod:`bece.smooth.toplabel`): each label's curve is a shared smooth
         calibration curve plus a logit shift and slope change, each of
         learned scale, so labels with few predictions borrow from the
         others, averaged with exact
         calibration of every label by its posterior probability
-        (``prob_calibrated``); ``alpha``, ``sigma``, ``tau`` do not apply to
-        it (``bece.smooth.toplabel.smooth_top_label_ece`` takes its options).
+        (``prob_calibrated``).
         Same result type, ``model="smooth-top-label"``, ``method="laplace"``.
         ``"binned"`` (the reference form), ``"conjugate"``, ``"literal"``:
         the binned model in every (label, bin) cell, each estimated on its
-        own (:func:`bece.binned.bayesian_top_label_ece`); with many labels
+        own; with many labels
         its cells hold a handful of predictions each and its intervals lie
         above the truth (documentation: validation, "Top-label").
     labels : array_like, optional
@@ -440,12 +386,14 @@ def bayesian_top_label_ece(
         float64 copy).
     row_sum_tol : float, optional
         Row-sum tolerance instead of the strict default; rows used as given.
-    prior_odds : float, optional
-        ``model="smooth"`` only: prior odds of exact calibration (default
-        :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS`; 0: the hierarchical
-        model alone).
-    sample_weight : None
-        Not supported (``ValueError``), as in :func:`bayesian_ece`.
+    **options
+        Options of the model, set on its object: ``alpha``, ``sigma``,
+        ``tau`` (the binned model's prior, :mod:`bece.binned.toplabel`);
+        ``prior_odds`` (prior odds that every label is exactly calibrated,
+        default :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS`; 0: the
+        hierarchical model alone) and the others of
+        :class:`bece.SmoothTopLabelModel`. ``sample_weight`` is not
+        supported (``ValueError``), as in :func:`bayesian_ece`.
 
     Returns
     -------
@@ -471,31 +419,9 @@ def bayesian_top_label_ece(
     >>> b.model, bool(b.plugin == r.plugin)
     ('binned-top-label', True)
     """
-    refuse_sample_weight(sample_weight)
-    if model not in MODELS:
-        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
-    options: dict[str, Any] = {"labels": labels, "from_logits": from_logits, "row_sum_tol": row_sum_tol}
-    if model == "smooth":
-        binned_options_unused(TOP_LABEL_SMOOTH, alpha=alpha, sigma=sigma, tau=tau)
-        from ..metrics.multiclass import top_label_data
-        from ..smooth.average import DEFAULT_PRIOR_ODDS
-        from ..smooth.toplabel import smooth_top_label_ece
-        from ..stats.inputs import input_kind
-
-        # read the labels and probabilities here (the model takes the
-        # predicted and true class indices and the confidences), then name
-        # the labels and record how the predictions were read
-        d = top_label_data(y_true, y_prob, y_pred, **options)
-        result = smooth_top_label_ece(
-            d.y, d.conf, y_pred=d.pred, n_bins=n_bins, binning=binning, average=average,
-            num_samples=num_samples, seed=seed, keep_bins=keep_bins,
-            prior_odds=DEFAULT_PRIOR_ODDS if prior_odds is None else prior_odds)
-        named = result.labels if d.classes is None else d.classes[result.labels]
-        return replace(result, labels=named,
-                       stats=result.stats.with_kind(input_kind(y_prob, y_pred)))
-    smooth_options_unused(model, prior_odds=prior_odds)
-    return binned_top_label_ece(
-        y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning, average=average, alpha=alpha,
-        sigma=sigma, tau=tau, num_samples=num_samples, seed=seed, keep_bins=keep_bins, model=model,
-        **options,
-    )
+    refuse_sample_weight(options.pop("sample_weight", None))
+    obj = resolve_model(model, "top-label", n_bins=n_bins, binning=binning, **options)
+    inputs = {"labels": labels, "from_logits": from_logits, "row_sum_tol": row_sum_tol}
+    return obj._top_label_from_predictions(  # type: ignore[attr-defined]
+        y_true, y_prob, y_pred, inputs, average=average, num_samples=num_samples, seed=seed,
+        keep_bins=keep_bins)

@@ -10,14 +10,13 @@ draws), :mod:`~bece.binned.posterior` the ECE posterior from statistics,
 from .compare import compare
 from .conjugate import PRESETS, ConjugatePosterior, conjugate_posterior
 from .posterior import binned_posterior_ece
-from .toplabel import bayesian_top_label_ece, posterior_top_label_ece
+from .toplabel import binned_posterior_top_label_ece
 
 __all__ = [
-    "bayesian_top_label_ece",
     "binned_posterior_ece",
+    "binned_posterior_top_label_ece",
     "compare",
     "conjugate_posterior",
     "ConjugatePosterior",
-    "posterior_top_label_ece",
     "PRESETS",
 ]

@@ -66,9 +66,8 @@ from .literal import binned_form, sample_bin_confidence
 
 __all__ = [
     "AVERAGES",
-    "bayesian_top_label_ece",
     "default_num_samples",
-    "posterior_top_label_ece",
+    "binned_posterior_top_label_ece",
     "top_label_posterior",
     "top_label_statistics",
 ]
@@ -227,7 +226,7 @@ def _plugin(stats: Sequence[CalibrationStats], average: str) -> tuple[float, np.
     return (float(label.mean()) if average == "label" else float(gaps.sum() / n_l.sum())), label
 
 
-def posterior_top_label_ece(
+def binned_posterior_top_label_ece(
     stats: Sequence[CalibrationStats],
     labels: ArrayLike | None = None,
     *,
@@ -341,93 +340,4 @@ def posterior_top_label_ece(
         label_accuracy=None if per_cell is None else per_cell["accuracy"],
         label_confidence=None if per_cell is None else per_cell["confidence"],
         label_weight=None if per_cell is None else per_cell["weight"],
-    )
-
-
-def bayesian_top_label_ece(
-    y_true: ArrayLike,
-    y_prob: ArrayLike,
-    *,
-    y_pred: ArrayLike | None = None,
-    n_bins: int | None = None,
-    binning: BinningSpec | Binning = "uniform",
-    average: str = "label",
-    alpha: PriorParam = None,
-    sigma: PriorParam = None,
-    tau: PriorParam = None,
-    num_samples: int | None = None,
-    seed: Seed = 0,
-    keep_bins: bool | str = "auto",
-    model: str = "binned",
-    labels: ArrayLike | None = None,
-    from_logits: bool = False,
-    row_sum_tol: float | None = None,
-) -> BayesianTopLabelECE:
-    """Posterior over a multiclass classifier's top-label ECE.
-
-    Parameters
-    ----------
-    y_true : array_like of shape (n,)
-        Labels in ``0 .. K-1``, or any labels with ``labels`` (text labels
-        without it: their sorted values are the columns, as scikit-learn's
-        ``classes_``).
-    y_prob : array_like of shape (n, K) or (n,)
-        Class probabilities (rows sum to 1; float32 is read as it is), or
-        with ``y_pred`` the confidence of each prediction.
-    y_pred : array_like of shape (n,), optional
-        Predicted labels (e.g. after :class:`bece.calibrate.TopLabelCalibrator`).
-    n_bins : int, default 15
-    binning : {"uniform"} or array_like of edges, default "uniform"
-    average : {"label", "sample"}, default "label"
-        Unweighted mean over predicted labels (Gupta & Ramdas' and MAPIE's
-        top-label ECE) or weighted by how often each label is predicted.
-    alpha, sigma, tau
-        Prior (module docstring).
-    num_samples : int, optional
-        Posterior draws; default 10,000, fewer (at least 1,000) for many
-        labels (:func:`default_num_samples`).
-    seed : int or numpy.random.Generator, default 0
-    keep_bins : {"auto", True, False}, default "auto"
-        Keep the per-(label, bin) draws (module docstring).
-    model : {"binned", "conjugate", "literal"}, default "binned"
-        The form of the binned model, as for :func:`bece.bayesian_ece`.
-    labels : array_like, optional
-        The class of each column of ``y_prob`` in order (``clf.classes_``);
-        the result's ``labels`` are then these classes.
-    from_logits : bool, default False
-        ``y_prob`` holds logits: the top softmax probability of each row is
-        computed in float64, block by block (10^6 x 1,000 float32 logits
-        need no float64 copy).
-    row_sum_tol : float, optional
-        Row-sum tolerance instead of the strict default; rows used as given.
-
-    Returns
-    -------
-    BayesianTopLabelECE
-        A :class:`~bece.results.ece.BayesianECE` (``draws``, ``interval``,
-        ``hdi``, ``plugin``, pooled per-bin ``accuracy``/``confidence``/
-        ``weight``) with per-label ``label_draws`` (S, L), ``labels``,
-        ``label_stats`` and, when kept, ``label_accuracy``,
-        ``label_confidence``, ``label_weight`` (S, L, M);
-        ``to_inference_data()`` has a ``label`` coordinate.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from bece import bayesian_top_label_ece, top_label_ece
-    >>> rng = np.random.default_rng(0)
-    >>> prob = rng.dirichlet(np.ones(3), size=3000)
-    >>> y = np.array([rng.choice(3, p=row) for row in prob])  # calibrated
-    >>> r = bayesian_top_label_ece(y, prob, n_bins=10, seed=1)
-    >>> r.label_draws.shape, bool(abs(r.plugin - top_label_ece(y, prob, n_bins=10)) < 1e-12)
-    ((10000, 3), True)
-    """
-    average = _check_average(average)
-    binned_form(model)
-    names, stats = top_label_statistics(y_true, y_prob, y_pred=y_pred, n_bins=n_bins,
-                                        binning=binning, labels=labels, from_logits=from_logits,
-                                        row_sum_tol=row_sum_tol)
-    return posterior_top_label_ece(
-        stats, names, average=average, alpha=alpha, sigma=sigma, tau=tau,
-        num_samples=num_samples, seed=seed, keep_bins=keep_bins, model=model,
     )

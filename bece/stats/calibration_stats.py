@@ -417,6 +417,53 @@ class CalibrationStats:
 
     __radd__ = __add__
 
+    def __eq__(self, other: object) -> bool:
+        """Equal bins, kind, counts and sums (exactly)."""
+        if not isinstance(other, CalibrationStats):
+            return NotImplemented
+        return (self.binning == other.binning and self.kind == other.kind
+                and all(np.array_equal(getattr(self, k), getattr(other, k))
+                        for k in ("counts", "sum_p", "sum_p2")))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # ------------------------------------------------------------ plain data
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python (for JSON): ``edges``, ``rule``, ``counts`` (2 x M),
+        ``sum_p``, ``sum_p2`` and ``kind``. Floats are written as Python
+        floats, so :meth:`from_dict` (and a JSON round trip) restores the
+        statistics exactly."""
+        return {"edges": self.edges.tolist(), "rule": self.binning.rule,
+                "counts": self.counts.tolist(), "sum_p": self.sum_p.tolist(),
+                "sum_p2": self.sum_p2.tolist(), "kind": self.kind}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CalibrationStats:
+        """The statistics :meth:`to_dict` wrote, checked as by the constructor.
+
+        Examples
+        --------
+        >>> import json
+        >>> import numpy as np
+        >>> from bece import CalibrationStats
+        >>> stats = CalibrationStats.from_arrays([0, 1, 1], [0.2, 0.7, 0.9], n_bins=5)
+        >>> CalibrationStats.from_dict(json.loads(json.dumps(stats.to_dict()))) == stats
+        True
+        """
+        keys = {"edges", "rule", "counts", "sum_p", "sum_p2", "kind"}
+        if not isinstance(data, dict) or set(data) != keys:
+            got = sorted(data) if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"CalibrationStats.from_dict needs the keys {sorted(keys)}, got {got}")
+        if data["rule"] not in ("uniform", "edges"):
+            raise ValueError(f"rule must be 'uniform' or 'edges', got {data['rule']!r}")
+        edges = np.asarray(data["edges"], dtype=np.float64)
+        if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)) \
+                or np.any(np.diff(edges) < 0) or edges[0] < 0 or edges[-1] > 1:
+            raise ValueError("edges must be a non-decreasing list of at least two numbers in [0, 1]")
+        return cls(Binning(edges, data["rule"]), np.asarray(data["counts"]),
+                   np.asarray(data["sum_p"], dtype=np.float64),
+                   np.asarray(data["sum_p2"], dtype=np.float64), kind=data["kind"])
+
     # ------------------------------------------------------------- derived
     @property
     def edges(self) -> np.ndarray:

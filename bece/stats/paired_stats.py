@@ -241,6 +241,47 @@ class PairedStats:
                                  kind=input_kind(pa, y_pred_a))
 
     # ------------------------------------------------------------------ merge
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python (for JSON): both binnings, the joint cells' keys,
+        counts and sums, and ``kind``; :meth:`from_dict` restores them exactly."""
+        return {"edges_a": self.binning_a.edges.tolist(), "rule_a": self.binning_a.rule,
+                "edges_b": self.binning_b.edges.tolist(), "rule_b": self.binning_b.rule,
+                "keys": self.keys.tolist(), "counts": self.counts.tolist(),
+                "sum_p_a": self.sum_p_a.tolist(), "sum_p_b": self.sum_p_b.tolist(),
+                "sum_p2_a": self.sum_p2_a.tolist(), "sum_p2_b": self.sum_p2_b.tolist(),
+                "kind": self.kind}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PairedStats:
+        """The statistics :meth:`to_dict` wrote, checked as by the constructor."""
+        keys = {"edges_a", "rule_a", "edges_b", "rule_b", "keys", "counts", "sum_p_a", "sum_p_b",
+                "sum_p2_a", "sum_p2_b", "kind"}
+        if not isinstance(data, dict) or set(data) != keys:
+            got = sorted(data) if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"PairedStats.from_dict needs the keys {sorted(keys)}, got {got}")
+        binnings = []
+        for tag in ("a", "b"):
+            one = CalibrationStats.from_dict({
+                "edges": data[f"edges_{tag}"], "rule": data[f"rule_{tag}"], "kind": None,
+                "counts": [[0] * (len(data[f"edges_{tag}"]) - 1)] * 2,
+                "sum_p": [0.0] * (len(data[f"edges_{tag}"]) - 1),
+                "sum_p2": [0.0] * (len(data[f"edges_{tag}"]) - 1)})  # checks the bins
+            binnings.append(one.binning)
+        return cls(binnings[0], binnings[1], np.asarray(data["keys"], dtype=np.int64),
+                   np.asarray(data["counts"], dtype=np.int64), data["sum_p_a"], data["sum_p_b"],
+                   data["sum_p2_a"], data["sum_p2_b"], kind=data["kind"])
+
+    def __eq__(self, other: object) -> bool:
+        """Equal bins, kind, joint cells and sums (exactly)."""
+        if not isinstance(other, PairedStats):
+            return NotImplemented
+        return (self.binning_a == other.binning_a and self.binning_b == other.binning_b
+                and self.kind == other.kind
+                and all(np.array_equal(getattr(self, k), getattr(other, k))
+                        for k in ("keys", "counts", "sum_p_a", "sum_p_b", "sum_p2_a", "sum_p2_b")))
+
+    __hash__ = None  # type: ignore[assignment]
+
     def __add__(self, other: PairedStats | int) -> PairedStats:
         if isinstance(other, int) and other == 0:  # lets sum() start at 0
             return self

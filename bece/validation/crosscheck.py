@@ -1,6 +1,7 @@
 r"""MCMC cross-check of the closed-form posterior.
 
-:func:`cross_check` runs NUTS (NumPyro) on the *collapsed* binned model of
+:func:`cross_check_stats` (what ``bece.cross_check(..., model="binned")``
+calls) runs NUTS (NumPyro) on the *collapsed* binned model of
 :mod:`bece.models` — O(M) per step whatever n is — and compares its draws of
 the ECE, each bin's accuracy and each bin's mean confidence with draws of the
 closed form (:func:`bece.posterior_ece`); NUTS runs in :mod:`bece.validation.nuts`
@@ -30,26 +31,25 @@ two fast paths directly).
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..base.typing import BinningSpec, PriorParam
+from ..base.typing import PriorParam
 from ..binned.conjugate import ConjugatePosterior, conjugate_posterior
 from ..binned.literal import FORMS, binned_form
 from ..binned.posterior import binned_posterior_ece
 from ..results.ece import BayesianECE, BayesianTopLabelECE
-from ..stats.binning import Binning
 from ..stats.calibration_stats import CalibrationStats
 from .agreement import FALSE_ALARM, CrossCheck, compare_draws
 from .nuts import NutsRun, check_run_arguments, mcmc_inference_data, run_nuts
 
 __all__ = [
     "collapsed_data",
-    "cross_check",
     "cross_check_stats",
-    "cross_check_top_label",
+    "cross_check_label_stats",
     "nuts_model",
 ]
 
@@ -195,141 +195,10 @@ def cross_check_stats(
     return CrossCheck.judge(model, agreement, mcmc, nuts_result, closed_form, idata)
 
 
-def cross_check(
-    y_true: ArrayLike,
-    y_prob: ArrayLike,
+def cross_check_label_stats(
+    stats: Sequence[CalibrationStats],
+    labels: ArrayLike,
     *,
-    y_pred: ArrayLike | None = None,
-    n_bins: int | None = None,
-    binning: BinningSpec | Binning = "uniform",
-    alpha: PriorParam = None,
-    sigma: PriorParam = None,
-    tau: PriorParam = None,
-    model: str = "smooth",
-    num_chains: int = 4,
-    num_warmup: int = 1000,
-    num_samples: int = 1000,
-    seed: int = 0,
-    num_closed_form: int = 20_000,
-    closed_form: BayesianECE | None = None,
-    false_alarm: float = FALSE_ALARM,
-    progress_bar: bool | None = None,
-    target_accept_prob: float | None = None,
-    top_label: bool = False,
-    average: str = "label",
-) -> CrossCheck:
-    """Cross-check the closed-form BECE posterior with NUTS on the same model.
-
-    Parameters
-    ----------
-    y_true, y_prob, y_pred, n_bins, binning
-        The data, as for :func:`bece.bayesian_ece`.
-    alpha, sigma, tau
-        The prior, as for :func:`bece.bayesian_ece` (defaults 1/(2M), w/sqrt(12)).
-    model : {"smooth", "binned", "conjugate", "literal"}, default "smooth"
-        ``"smooth"`` (the default of :func:`bece.bayesian_ece` and
-        :func:`bece.bayesian_top_label_ece`, so the check validates the
-        posterior users read): NUTS on the smooth calibration-curve model
-        (the hierarchical one with ``top_label=True``) against its Laplace
-        path, and for binary input the probability of exact calibration by
-        bridge sampling on the NUTS draws against the fast path's
-        (:func:`bece.validation.cross_check_smooth`; ``alpha``, ``sigma``,
-        ``tau`` do not apply). ``"conjugate"``: NUTS on the conjugate binned
-        model against its closed form. ``"literal"``: NUTS on the literal
-        BECE model (each confidence a truncated Normal in its bin) against
-        its exact fast path. ``"binned"``: the reference form of the two
-        (``model="binned"`` of :func:`bece.bayesian_ece`). Pass the other
-        form's result as ``closed_form`` to measure the gap between the forms.
-    num_chains, num_warmup, num_samples : int, default 4, 1000, 1000
-        NUTS settings; one compiled program per chain, two chains at a time
-        on two threads (:func:`run_nuts`; the global JAX configuration is
-        never changed).
-    seed : int, default 0
-        Seeds NUTS (``jax.random.PRNGKey(seed)``) and the fast path's draws.
-    num_closed_form : int, default 20_000
-        Fast-path draws compared against (ignored with ``closed_form``).
-    closed_form : BayesianECE, optional
-        Compare against these draws instead (e.g. from another prior or
-        approximation, to see that a wrong one is caught).
-    false_alarm : float, default 0.05
-        Family-wise false-alarm rate of the comparisons (the agreement
-        rule: :mod:`bece.validation.agreement`).
-    progress_bar : bool, optional
-        NumPyro's progress bar. By default the expected time is printed
-        first (on stderr) and the bar shown when it exceeds 20 seconds.
-    target_accept_prob : float, optional
-        NUTS step-size adaptation target: 0.9 for the binned models, 0.95
-        where cells without data meet n > 10^4 (their long tails, see
-        :mod:`bece.models.reparam` and :func:`binned_target`); 0.99 with a
-        dense mass matrix for the smooth ones (the funnels of their scale
-        parameters: :data:`bece.validation.smooth.SMOOTH_TARGET`). A run with
-        divergent transitions is repeated once with smaller steps (0.95 from
-        0.9, 0.99 from 0.95, 0.999 from 0.99).
-    top_label : bool, default False
-        Check :func:`bece.bayesian_top_label_ece` instead (``y_prob`` of
-        shape (n, K)); see :func:`cross_check_top_label`.
-    average : {"label", "sample"}, default "label"
-        The top-label average (only with ``top_label=True``).
-
-    Returns
-    -------
-    CrossCheck
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from bece import cross_check
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=1000)
-    >>> y = rng.uniform(size=1000) < p
-    >>> cc = cross_check(y, p, n_bins=5, model="conjugate", progress_bar=False)
-    >>> cc.agree, cc.model, cc.nuts.draws.shape      # 4 chains of 1,000 NUTS draws
-    (True, 'conjugate', (4000,))
-    >>> bool(abs(cc.ece_gap["mean"]) < 0.005)      # NUTS minus closed form
-    True
-    """
-    if model not in ALL_MODELS:
-        raise ValueError(f"model must be one of {ALL_MODELS}, got {model!r}")
-    if top_label:
-        if y_pred is not None:
-            raise ValueError("y_pred does not apply with top_label=True (the argmax is used)")
-        check = cross_check_top_label
-        if model == "smooth":  # the hierarchical smooth model: bece.validation.smooth_toplabel
-            from .smooth_toplabel import cross_check_smooth_top_label as check
-        return check(
-            y_true, y_prob, n_bins=n_bins, binning=binning, average=average, alpha=alpha,
-            sigma=sigma, tau=tau, model=model, num_chains=num_chains, num_warmup=num_warmup,
-            num_samples=num_samples, seed=seed, num_closed_form=num_closed_form,
-            closed_form=closed_form, false_alarm=false_alarm, progress_bar=progress_bar,
-            target_accept_prob=target_accept_prob,
-        )
-    if model == "smooth":
-        given = [k for k, v in (("alpha", alpha), ("sigma", sigma), ("tau", tau)) if v is not None]
-        if given:
-            raise ValueError(f"{', '.join(given)} do(es) not apply to model='smooth'")
-        from .smooth import cross_check_smooth
-
-        return cross_check_smooth(
-            y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning,
-            num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, seed=seed,
-            num_closed_form=num_closed_form, closed_form=closed_form, false_alarm=false_alarm,
-            progress_bar=progress_bar, target_accept_prob=target_accept_prob,
-        )
-    stats = CalibrationStats.from_arrays(y_true, y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning)
-    return cross_check_stats(
-        stats, alpha=alpha, sigma=sigma, tau=tau, model=model, num_chains=num_chains,
-        num_warmup=num_warmup, num_samples=num_samples, seed=seed,
-        num_closed_form=num_closed_form, closed_form=closed_form, false_alarm=false_alarm,
-        progress_bar=progress_bar, target_accept_prob=target_accept_prob,
-    )
-
-
-def cross_check_top_label(
-    y_true: ArrayLike,
-    y_prob: ArrayLike,
-    *,
-    n_bins: int | None = None,
-    binning: BinningSpec | Binning = "uniform",
     average: str = "label",
     alpha: PriorParam = None,
     sigma: PriorParam = None,
@@ -345,19 +214,20 @@ def cross_check_top_label(
     progress_bar: bool | None = None,
     target_accept_prob: float | None = None,
 ) -> CrossCheck:
-    """:func:`cross_check` of the Bayesian top-label ECE (``top_label=True``).
+    """The cross-check of the binned top-label posterior from per-label statistics.
 
     NUTS on :func:`bece.models.top_label_collapsed` (L·2·M Dirichlet cells,
     L·M bin means; O(L M) per step) against
-    :func:`bece.posterior_top_label_ece`, compared on the top-label ECE,
+    :func:`bece.binned.binned_posterior_top_label_ece`, compared on the top-label ECE,
     each label's ECE and each (label, bin)'s accuracy and mean confidence;
     the table's ``bin`` column is the flat index ``label * M + bin`` (label
     index in ``nuts.labels``). Meant for a handful of labels: the cost grows
-    with L M. Arguments as :func:`cross_check`, plus ``average``.
+    with L M. ``bece.cross_check(y_true, y_prob, model="binned",
+    top_label=True)`` and ``BinnedModel().cross_check(label_stats)`` call it.
     """
     from numpyro.handlers import reparam
 
-    from ..binned.toplabel import posterior_top_label_ece, top_label_statistics
+    from ..binned.toplabel import binned_posterior_top_label_ece
     from ..models import DirichletGammaReparam, top_label_collapsed
 
     if model not in MODELS:
@@ -365,9 +235,10 @@ def cross_check_top_label(
     model = binned_form(model)
     check_run_arguments(num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples,
                         num_closed_form=num_closed_form, false_alarm=false_alarm, seed=seed)
-    labels, stats = top_label_statistics(y_true, y_prob, n_bins=n_bins, binning=binning)
+    stats = tuple(stats)
+    labels = np.asarray(labels)
     if closed_form is None:
-        closed_form = posterior_top_label_ece(
+        closed_form = binned_posterior_top_label_ece(
             stats, labels, average=average, alpha=alpha, sigma=sigma, tau=tau,
             num_samples=num_closed_form, seed=np.random.default_rng([seed, 1]), keep_bins=True,
             model=model,

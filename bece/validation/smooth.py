@@ -22,6 +22,7 @@ __all__ = [
     "cross_check_smooth",
     "exact_calibration",
     "identity_curve",
+    "smooth_model_kwargs",
 ]
 
 
@@ -109,14 +110,7 @@ def cross_check_smooth(
             beta_c, lam_c, tau_c, post = importance_draws(atoms, post, num_closed_form, rng)
             closed_form = smooth_result(atoms, stats, post, beta_c, lam_c, tau_c, rng,
                                          "laplace", grid_points)
-    data: dict[str, Any] = {"x": atoms.x, "z": atoms.successes}
-    if not atoms.exact:
-        data["trials"] = atoms.trials
-    if basis.n_bins:
-        data.update(bins=atoms.bin, n_bins=basis.n_bins, bin_scale=post.bin_scale)
-    model_kwargs = dict(intercept_scale=float(post.prior_scales[0]),
-                        slope_scale=float(post.prior_scales[1]),
-                        smoothness_scale=post.smoothness_scale, **data)
+    model_kwargs = smooth_model_kwargs(atoms, post)
     mcmc = run_nuts(
         smooth_model, basis.knots, basis.transform, num_chains=num_chains, num_warmup=num_warmup,
         num_samples=num_samples, seed=seed, progress_bar=progress_bar,
@@ -155,6 +149,19 @@ def cross_check_smooth(
                               probabilities=probabilities)
     return CrossCheck.judge("smooth", agreement, mcmc, nuts_result, closed_form, idata,
                             evidence=evidence)
+
+
+def smooth_model_kwargs(atoms: Any, post: Any) -> dict[str, Any]:
+    """The keywords of :func:`bece.models.smooth_model` (after ``knots, transform``)
+    for the atoms of a data set and the prior scales of its fit ``post``; ``z``
+    (and ``trials``) hold the data."""
+    data: dict[str, Any] = {"x": atoms.x, "z": atoms.successes}
+    if not atoms.exact:
+        data["trials"] = atoms.trials
+    if post.basis.n_bins:
+        data.update(bins=atoms.bin, n_bins=post.basis.n_bins, bin_scale=post.bin_scale)
+    return dict(intercept_scale=float(post.prior_scales[0]), slope_scale=float(post.prior_scales[1]),
+                smoothness_scale=post.smoothness_scale, **data)
 
 
 def exact_calibration(model: Any, samples: dict[str, np.ndarray], args: tuple,

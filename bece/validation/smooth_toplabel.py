@@ -28,6 +28,7 @@ from .smooth import SMOOTH_TARGET, exact_calibration, identity_curve
 
 __all__ = [
     "cross_check_smooth_top_label",
+    "top_label_model_kwargs",
 ]
 
 
@@ -122,17 +123,7 @@ def cross_check_smooth_top_label(
                                         np.random.default_rng([seed, 1]), True)
         laplace = top_label_result(atoms, label_stats, labels, post, e, average, "laplace")
     n_labels = atoms.n_labels
-    data: dict[str, Any] = {"x": atoms.x, "label": atoms.label, "z": atoms.successes}
-    if not atoms.exact:
-        data["trials"] = atoms.trials
-    if basis.n_bins:
-        data.update(bins=atoms.bin, n_bins=basis.n_bins, bin_scale=post.bin_scale)
-    model_kwargs = dict(
-        n_labels=n_labels, center=post.center, spread=post.spread,
-        intercept_scale=float(post.prior_scales[0]), slope_scale=float(post.prior_scales[1]),
-        smoothness_scale=post.smoothness_scale, label_scale=post.label_scale,
-        tilt_scale=post.tilt_scale, shared_prob=post.shared_prob, shared_ratio=SHARED_RATIO, **data,
-    )
+    model_kwargs = top_label_model_kwargs(atoms, post)
     mcmc = run_nuts(
         top_label_smooth_model, basis.knots, basis.transform, num_chains=num_chains,
         num_warmup=num_warmup, num_samples=num_samples, seed=seed, progress_bar=progress_bar,
@@ -183,3 +174,20 @@ def cross_check_smooth_top_label(
     assert isinstance(nuts_result, BayesianTopLabelECE)
     return CrossCheck.judge("smooth-top-label", agreement, mcmc, nuts_result, laplace, idata,
                             evidence=evidence)
+
+
+def top_label_model_kwargs(atoms: Any, post: Any) -> dict[str, Any]:
+    """The keywords of :func:`bece.models.top_label_smooth_model` (after ``knots,
+    transform``) for the label atoms of a data set and its fit ``post``; ``z``
+    (and ``trials``) hold the data."""
+    data: dict[str, Any] = {"x": atoms.x, "label": atoms.label, "z": atoms.successes}
+    if not atoms.exact:
+        data["trials"] = atoms.trials
+    if post.basis.n_bins:
+        data.update(bins=atoms.bin, n_bins=post.basis.n_bins, bin_scale=post.bin_scale)
+    return dict(
+        n_labels=atoms.n_labels, center=post.center, spread=post.spread,
+        intercept_scale=float(post.prior_scales[0]), slope_scale=float(post.prior_scales[1]),
+        smoothness_scale=post.smoothness_scale, label_scale=post.label_scale,
+        tilt_scale=post.tilt_scale, shared_prob=post.shared_prob, shared_ratio=SHARED_RATIO, **data,
+    )

@@ -15,7 +15,7 @@ from scipy import stats as sps
 
 import bece
 from bece import bayesian_ece, bayesian_top_label_ece, top_label_ece
-from bece.binned import posterior_top_label_ece
+from bece.binned import binned_posterior_top_label_ece as posterior_top_label_ece
 from bece.binned.toplabel import top_label_statistics
 
 from ..conftest import simulate_multiclass

@@ -101,7 +101,7 @@ def test_result_plugin_shapes_and_both_averages():
     assert not np.allclose(lab.draws, smp.draws)
     # the binned model is unchanged through the new entry point
     b1 = bece.bayesian_top_label_ece(y, prob, num_samples=300, seed=4, model="binned")
-    b2 = bece.binned.bayesian_top_label_ece(y, prob, num_samples=300, seed=4)
+    b2 = bece.bayesian_top_label_ece(y, prob, model="binned", num_samples=300, seed=4)
     np.testing.assert_array_equal(b1.draws, b2.draws)
 
 

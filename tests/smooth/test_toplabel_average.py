@@ -77,9 +77,10 @@ def test_prior_odds_is_checked_and_belongs_to_the_smooth_model():
     y, prob = _data(200, 3, 1.0, seed=4)
     with pytest.raises(ValueError, match="prior_odds must be a finite number >= 0"):
         smooth_top_label_ece(y, prob, prior_odds=-1.0)
-    with pytest.raises(ValueError, match="prior_odds belong"):
+    with pytest.raises(ValueError, match="prior_odds: not an option of BinnedModel"):
         bece.bayesian_top_label_ece(y, prob, model="binned", prior_odds=0.1)
-    with pytest.raises(ValueError, match="pass model='binned'"):
+    with pytest.raises(ValueError, match="alpha: not an option of SmoothTopLabelModel.*"
+                                         "alpha is an option of BinnedModel"):
         bece.bayesian_top_label_ece(y, prob, alpha=0.1)
-    with pytest.raises(ValueError, match="pass model='binned'"):
+    with pytest.raises(ValueError, match="sigma is an option of BinnedModel"):
         bece.bayesian_ece(y == prob.argmax(1), prob.max(1), sigma=0.1)

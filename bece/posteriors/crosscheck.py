@@ -1,0 +1,109 @@
+"""One cross-check for every model: NUTS on its NumPyro model against its fast path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from numpy.typing import ArrayLike
+
+from ..base.typing import BinningSpec
+from ..results.ece import BayesianECE
+from ..stats.binning import Binning
+from ..stats.calibration_stats import CalibrationStats
+from ..stats.label_stats import LabelStats
+from ..validation.agreement import CrossCheck
+from .base import Model
+from .resolve import resolve_model
+from .settings import MCMCSettings
+
+__all__ = ["cross_check"]
+
+
+def cross_check(
+    y_true: ArrayLike | CalibrationStats | LabelStats,
+    y_prob: ArrayLike | None = None,
+    *,
+    y_pred: ArrayLike | None = None,
+    model: str | Model = "smooth",
+    top_label: bool = False,
+    average: str = "label",
+    n_bins: int | None = None,
+    binning: BinningSpec | Binning | None = None,
+    mcmc: MCMCSettings | None = None,
+    closed_form: BayesianECE | None = None,
+    **options: Any,
+) -> CrossCheck:
+    """Cross-check a model's fast path with NUTS on its NumPyro model.
+
+    The same call for every model: the fast path's draws and NUTS's are
+    compared under one agreement rule (:mod:`bece.validation.agreement`:
+    NUTS converged, and the 5, 50 and 95% quantiles within
+    max(z·MCSE, 0.25 sd)); what each model compares is its ``compares``.
+
+    Parameters
+    ----------
+    y_true, y_prob, y_pred
+        The predictions, as for :func:`bece.bayesian_ece` (or, with
+        ``top_label=True``, :func:`bece.bayesian_top_label_ece`). Or the
+        binned model's statistics in place of ``y_true`` (a
+        :class:`bece.CalibrationStats`, or a :class:`bece.LabelStats` for
+        the top-label ECE), e.g. summed over chunks; the smooth models'
+        checks run on the predictions.
+    model : str or model object, default "smooth"
+        What to check: the default of :func:`bece.bayesian_ece` and
+        :func:`bece.bayesian_top_label_ece` (so the check validates the
+        posterior users read), a shorthand (``"binned"``, ``"conjugate"``,
+        ``"literal"``) or a model object (:class:`bece.BinnedModel`,
+        :class:`bece.SmoothModel`, :class:`bece.SmoothTopLabelModel`).
+    top_label : bool, default False
+        Check the top-label posterior (``y_prob`` of shape (n, K)).
+    average : {"label", "sample"}, default "label"
+        The top-label average.
+    n_bins, binning : optional
+        The ECE bins, set on the model (as for :func:`bece.bayesian_ece`).
+    mcmc : MCMCSettings, optional
+        NUTS settings.
+    closed_form : BayesianECE, optional
+        Compare NUTS against these draws instead of the model's fast path
+        (e.g. another form's, to measure the gap between them).
+    **options
+        Fields of :class:`MCMCSettings` (``num_chains=2``, ``seed=1``,
+        ``progress_bar=False``, ...), which replace those of ``mcmc``; and
+        options of the model (``alpha=...``, ``prior_odds=...``), as for
+        :func:`bece.bayesian_ece`.
+
+    Returns
+    -------
+    CrossCheck
+        ``agree``, ``reasons``, the comparison ``table``, the NUTS and
+        fast-path results and ArviZ's ``inference_data``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import cross_check, BinnedModel
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=1000)
+    >>> y = rng.uniform(size=1000) < p
+    >>> cc = cross_check(y, p, model=BinnedModel(n_bins=5), progress_bar=False)
+    >>> cc.agree, cc.model, cc.nuts.draws.shape      # 4 chains of 1,000 NUTS draws
+    (True, 'conjugate', (4000,))
+    >>> bool(abs(cc.ece_gap["mean"]) < 0.005)      # NUTS minus closed form
+    True
+    """
+    fields = set(MCMCSettings.__dataclass_fields__)
+    mcmc = MCMCSettings.resolve(mcmc, **{k: v for k, v in options.items() if k in fields})
+    options = {k: v for k, v in options.items() if k not in fields}
+    if isinstance(y_true, (CalibrationStats, LabelStats)):
+        if y_prob is not None or y_pred is not None:
+            raise ValueError("y_prob and y_pred do not apply when statistics are given")
+        task = "top-label" if isinstance(y_true, LabelStats) or top_label else "binary"
+        obj = resolve_model(model, task, n_bins=n_bins, binning=binning, **options)
+        return obj.cross_check(y_true, mcmc=mcmc, closed_form=closed_form,  # type: ignore[attr-defined]
+                               average=average)
+    if y_prob is None:
+        raise ValueError("y_prob is required with y_true (or pass statistics alone)")
+    task = "top-label" if top_label else "binary"
+    obj = resolve_model(model, task, n_bins=n_bins, binning=binning, **options)
+    return obj._cross_check_predictions(y_true, y_prob, y_pred, mcmc=mcmc, closed_form=closed_form,
+                                        average=average, top_label=top_label)

@@ -1,0 +1,89 @@
+"""The spine's rules: ``model=`` is resolved in one place, and the entry
+points that take a model object take few parameters."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import pytest
+
+import bece
+from bece.posteriors import SHORTHANDS, resolve_model
+
+ROOT = Path(__file__).resolve().parents[2]
+NAMES = {"smooth", "binned", "conjugate", "literal"}
+
+#: modules that still read a ``model=`` (or form) string themselves: the
+#: regression model, which has no model object yet, and the binned engines
+#: that take the form by name. The list may only shrink.
+STILL_BY_NAME = {
+    "bece/binned/literal.py",
+    "bece/binned/posterior.py",
+    "bece/binned/toplabel.py",
+    "bece/regression/bayesian.py",
+    "bece/validation/crosscheck.py",
+    "bece/validation/sbc.py",
+    "bece/validation/smooth_toplabel.py",
+}
+
+
+def _compares_model_to_a_name(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) \
+                and node.left.id in ("model", "form"):
+            for c in node.comparators:
+                consts = {n.value for n in ast.walk(c) if isinstance(n, ast.Constant)}
+                names = {n.id for n in ast.walk(c) if isinstance(n, ast.Name)}
+                if consts & NAMES or names & {"MODELS", "FORMS", "ALL_MODELS", "COMPARE_MODELS"}:
+                    return True
+    return False
+
+
+def test_model_names_are_read_in_one_place():
+    readers = {str(p.relative_to(ROOT)) for p in sorted((ROOT / "bece").rglob("*.py"))
+               if _compares_model_to_a_name(p)}
+    assert readers <= STILL_BY_NAME, f"model= read by name outside resolve_model: {readers - STILL_BY_NAME}"
+    # the ECE entry points and the cross-check only resolve
+    for module in ("bece/api/ece.py", "bece/api/compare.py", "bece/posteriors/crosscheck.py"):
+        assert module not in readers
+        assert "resolve_model(" in (ROOT / module).read_text()
+
+
+def test_the_finder_finds_a_comparison(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("def f(model):\n    return model == 'smooth'\n")
+    assert _compares_model_to_a_name(f)
+    f.write_text("def f(model):\n    return model.name\n")
+    assert not _compares_model_to_a_name(f)
+
+
+@pytest.mark.parametrize("task", ["binary", "top-label", "paired"])
+def test_every_shorthand_resolves_to_an_object_for_its_task(task):
+    for name, make in SHORTHANDS[task].items():
+        obj = resolve_model(name, task)
+        assert type(obj) is type(make())
+        assert task in obj.tasks
+    assert type(resolve_model("smooth", task)).__name__ == (
+        "SmoothTopLabelModel" if task == "top-label" else "SmoothModel")
+
+
+#: entry points of the model objects with more than 12 parameters, and why
+EXCEPTIONS = {
+    # the inputs (labels, from_logits, row_sum_tol), the top-label average and
+    # keep_bins on top of bayesian_ece's
+    "bayesian_top_label_ece": 13,
+    # two models' predictions (y_prob_a, y_prob_b, y_pred_a, y_pred_b), the
+    # input keywords and the binned model's progress bar
+    "compare": 15,
+}
+
+
+@pytest.mark.parametrize("fn", [bece.bayesian_ece, bece.bayesian_top_label_ece, bece.posterior_ece,
+                                bece.posterior_top_label_ece, bece.cross_check, bece.compare,
+                                bece.posterior_compare])
+def test_entry_points_take_at_most_twelve_parameters(fn):
+    params = [p for p in inspect.signature(fn).parameters.values()
+              if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    assert len(params) <= EXCEPTIONS.get(fn.__name__, 12)
