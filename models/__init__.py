@@ -12,7 +12,7 @@ from .binned import (
     truncnorm_log_normalizer,
     truncnorm_mean,
 )
-from .regression import pit_cell_log_mass, pit_model
+from .regression import pit_cell_log_mass, pit_dirichlet_model, pit_model
 from .reparam import DirichletGammaReparam
 from .smooth import curve_logit, natural_cubic_basis, smooth_model
 from .temperature import temperature_model
@@ -28,6 +28,7 @@ __all__ = [
     "curve_logit",
     "natural_cubic_basis",
     "pit_cell_log_mass",
+    "pit_dirichlet_model",
     "pit_model",
     "smooth_model",
     "temperature_model",

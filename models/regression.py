@@ -64,7 +64,7 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.special import log_ndtr, logsumexp
 
-__all__ = ["pit_cell_log_mass", "pit_model"]
+__all__ = ["pit_cell_log_mass", "pit_dirichlet_model", "pit_model"]
 
 
 def _log1mexp(d):
@@ -166,3 +166,38 @@ def pit_model(
         log_pi = logits - logsumexp(logits)
         logits = logsumexp(log_pi[None, :], axis=1, b=jnp.asarray(share))
     numpyro.sample("counts", dist.Multinomial(total_count=n, logits=logits), obs=counts)
+
+
+def pit_dirichlet_model(alpha, *, n, counts=None):
+    r"""The Dirichlet model of the PIT histogram at the levels :math:`p_1 < \dots < p_J`.
+
+    The J + 1 cells :math:`[0, p_1], (p_1, p_2], \dots, (p_J, 1]` have
+    probabilities :math:`\pi \sim \mathrm{Dirichlet}(\alpha)` and the counts
+    of the PIT values in them are :math:`\mathrm{Multinomial}(n, \pi)`; the
+    calibration curve at the levels is :math:`C_j = \sum_{k < j} \pi_k`,
+    recorded as ``curve``. Its posterior is Dirichlet(alpha + counts): the
+    closed form of ``bece.regression.bayesian_calibration_error(...,
+    model="dirichlet")``.
+
+    Parameters
+    ----------
+    alpha : array of shape (J + 1,)
+        Prior concentrations.
+    n : int
+        Number of PIT values.
+    counts : int array of shape (J + 1,), optional
+        The counts; None samples them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> from bece.models import pit_dirichlet_model
+    >>> model = handlers.condition(pit_dirichlet_model, {"pi": np.array([0.1, 0.4, 0.4, 0.1])})
+    >>> trace = handlers.trace(model).get_trace(np.ones(4), n=10, counts=np.array([1, 4, 4, 1]))
+    >>> [round(float(c), 6) for c in trace["curve"]["value"]]      # C at the three levels
+    [0.1, 0.5, 0.9]
+    """
+    pi = numpyro.sample("pi", dist.Dirichlet(jnp.asarray(alpha)))
+    numpyro.deterministic("curve", jnp.cumsum(pi)[:-1])
+    numpyro.sample("counts", dist.Multinomial(total_count=n, probs=pi), obs=counts)

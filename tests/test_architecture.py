@@ -23,6 +23,11 @@ layer   packages                        what they do
 
 Every import counts, at module level or inside a function, under
 ``TYPE_CHECKING`` or not.
+
+A documented sub-package whose public names include an entry point of a
+higher layer (``bece.regression.bayesian_calibration_error`` resolves
+``model=`` like ``bece.bayesian_ece``) has its ``__init__`` at the layer of
+``bece``: a namespace that re-exports, which no module of the package imports.
 """
 
 from __future__ import annotations
@@ -53,6 +58,9 @@ LAYERS = {
     "": 11,
 }
 MAX_LINES = 600
+
+#: sub-package namespaces at the layer of ``bece`` (see the module docstring)
+NAMESPACES = {"bece.regression"}
 
 
 def _modules() -> dict[str, Path]:
@@ -105,6 +113,8 @@ GRAPH = {name: _imports(name) for name in MODULES}
 
 
 def _layer(name: str) -> tuple[str, int]:
+    if name in NAMESPACES:
+        return "", LAYERS[""]
     parts = name.split(".")
     group = parts[1] if len(parts) > 1 else ""
     if group not in LAYERS:

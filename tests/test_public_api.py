@@ -34,11 +34,12 @@ PUBLIC = {
         "BayesianCalibrationError", "mean_absolute_calibration_error",
         "root_mean_squared_calibration_error", "miscalibration_area", "sharpness", "forecast_quantiles",
         "calibration_test", "RegressionCalibrationTest", "PITHistogram", "DiscretePITWarning",
+        "SmoothPITModel", "DirichletPITModel",
     ],
     "bece.models": [
         "conjugate_model", "literal_model", "conjugate_collapsed", "literal_collapsed",
         "top_label_model", "top_label_collapsed", "smooth_model", "DirichletGammaReparam", "pit_model",
-        "temperature_model",
+        "temperature_model", "pit_dirichlet_model",
     ],
     "bece.io": ["read_predictions", "read_statistics", "example_path", "file_statistics", "iter_chunks"],
     "bece.smooth": ["smooth_ece", "smooth_posterior_ece", "fine_binning", "SmoothBayesianECE"],

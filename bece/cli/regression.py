@@ -225,8 +225,8 @@ def format_regression(d: dict[str, Any], num_samples: int, every: bool = False) 
 
 def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, str]) -> int:
     """``bece report FILE`` on a file of regression forecasts; returns the exit code."""
+    from ..api.regression import bayesian_calibration_error
     from ..io.files import read_forecasts
-    from ..regression.bayesian import bayesian_calibration_error
     from ..regression.forecast import check_levels, pit
     fc = read_forecasts(path, **conventions)
     levels: np.ndarray | None = None

@@ -21,8 +21,8 @@ from ..stats.calibration_stats import CalibrationStats
 from ..stats.label_stats import LabelStats
 from ..stats.paired_stats import PairedStats
 from ..validation.agreement import CrossCheck
+from ..validation.settings import MCMCSettings
 from .base import Model, NumPyroModel
-from .settings import MCMCSettings
 
 __all__ = ["BinnedModel"]
 

@@ -7,14 +7,15 @@ from typing import Any
 from numpy.typing import ArrayLike
 
 from ..base.typing import BinningSpec
+from ..regression.histogram import PITHistogram
 from ..results.ece import BayesianECE
 from ..stats.binning import Binning
 from ..stats.calibration_stats import CalibrationStats
 from ..stats.label_stats import LabelStats
 from ..validation.agreement import CrossCheck
+from ..validation.settings import MCMCSettings
 from .base import Model
 from .resolve import resolve_model
-from .settings import MCMCSettings
 
 __all__ = ["cross_check"]
 
@@ -48,13 +49,17 @@ def cross_check(
         binned model's statistics in place of ``y_true`` (a
         :class:`bece.CalibrationStats`, or a :class:`bece.LabelStats` for
         the top-label ECE), e.g. summed over chunks; the smooth models'
-        checks run on the predictions.
+        checks run on the predictions. For a regression model
+        (:class:`bece.regression.SmoothPITModel`,
+        :class:`bece.regression.DirichletPITModel`): PIT values or their
+        :class:`~bece.regression.PITHistogram` in place of ``y_true``.
     model : str or model object, default "smooth"
         What to check: the default of :func:`bece.bayesian_ece` and
         :func:`bece.bayesian_top_label_ece` (so the check validates the
         posterior users read), a shorthand (``"binned"``, ``"conjugate"``,
         ``"literal"``) or a model object (:class:`bece.BinnedModel`,
-        :class:`bece.SmoothModel`, :class:`bece.SmoothTopLabelModel`).
+        :class:`bece.SmoothModel`, :class:`bece.SmoothTopLabelModel`, the
+        regression ones).
     top_label : bool, default False
         Check the top-label posterior (``y_prob`` of shape (n, K)).
     average : {"label", "sample"}, default "label"
@@ -94,6 +99,14 @@ def cross_check(
     fields = set(MCMCSettings.__dataclass_fields__)
     mcmc = MCMCSettings.resolve(mcmc, **{k: v for k, v in options.items() if k in fields})
     options = {k: v for k, v in options.items() if k not in fields}
+    if isinstance(y_true, PITHistogram) or (isinstance(model, Model) and "regression" in model.tasks):
+        if y_prob is not None or y_pred is not None:
+            raise ValueError("a regression model's cross-check takes PIT values (or their "
+                             "histogram) alone: y_prob and y_pred do not apply")
+        if n_bins is not None or binning is not None:
+            raise ValueError("n_bins and binning do not apply to a regression model (its levels do)")
+        obj = resolve_model(model, "regression", **options)
+        return obj.cross_check(y_true, mcmc=mcmc, closed_form=closed_form)  # type: ignore[attr-defined]
     if isinstance(y_true, (CalibrationStats, LabelStats)):
         if y_prob is not None or y_pred is not None:
             raise ValueError("y_prob and y_pred do not apply when statistics are given")
@@ -102,7 +115,8 @@ def cross_check(
         return obj.cross_check(y_true, mcmc=mcmc, closed_form=closed_form,  # type: ignore[attr-defined]
                                average=average)
     if y_prob is None:
-        raise ValueError("y_prob is required with y_true (or pass statistics alone)")
+        raise ValueError("y_prob is required with y_true (or pass statistics alone; for PIT "
+                         "values, model=bece.regression.SmoothPITModel())")
     task = "top-label" if top_label else "binary"
     obj = resolve_model(model, task, n_bins=n_bins, binning=binning, **options)
     return obj._cross_check_predictions(y_true, y_prob, y_pred, mcmc=mcmc, closed_form=closed_form,

@@ -7,12 +7,14 @@ from typing import Any
 
 from .base import Model
 from .binned import BinnedModel
+from .regression import DirichletPITModel, SmoothPITModel
 from .smooth import SmoothModel, SmoothTopLabelModel
 
 __all__ = ["MODEL_CLASSES", "SHORTHANDS", "resolve_model"]
 
 #: every model class, for the messages that name which one has an option
-MODEL_CLASSES: tuple[type[Model], ...] = (SmoothModel, SmoothTopLabelModel, BinnedModel)
+MODEL_CLASSES: tuple[type[Model], ...] = (SmoothModel, SmoothTopLabelModel, BinnedModel,
+                                          SmoothPITModel, DirichletPITModel)
 
 #: ``model=`` strings, per task: the default first
 SHORTHANDS: dict[str, dict[str, Any]] = {
@@ -26,6 +28,10 @@ SHORTHANDS: dict[str, dict[str, Any]] = {
         "smooth": SmoothModel,
         "binned": BinnedModel,
         "conjugate": lambda: BinnedModel(form="conjugate"),
+    },
+    "regression": {
+        "smooth": SmoothPITModel,
+        "dirichlet": DirichletPITModel,
     },
     "top-label": {
         "smooth": SmoothTopLabelModel,
@@ -50,9 +56,10 @@ def resolve_model(model: str | Model, task: str, **options: Any) -> Model:
     model : str or model object
         A shorthand of :data:`SHORTHANDS` (``"smooth"``, ``"binned"``,
         ``"conjugate"``, ``"literal"``) or a model object.
-    task : {"binary", "top-label", "paired"}
+    task : {"binary", "top-label", "paired", "regression"}
         The posterior asked for (:func:`bece.bayesian_ece`,
-        :func:`bece.bayesian_top_label_ece` or :func:`bece.compare`).
+        :func:`bece.bayesian_top_label_ece`, :func:`bece.compare` or
+        :func:`bece.regression.bayesian_calibration_error`).
     **options
         Options given at the entry point (``n_bins=...``, ``alpha=...``);
         None means not given. They replace the model's own; an option the

@@ -50,7 +50,9 @@ A Gaussian forecaster whose predictive sd is 0.7 times too small:
 True
 """
 
-from .bayesian import BayesianCalibrationError, bayesian_calibration_error
+from ..api.regression import bayesian_calibration_error
+from ..posteriors.regression import DirichletPITModel, SmoothPITModel
+from .bayesian import BayesianCalibrationError
 from .calibration_test import RegressionCalibrationTest, calibration_test
 from .forecast import CorrelatedSamplesWarning, forecast_quantiles, pit
 from .histogram import DiscretePITWarning, PITHistogram
@@ -71,10 +73,12 @@ __all__ = [
     "UCT_LEVELS",
     "BayesianCalibrationError",
     "CorrelatedSamplesWarning",
+    "DirichletPITModel",
     "DiscretePITWarning",
     "PITHistogram",
     "RegressionCalibrationTest",
     "Recalibrator",
+    "SmoothPITModel",
     "bayesian_calibration_error",
     "calibration_curve",
     "calibration_test",

@@ -86,9 +86,10 @@ from .smooth import (
 )
 
 __all__ = [
-    "bayesian_calibration_error",
     "BayesianCalibrationError",
+    "dirichlet_prior",
     "MODELS",
+    "pit_posterior",
     "pit_data",
     "PITData",
     "smooth_prior",
@@ -283,7 +284,9 @@ def pit_data(pit: Any, p: np.ndarray, n_cells: int | None) -> PITData:
     return PITData(u, hist, observed_frequency(u, p, "quantile"), counts)
 
 
-def _prior(alpha: ArrayLike | None, levels: np.ndarray) -> np.ndarray:
+def dirichlet_prior(alpha: ArrayLike | None, levels: np.ndarray) -> np.ndarray:
+    """The Dirichlet model's concentrations of the J + 1 cells at ``levels``
+    (default: the cells' widths, total mass 1), or ``ValueError`` naming ``alpha``."""
     width = np.diff(np.concatenate([[0.0], levels, [1.0]]))
     if alpha is None:
         return width.copy()
@@ -319,7 +322,7 @@ def _score(curve: np.ndarray, p: np.ndarray, weights: str | ArrayLike | None,
     return np.sum(w * (p[None, :] - curve) ** 2, axis=1)
 
 
-def bayesian_calibration_error(
+def pit_posterior(
     pit: ArrayLike | PITHistogram,
     levels: ArrayLike | None = None,
     *,
@@ -336,114 +339,10 @@ def bayesian_calibration_error(
     num_samples: int = 10_000,
     seed: Seed = 0,
 ) -> BayesianCalibrationError:
-    """Posterior over the calibration curve and the cal score of a regression forecaster.
-
-    The draws estimate the *population* score
-    :math:`\\sum_j w_j (p_j - P(u \\le p_j))^2` at the given levels, where
-    :math:`P` is the distribution of the forecaster's PIT on the population
-    the test set was drawn from (module docstring for the models). Use PIT
-    values of held-out data: on the data a model was fitted to, the PIT of
-    even a correct model is not uniform.
-
-    Parameters
-    ----------
-    pit : array_like of shape (T,) or PITHistogram
-        PIT values of the test set (:func:`~bece.regression.pit`; the
-        randomised PIT for sample and quantile forecasts), or their
-        histogram (:class:`~bece.regression.PITHistogram`, e.g. summed over
-        chunks; then the levels must lie on its grid).
-    levels : array_like of shape (J,), optional
-        Strictly increasing in (0, 1); default
-        :data:`~bece.regression.DEFAULT_LEVELS` (0.01, ..., 0.99).
-    model : {"smooth", "dirichlet"}, default "smooth"
-        The smooth model with a posterior probability of calibration, whose
-        intervals the validation study shows honest (module docstring), or
-        the Dirichlet over the PIT histogram at the levels.
-    weights : None, "count" or array_like of shape (J,), default None
-        As :func:`~bece.regression.calibration_error`; with ``"count"`` each
-        draw uses :math:`w_j = C_j / \\sum_i C_i`, the population analogue.
-    prior_odds : float, default 0.1
-        ``model="smooth"``: :math:`P(\\text{calibrated}) / P(\\text{not})`
-        before the data: 1/11 of the prior mass on exact calibration, the
-        value the validation study supports
-        (:mod:`bece.regression.smooth`; ``prior_odds=1`` for even odds).
-    shift_scale, spread_scale, smoothness_scale : float, optional
-        ``model="smooth"``: prior sd of the PIT's probit shift (default
-        0.6), of its log spread (default 0.67) and prior mean of the
-        smooth tilt's scale (default 0.25); see
-        :mod:`bece.regression.smooth` for what they mean and why.
-    n_cells : int, optional
-        ``model="smooth"`` from PIT values: cells G of the grid they are
-        counted on (default 1000). A histogram uses its own.
-    forecast_levels : array_like of shape (K,), optional
-        ``model="smooth"``, for a quantile forecast's randomised PIT
-        (``pit(..., quantiles=..., levels=..., randomize=True)``): its
-        levels, between which the PIT is uniform whatever the forecaster, so
-        that only the counts between them carry information
-        (:mod:`bece.regression.cells`). The smooth model is then fitted to
-        those counts and the curve is linear between the levels, as the
-        randomised PIT's is. Without it, the model follows where the values
-        fall between the levels (the randomisation's noise and the steps of
-        the density): measured for quantile forecasts with sd x 0.5 at n =
-        10^5, intervals covered 0.765 instead of 0.9 (0.955 with it). With a
-        histogram the levels must lie on its grid.
-    forecast_draws : int, optional
-        ``model="smooth"``, for the randomised PIT of sample forecasts of S
-        draws each (``pit(..., samples=..., randomize=True)``): S. The model
-        then describes the continuous PIT u of the distribution the draws
-        come from, and the rank of y among the draws as Binomial(S, u)
-        (exact for independent draws), fitted to the counts of each rank,
-        on a fine grid with probit-spaced cells near 0 and 1 where an
-        over-confident forecaster's u piles up; the curve is the randomised
-        PIT's. Measured (``benchmarks/regression_study.py``, predictive sd x
-        0.5, S = 100, 200 replications): intervals covered 0.915 at n = 10^4
-        and 0.885 at 10^5; fitted instead to the counts between the ranks'
-        levels k/(S+1) as if the PIT were uniform there
-        (``forecast_levels=``), 0.790 at 10^4, because the ranks spread the
-        mass piled near 0 and 1 in a shape the smooth model does not follow.
-        Implies the levels k/(S+1) (pass one of the two keywords).
-    alpha : float or array_like of shape (J + 1,), optional
-        ``model="dirichlet"``: a number a gives :math:`\\alpha_k = a
-        (p_{k+1} - p_k)`; an array gives each cell's concentration.
-        Default a = 1.
-    num_samples : int, default 10_000
-        Number of posterior draws S.
-    seed : int or numpy.random.Generator, default 0
-
-    Returns
-    -------
-    BayesianCalibrationError
-        ``.draws``, ``.interval(0.9)``, ``.curve``, ``.curve_interval(0.9)``,
-        ``.plugin``, ``.prob_calibrated``, ``.bayes_factor``.
-
-    Warns
-    -----
-    DiscretePITWarning
-        When PIT values look discrete (many ties): compute them with
-        ``pit(..., randomize=True, seed=...)``.
-
-    Notes
-    -----
-    With the smooth model a share ``prob_calibrated`` of the draws is
-    exactly 0. When it is above 0.95 the 90% interval is [0, 0], and the
-    posterior mean -- pulled up by the few draws of the smooth model -- can
-    lie above the interval's upper end; report the interval and
-    ``prob_calibrated`` rather than the mean alone.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from bece.regression import bayesian_calibration_error, pit
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.normal(size=2000)
-    >>> r = bayesian_calibration_error(pit(y, mean=0.0, std=1.0), num_samples=2000)
-    >>> r.interval(0.9)[0], bool(r.prob_calibrated > 0.9)      # calibrated: 0 is in the interval
-    (0.0, True)
-    >>> r = bayesian_calibration_error(pit(y, mean=0.0, std=0.7), num_samples=2000)
-    >>> lo, hi = r.interval(0.9)                               # std x 0.7: cal is about 0.376
-    >>> bool(lo < 0.376 < hi), r.prob_calibrated < 1e-6
-    (True, True)
-    """
+    """The regression calibration posterior of the models, by name (the engine of
+    :func:`bece.regression.bayesian_calibration_error`, which documents the
+    arguments; the model objects :class:`bece.regression.SmoothPITModel` and
+    :class:`bece.regression.DirichletPITModel` call it)."""
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
     p = DEFAULT_LEVELS.copy() if levels is None else check_levels(levels)
@@ -476,7 +375,7 @@ def bayesian_calibration_error(
         weights=weights if weights is None or isinstance(weights, str) else w_plugin,
     )
     if model == "dirichlet":
-        prior = _prior(alpha, p)
+        prior = dirichlet_prior(alpha, p)
         pi = sample_dirichlet(prior + data.counts, num_samples, rng)
         curve = np.cumsum(pi, axis=1)[:, :j]
         return BayesianCalibrationError(draws=_score(curve, p, weights, w_plugin), curve=curve,

@@ -281,12 +281,13 @@ class CrossCheck:
     table : pandas.DataFrame
         The comparison, one row per (variable, bin, quantile): see
         :class:`Agreement`.
-    gap : pandas.DataFrame
+    gap : pandas.DataFrame or None
         Per bin and for the ECE: posterior means under NUTS and the fast
-        path and their difference (NUTS minus fast path).
-    nuts : BayesianECE
+        path and their difference (NUTS minus fast path); None for the
+        regression models, which have no bins.
+    nuts : BayesianECE or BayesianCalibrationError
         The NUTS draws in the library's result type (``method="nuts"``).
-    closed_form : BayesianECE
+    closed_form : BayesianECE or BayesianCalibrationError
         The fast path's draws compared against.
     inference_data : arviz.InferenceData or xarray.DataTree
         All NUTS output, with sample stats, in the installed ArviZ's format.
@@ -329,15 +330,15 @@ class CrossCheck:
     divergences: int
     target_accept_prob: float
     table: Any  # pandas.DataFrame (pandas and ArviZ load when used)
-    gap: Any  # pandas.DataFrame
-    nuts: BayesianECE
-    closed_form: BayesianECE
+    gap: Any  # pandas.DataFrame or None
+    nuts: Any  # BayesianECE, or BayesianCalibrationError for the regression models
+    closed_form: Any
     inference_data: Any  # arviz.InferenceData (0.2x) or xarray.DataTree (1.x)
     evidence: dict[str, float] = field(default_factory=dict)
 
     @classmethod
-    def judge(cls, model: str, agreement: Agreement, run: Any, nuts: BayesianECE,
-              closed_form: BayesianECE, inference_data: Any,
+    def judge(cls, model: str, agreement: Agreement, run: Any, nuts: Any,
+              closed_form: Any, inference_data: Any,
               evidence: dict[str, float] | None = None) -> CrossCheck:
         """The verdict of the agreement rule on ``agreement`` and NUTS ``run``
         (a :class:`~bece.validation.nuts.NutsRun`)."""
@@ -356,7 +357,8 @@ class CrossCheck:
             false_alarm=agreement.false_alarm, rhat_max=agreement.rhat_max,
             ess_bulk_min=agreement.ess_bulk_min, ess_tail_min=agreement.ess_tail_min,
             divergences=divergences, target_accept_prob=run.target_accept_prob,
-            table=agreement.table, gap=gap_table(nuts, closed_form), nuts=nuts,
+            table=agreement.table,
+            gap=gap_table(nuts, closed_form) if isinstance(nuts, BayesianECE) else None, nuts=nuts,
             closed_form=closed_form, inference_data=inference_data, evidence=dict(evidence or {}),
         )
 

@@ -50,6 +50,7 @@ __all__ = [
     "collapsed_data",
     "cross_check_stats",
     "cross_check_label_stats",
+    "log_total_scale",
     "nuts_model",
 ]
 
@@ -72,7 +73,7 @@ def collapsed_data(stats: CalibrationStats) -> dict[str, np.ndarray]:
     return {"counts": np.asarray(stats.counts), "mean_p": mean, "ss_p": ss}
 
 
-def _log_total_scale(n: int, boosted: bool) -> float:
+def log_total_scale(n: int, boosted: bool) -> float:
     """Scale :math:`s` of :math:`\\log T` in :class:`bece.models.DirichletGammaReparam`:
     :math:`1/\\sqrt{n}`, at least 0.01 when some cell is ``boosted`` (posterior
     concentration below 1: an empty cell at the default prior).
@@ -93,7 +94,7 @@ def _log_total_scale(n: int, boosted: bool) -> float:
 def binned_target(n: int, boosted: bool) -> float:
     """The binned models' default ``target_accept_prob``: 0.95 where some cell
     is boosted (posterior concentration below 1) and n > 10^4, the regime of
-    :func:`_log_total_scale`'s floor, where runs at 0.9 had 1 to 3 divergent
+    :func:`log_total_scale`'s floor, where runs at 0.9 had 1 to 3 divergent
     transitions in 4,000 (and the agreement rule's repeat at 0.95 kept one on
     Python 3.13 at n = 10^6); 0.9 elsewhere (so a repeat runs at 0.95)."""
     return 0.95 if boosted and n > 10_000 else 0.9
@@ -109,7 +110,7 @@ def nuts_model(stats: CalibrationStats, post: ConjugatePosterior, model: str) ->
     base = conjugate_collapsed if model == "conjugate" else literal_collapsed
     # boost the cells whose posterior concentration is below one (see models.reparam)
     boost = (post.concentration < 1.0).reshape(-1)
-    scale = _log_total_scale(stats.n, bool(boost.any()))
+    scale = log_total_scale(stats.n, bool(boost.any()))
     return reparam(base, config={"q": DirichletGammaReparam(boost=boost, log_total_scale=scale)})
 
 
@@ -254,7 +255,7 @@ def cross_check_label_stats(
     base = functools.partial(top_label_collapsed, n_labels=n_labels, average=average,
                              literal=model == "literal")
     boost = (concentration < 1.0).reshape(-1)
-    scale = _log_total_scale(pooled.n, bool(boost.any()))
+    scale = log_total_scale(pooled.n, bool(boost.any()))
     if target_accept_prob is None:
         target_accept_prob = binned_target(pooled.n, bool(boost.any()))
     mcmc = run_nuts(

@@ -15,9 +15,9 @@ from bece.posteriors import SHORTHANDS, resolve_model
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = {"smooth", "binned", "conjugate", "literal"}
 
-#: modules that still read a ``model=`` (or form) string themselves: the
-#: regression model, which has no model object yet, and the binned engines
-#: that take the form by name. The list may only shrink.
+#: engines that still take a model (or form) by name from their model
+#: object: the binned forms and the regression engine. No entry point reads
+#: ``model=`` itself. The list may only shrink.
 STILL_BY_NAME = {
     "bece/binned/literal.py",
     "bece/binned/posterior.py",
@@ -46,7 +46,8 @@ def test_model_names_are_read_in_one_place():
                if _compares_model_to_a_name(p)}
     assert readers <= STILL_BY_NAME, f"model= read by name outside resolve_model: {readers - STILL_BY_NAME}"
     # the ECE entry points and the cross-check only resolve
-    for module in ("bece/api/ece.py", "bece/api/compare.py", "bece/posteriors/crosscheck.py"):
+    for module in ("bece/api/ece.py", "bece/api/compare.py", "bece/api/regression.py",
+                   "bece/posteriors/crosscheck.py"):
         assert module not in readers
         assert "resolve_model(" in (ROOT / module).read_text()
 
@@ -59,14 +60,14 @@ def test_the_finder_finds_a_comparison(tmp_path):
     assert not _compares_model_to_a_name(f)
 
 
-@pytest.mark.parametrize("task", ["binary", "top-label", "paired"])
+@pytest.mark.parametrize("task", ["binary", "top-label", "paired", "regression"])
 def test_every_shorthand_resolves_to_an_object_for_its_task(task):
     for name, make in SHORTHANDS[task].items():
         obj = resolve_model(name, task)
         assert type(obj) is type(make())
         assert task in obj.tasks
-    assert type(resolve_model("smooth", task)).__name__ == (
-        "SmoothTopLabelModel" if task == "top-label" else "SmoothModel")
+    assert type(resolve_model("smooth", task)).__name__ == {
+        "top-label": "SmoothTopLabelModel", "regression": "SmoothPITModel"}.get(task, "SmoothModel")
 
 
 #: entry points of the model objects with more than 12 parameters, and why
@@ -82,7 +83,7 @@ EXCEPTIONS = {
 
 @pytest.mark.parametrize("fn", [bece.bayesian_ece, bece.bayesian_top_label_ece, bece.posterior_ece,
                                 bece.posterior_top_label_ece, bece.cross_check, bece.compare,
-                                bece.posterior_compare])
+                                bece.posterior_compare, bece.regression.bayesian_calibration_error])
 def test_entry_points_take_at_most_twelve_parameters(fn):
     params = [p for p in inspect.signature(fn).parameters.values()
               if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]

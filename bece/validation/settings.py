@@ -6,8 +6,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from ..validation.agreement import FALSE_ALARM
-from ..validation.nuts import check_run_arguments
+from .agreement import FALSE_ALARM
+from .nuts import check_run_arguments
 
 __all__ = ["MCMCSettings"]
 
