@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from bece.binned.compare import compare
+from bece.binned.compare import binned_compare as compare
 from bece.smooth.atoms import check_grid
 from bece.smooth.average import DEFAULT_PRIOR_ODDS, prob_calibrated
 from bece.smooth.paired import PairedSide, paired_draws

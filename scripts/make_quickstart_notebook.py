@@ -34,7 +34,7 @@ QUICKSTART = [
         "from sklearn.pipeline import make_pipeline\n"
         "from sklearn.preprocessing import StandardScaler\n\n"
         "import bece\n"
-        "from bece.binned.compare import compare\n"
+        "from bece import compare\n"
         "from bece.plots import plot_comparison, plot_ece_posterior, reliability_diagram\n\n"
         "warnings.filterwarnings('ignore', category=FutureWarning)\n"
         "SMALL = os.environ.get('BECE_NOTEBOOK_SMALL') == '1'\n"
@@ -85,7 +85,7 @@ QUICKSTART = [
     new_markdown_cell(
         "## 3. Paired comparison on the same test set\n\n"
         "Both models predicted the *same* test examples, so their errors are not independent. "
-        "`compare(y_true, y_prob_a, y_prob_b)` puts one Dirichlet over the joint cells "
+        "`compare(y_true, y_prob_a, y_prob_b, model='binned')` (a `bece.BinnedModel`) puts one Dirichlet over the joint cells "
         "(correct under A, A's bin, correct under B, B's bin) and returns draws of "
         "ECE_A - ECE_B, `P(ECE_A < ECE_B)` and an interval. Each model's own posterior is exactly "
         "the one from `bayesian_ece`; only their dependence is added. Subtracting two "
@@ -98,7 +98,7 @@ QUICKSTART = [
     ),
     new_code_cell(
         "names = list(prob)\n"
-        "c = compare(y_test, prob[names[0]], prob[names[1]], num_samples=S, seed=1)\n"
+        "c = compare(y_test, prob[names[0]], prob[names[1]], model='binned', num_samples=S, seed=1)\n"
         "independent = results[names[0]].draws - results[names[1]].draws\n"
         "print(c)\n"
         "print('paired      90% interval of ECE_A - ECE_B:', np.round(c.interval(0.9), 4))\n"
@@ -139,7 +139,7 @@ QUICKSTART = [
         "p_rf = prob['random forest']\n"
         "conf_cal, pred_cal = cal.predict_confidence(p_rf), cal.predict(p_rf)\n"
         "after = compare(y_test, conf_cal, p_rf.max(1), y_pred_a=pred_cal, y_pred_b=p_rf.argmax(1),\n"
-        "                num_samples=S, seed=3)\n"
+        "                model='binned', num_samples=S, seed=3)\n"
         "lo, hi = after.interval(0.9)\n"
         "print(f'ECE recalibrated {after.a.mean:.3f}, original {after.b.mean:.3f}; '\n"
         "      f'difference 90% interval [{lo:+.3f}, {hi:+.3f}]; P(recalibrated better) = {after.prob_a_better:.3f}')\n"

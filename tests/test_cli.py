@@ -139,7 +139,7 @@ def test_plot_path_checked_before_any_work(tmp_path, capsys, target, message):
 
 def test_compare_text_and_json_match_the_library(tmp_path, capsys, rng):
     y, pa, pb, a, b = _two_models(tmp_path, rng)
-    from bece.binned import compare
+    from bece.binned import binned_compare as compare
 
     lib = compare(y, pa, pb, n_bins=10, num_samples=2000, seed=4)
     code, out, err = run(capsys, "compare", str(a), str(b), "--n-bins", "10", "--samples", "2000",
@@ -175,13 +175,13 @@ def test_compare_progress_bar_only_on_a_terminal(tmp_path, capsys, rng, monkeypa
     module = importlib.import_module("bece.binned.compare")
     *_, a, b = _two_models(tmp_path, rng, n=50)
     seen = []
-    real = module.compare
+    real = module.binned_compare
 
     def spy(*args, **kwargs):
         seen.append(kwargs["progress"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(module, "compare", spy)
+    monkeypatch.setattr(module, "binned_compare", spy)
     binned = ["--model", "binned"]  # the binned model's draws show a progress bar
     run(capsys, "compare", str(a), str(b), "--samples", "100", *binned)  # stderr is not a tty under pytest
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)

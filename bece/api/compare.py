@@ -42,7 +42,7 @@ def compare(
     ----------
     y_true, y_prob_a, y_prob_b, y_pred_a, y_pred_b, n_bins, binning, num_samples, seed,
     labels, pos_label, from_logits, row_sum_tol
-        As :func:`bece.binned.compare.compare`.
+        As :func:`bece.binned.compare.binned_compare`.
     progress : bool, default False
         The binned model's progress bar (the smooth one draws without).
     model : {"smooth", "binned"} or model object, default "smooth"

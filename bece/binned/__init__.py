@@ -7,7 +7,7 @@ draws), :mod:`~bece.binned.posterior` the ECE posterior from statistics,
 :mod:`~bece.binned.compare` the joint posterior of two models' ECEs.
 """
 
-from .compare import compare
+from .compare import binned_compare
 from .conjugate import PRESETS, ConjugatePosterior, conjugate_posterior
 from .posterior import binned_posterior_ece
 from .toplabel import binned_posterior_top_label_ece
@@ -15,7 +15,7 @@ from .toplabel import binned_posterior_top_label_ece
 __all__ = [
     "binned_posterior_ece",
     "binned_posterior_top_label_ece",
-    "compare",
+    "binned_compare",
     "conjugate_posterior",
     "ConjugatePosterior",
     "PRESETS",

@@ -79,7 +79,7 @@ from .conjugate import (
 from .posterior import binned_result
 
 __all__ = [
-    "compare",
+    "binned_compare",
     "compare_from_stats",
     "CostWarning",
     "joint_concentration",
@@ -139,7 +139,7 @@ def joint_concentration(alpha_a: np.ndarray, alpha_b: np.ndarray) -> np.ndarray:
     return alpha_a[:, :, None, None] * alpha_b[None, None, :, :] / w_a
 
 
-def compare(
+def binned_compare(
     y_true: ArrayLike,
     y_prob_a: ArrayLike,
     y_prob_b: ArrayLike,
@@ -214,11 +214,11 @@ def compare(
     Examples
     --------
     >>> import numpy as np
-    >>> from bece.binned.compare import compare       # also bece.compare
+    >>> from bece.binned.compare import binned_compare   # bece.compare(..., model="binned")
     >>> rng = np.random.default_rng(0)
     >>> t = rng.uniform(size=3000)                 # true P(y=1)
     >>> y = (rng.uniform(size=3000) < t).astype(int)
-    >>> c = compare(y, t, t**0.7, n_bins=10, num_samples=2000, seed=1)
+    >>> c = binned_compare(y, t, t**0.7, n_bins=10, num_samples=2000, seed=1)
     >>> c.prob_a_better > 0.99                     # t is calibrated, t**0.7 is not
     True
     >>> lo, hi = c.interval(0.9)
@@ -284,14 +284,14 @@ def compare_from_stats(
     --------
     >>> import numpy as np
     >>> from bece import PairedStats
-    >>> from bece.binned.compare import compare, compare_from_stats
+    >>> from bece.binned.compare import binned_compare, compare_from_stats
     >>> rng = np.random.default_rng(0)
     >>> t = rng.uniform(size=3000)
     >>> y = (rng.uniform(size=3000) < t).astype(int)
     >>> parts = [PairedStats.from_arrays(y[i:i + 1000], t[i:i + 1000], t[i:i + 1000] ** 0.7,
     ...                                  n_bins=10) for i in range(0, 3000, 1000)]
     >>> c = compare_from_stats(sum(parts), num_samples=2000, seed=1)
-    >>> d = compare(y, t, t**0.7, n_bins=10, num_samples=2000, seed=1)
+    >>> d = binned_compare(y, t, t**0.7, n_bins=10, num_samples=2000, seed=1)
     >>> bool(np.array_equal(c.counts, d.counts)), bool(np.allclose(c.diff_draws, d.diff_draws))
     (True, True)
     """

@@ -189,10 +189,10 @@ class BinnedModel(Model):
     def _compare_predictions(self, y_true: ArrayLike, y_prob_a: ArrayLike, y_prob_b: ArrayLike,
                              y_preds: tuple[Any, Any], inputs: dict[str, Any], *,
                              num_samples: int | None, seed: Seed, progress: bool) -> Comparison:
-        from ..binned.compare import compare
+        from ..binned.compare import binned_compare
 
         self._uses_only("paired comparison", ("n_bins", "binning", "alpha", "sigma", "tau"))
-        return compare(y_true, y_prob_a, y_prob_b, y_pred_a=y_preds[0], y_pred_b=y_preds[1],
+        return binned_compare(y_true, y_prob_a, y_prob_b, y_pred_a=y_preds[0], y_pred_b=y_preds[1],
                        n_bins=self.n_bins, binning=self.binning, alpha=self.alpha,
                        sigma=self.sigma, tau=self.tau, seed=seed, progress=progress,
                        num_samples=10_000 if num_samples is None else num_samples, **inputs)

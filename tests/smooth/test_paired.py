@@ -229,7 +229,7 @@ def test_bad_input():
         smooth_compare(y, pa, bad)
     with pytest.raises(ValueError, match="model must be one of"):
         bece.compare(y, pa, pb, model="literal")
-    with pytest.raises(ValueError, match="alpha belong"):
+    with pytest.raises(ValueError, match="alpha: not an option of SmoothModel"):
         bece.compare(y, pa, pb, model="smooth", alpha=0.1)
 
 

@@ -9,7 +9,7 @@ from scipy import special
 
 import bece
 from bece import PairedStats, posterior_compare
-from bece.binned.compare import compare as binned_compare
+from bece.binned.compare import binned_compare
 from bece.smooth import fine_binning
 from bece.smooth.average import prob_calibrated
 from bece.smooth.paired import smooth_compare
@@ -75,11 +75,13 @@ def test_posterior_compare_bad_input():
         posterior_compare(bece.CalibrationStats.from_arrays(y, pa))
     with pytest.raises(ValueError, match="model must be one of"):
         posterior_compare(coarse, model="literal")
-    with pytest.raises(ValueError, match="n_bins belong"):
-        posterior_compare(coarse, n_bins=10)
-    with pytest.raises(ValueError, match="prior_odds belong"):
+    with pytest.raises(ValueError, match="the statistics have 10 bins and the model n_bins=12"):
+        posterior_compare(coarse, n_bins=12)
+    with pytest.raises(ValueError, match="binning_b applies to the smooth model"):
+        posterior_compare(coarse, binning_b="uniform")
+    with pytest.raises(ValueError, match="prior_odds: not an option of BinnedModel"):
         posterior_compare(coarse, prior_odds=0.1)
-    with pytest.raises(ValueError, match="alpha belong"):
+    with pytest.raises(ValueError, match="alpha: not an option of SmoothModel"):
         posterior_compare(coarse, model="smooth", alpha=0.1)
     with pytest.raises(ValueError, match="do not refine"):  # 10 uniform bins for 15 ECE bins
         posterior_compare(coarse, model="smooth")
@@ -87,7 +89,7 @@ def test_posterior_compare_bad_input():
         smooth_compare(y, pa, pb, coupling="comonotone")
     with pytest.raises(ValueError, match="prior_odds must be"):
         smooth_compare(y, pa, pb, prior_odds=-1.0)
-    with pytest.raises(ValueError, match="prior_odds belong"):
+    with pytest.raises(ValueError, match="prior_odds: not an option of BinnedModel"):
         bece.compare(y, pa, pb, model="binned", prior_odds=0.1)
 
 
