@@ -86,27 +86,9 @@ def file_test(path: Any, args: argparse.Namespace, *, n: int | None = None, edge
 
 
 def test_dict(test: Any, level: float = 0.05) -> dict[str, Any]:
-    """The ``verdict`` and ``calibration_test`` objects of the JSON.
-
-    ``verdict``: :meth:`bece.results.verdict.Verdict.to_dict` (``verdict``,
-    ``calibrated``, ``p_value``, ``prob_calibrated``, ``level``,
-    ``prob_threshold``, ``prior_odds``, ``text``); ``calibration_test``:
-    ``statistic`` (plug-in ECE), ``p_value``, ``num_resamples``,
-    ``bayes_factor`` (for calibration; null beyond float64's range),
-    ``log_bayes_factor``, ``prior_odds``, ``prob_calibrated``.
-    """
-    v = test.verdict(level)
-    bf = test.bayes_factor
-    return {
-        "verdict": v.to_dict(),
-        "calibration_test": {
-            "statistic": test.statistic, "p_value": test.p_value,
-            "num_resamples": int(test.resampled.size),
-            "bayes_factor": bf if 0.0 < bf < float("inf") else None,
-            "log_bayes_factor": test.log_bayes_factor, "prior_odds": test.prior_odds,
-            "prob_calibrated": test.prob_calibrated,
-        },
-    }
+    """The ``verdict`` and ``calibration_test`` objects of the JSON: the test's
+    own :meth:`~bece.CalibrationTest.to_dict`."""
+    return dict(test.to_dict(level))
 
 
 def verdict_lines(test: Any, kind: str, level: float = 0.05) -> list[str]:

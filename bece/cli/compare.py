@@ -15,7 +15,6 @@ from .common import (
     PROB,
     figure,
     input_options,
-    run_info,
     save,
     to_json,
 )
@@ -48,29 +47,13 @@ def compare_dict(comparison: Any, sources: Sequence[str], prob: float = PROB,
     smooth model adds each model's ``prob_calibrated`` and ``prior_odds``.
     """
 
-    def one(result: Any, source: str) -> dict[str, Any]:
-        lo, hi = result.interval(prob)
-        out = {
-            "source": source,
-            "plugin_ece": result.plugin,
-            "ece": {"mean": result.mean, "std": result.std, "prob": prob, "interval": [lo, hi]},
-        }
-        if getattr(result, "model", "binned") == "smooth" and result.prob_calibrated is not None:
-            # the smooth model averaged with exact calibration (bece.smooth.paired_average)
-            out["prob_calibrated"] = result.prob_calibrated
-            out["prior_odds"] = result.prior_odds
-        return out
+    from .parser import version
 
-    lo, hi = comparison.interval(prob)
-    return {
-        **run_info(comparison.a, seed),
-        "n": comparison.a.stats.n,
-        "n_bins": comparison.a.stats.n_bins,
-        "a": one(comparison.a, sources[0]),
-        "b": one(comparison.b, sources[1]),
-        "diff": {"mean": comparison.mean, "std": comparison.std, "prob": prob, "interval": [lo, hi]},
-        "prob_a_better": comparison.prob_a_better,
-    }
+    own = comparison.to_dict(prob)
+    return {"model": own.pop("model"), "input_kind": own.pop("input_kind"), "seed": seed,
+            "bece_version": version(), "n": own["n"], "n_bins": own["n_bins"],
+            "a": {"source": sources[0], **own["a"]}, "b": {"source": sources[1], **own["b"]},
+            "diff": own["diff"], "prob_a_better": own["prob_a_better"]}
 
 
 def format_compare(

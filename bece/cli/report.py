@@ -19,8 +19,6 @@ from .common import (
     edge_texts,
     figure,
     input_options,
-    num,
-    run_info,
     save,
     to_json,
 )
@@ -68,9 +66,9 @@ def table_words(kind: str | None) -> dict[str, Any]:
 
 def report_dict(result: Any, prob: float = PROB, seed: int | None = None,
                 test: Any = None, reference: Any = None) -> dict[str, Any]:
-    """The JSON object of DESIGN.md §4 for a :class:`~bece.BayesianECE`, with
-    ``model`` (``result.model``), ``input_kind`` (``"binary"``,
-    ``"top-label"`` or ``"triples"``), ``seed`` and ``bece_version``.
+    """The JSON object of ``bece report``: the result's own
+    :meth:`~bece.BayesianECE.to_dict` (``model``, ``input_kind``: ``"binary"``,
+    ``"top-label"`` or ``"triples"``, ...) with ``seed`` and ``bece_version``.
 
     Each bin has ``observed`` (the observed frequency of y = 1 for binary
     input, the accuracy for top-label and triples) and ``predicted`` (the
@@ -84,57 +82,20 @@ def report_dict(result: Any, prob: float = PROB, seed: int | None = None,
     binned model's posterior on the same bins), ``reference``:
     ``{"model", "ece": {...}}``.
     """
-    stats = result.stats
-    lo, hi = result.interval(prob)
-    edges, counts = stats.edges, stats.bin_counts
-    acc, conf = stats.accuracy, stats.confidence
-    d = {
-        **run_info(result, seed),
-        "n": stats.n,
-        "n_bins": stats.n_bins,
-        "plugin_ece": result.plugin,
-        "ece": {"mean": result.mean, "std": result.std, "prob": prob, "interval": [lo, hi]},
-        "bins": [
-            {
-                "lo": float(edges[m]),
-                "hi": float(edges[m + 1]),
-                "count": int(counts[m]),
-                "observed": num(acc[m]),
-                "predicted": num(conf[m]),
-                "accuracy": num(acc[m]),  # alias of "observed", for one release
-                "confidence": num(conf[m]),  # alias of "predicted", for one release
-            }
-            for m in range(stats.n_bins)
-        ],
-    }
+    from .parser import version
+
+    own = result.to_dict(prob)
+    d = {"model": own.pop("model"), "input_kind": own.pop("input_kind"), "seed": seed,
+         "bece_version": version(), **own}
     if test is not None:
         from .calibration import test_dict
 
         d.update(test_dict(test))
-    if getattr(result, "model", "binned") == "smooth":
-        # the smooth model's own per-bin accuracy (posterior mean and interval
-        # of sum_j w_j sigma(f(x_j)) / sum_j w_j over the bin), and its grid
-        d["model"] = "smooth"
-        d["grid"] = result.params.grid
-        d["grid_error"] = result.params.grid_error
-        if result.prob_calibrated is not None:
-            d["prob_calibrated"] = result.prob_calibrated
-            d["prior_odds"] = result.prior_odds
-        mean, (blo, bhi) = _bin_summary(result.accuracy, prob)
-        for m, b in enumerate(d["bins"]):
-            b["model_observed"] = {"mean": mean[m], "interval": [blo[m], bhi[m]]}
-            b["model_accuracy"] = b["model_observed"]  # alias, for one release
     if reference is not None:
         rlo, rhi = reference.interval(prob)
         d["reference"] = {"model": reference.model, "ece": {
             "mean": reference.mean, "std": reference.std, "prob": prob, "interval": [rlo, rhi]}}
     return d
-
-
-def _bin_summary(draws: np.ndarray, prob: float) -> tuple[list[float], tuple[list, list]]:
-    """Per-column mean and equal-tailed ``prob`` interval of (S, M) draws."""
-    q = np.quantile(draws, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
-    return draws.mean(axis=0).tolist(), (q[0].tolist(), q[1].tolist())
 
 
 def format_report(result: Any, source: str, kind: str, binning: str, prob: float = PROB,

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..base.arviz import from_dict
+from ..base.checks import check_prob
 from .ece import BayesianECE
 from .summaries import DrawSummaries
 from .text import format_prob, input_words, model_words
@@ -111,6 +112,35 @@ class Comparison(DrawSummaries):
             f"prob_a_better={self.prob_a_better:.3f}, n={self.a.stats.n}, "
             f"num_samples={self.num_samples}, model={self.a.model!r}, kind={self.a.kind!r})"
         )
+
+    def to_dict(self, prob: float = 0.9) -> dict[str, Any]:
+        """Plain Python (JSON): the numbers ``bece compare --json`` prints.
+
+        ``model``, ``input_kind``, ``n``, ``n_bins``, ``a`` and ``b`` (each
+        ``plugin_ece`` and ``ece``: ``mean``, ``std``, ``prob``,
+        ``interval``; with exact calibration in the model, its
+        ``prob_calibrated`` and ``prior_odds``), ``diff`` (ECE_A - ECE_B,
+        as ``ece``) and ``prob_a_better``.
+        """
+        prob = check_prob(prob)
+
+        def one(r: Any) -> dict[str, Any]:
+            lo, hi = r.interval(prob)
+            out = {"plugin_ece": r.plugin,
+                   "ece": {"mean": r.mean, "std": r.std, "prob": prob, "interval": [lo, hi]}}
+            if r.prob_calibrated is not None:
+                out["prob_calibrated"] = r.prob_calibrated
+                out["prior_odds"] = r.prior_odds
+            return out
+
+        lo, hi = self.interval(prob)
+        return {
+            "model": self.a.model, "input_kind": self.a.stats.kind,
+            "n": self.a.stats.n, "n_bins": self.a.stats.n_bins,
+            "a": one(self.a), "b": one(self.b),
+            "diff": {"mean": self.mean, "std": self.std, "prob": prob, "interval": [lo, hi]},
+            "prob_a_better": self.prob_a_better,
+        }
 
     def __str__(self) -> str:
         """Both ECEs, their difference and P(ECE_A < ECE_B), as a small table."""

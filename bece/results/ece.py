@@ -215,6 +215,68 @@ class BayesianECE(DrawSummaries):
         mean and 90% interval, the plug-in ECE."""
         return "\n".join(self._str_lines())
 
+    def to_dict(self, prob: float = 0.9) -> dict[str, Any]:
+        """Plain Python (JSON): the numbers ``bece report --json`` prints.
+
+        ``model``, ``input_kind``, ``n``, ``n_bins``, ``plugin_ece``, ``ece``
+        (``mean``, ``std``, ``prob``, equal-tailed ``interval``) and
+        ``bins``: per bin ``lo``, ``hi``, ``count``, ``observed`` (the
+        observed frequency of y = 1 for binary input, the accuracy
+        otherwise; None for an empty bin) and ``predicted`` (mean predicted
+        P(y = 1), or mean confidence), with ``accuracy`` and ``confidence``
+        as aliases. A posterior averaged with exact calibration adds
+        ``prob_calibrated`` and ``prior_odds``; the smooth model its
+        ``grid``, ``grid_error`` and each bin's ``model_observed`` (posterior
+        mean and ``prob`` interval of the curve's accuracy in the bin).
+        """
+        prob = check_prob(prob)
+        stats = self.stats
+        lo, hi = self.interval(prob)
+        edges, counts = stats.edges, stats.bin_counts
+        acc, conf = stats.accuracy, stats.confidence
+        d: dict[str, Any] = {
+            "model": self.model,
+            "input_kind": stats.kind,
+            "n": stats.n,
+            "n_bins": stats.n_bins,
+            "plugin_ece": self.plugin,
+            "ece": {"mean": self.mean, "std": self.std, "prob": prob, "interval": [lo, hi]},
+            "bins": [
+                {
+                    "lo": float(edges[m]),
+                    "hi": float(edges[m + 1]),
+                    "count": int(counts[m]),
+                    "observed": _num(acc[m]),
+                    "predicted": _num(conf[m]),
+                    "accuracy": _num(acc[m]),  # alias of "observed", for one release
+                    "confidence": _num(conf[m]),  # alias of "predicted", for one release
+                }
+                for m in range(stats.n_bins)
+            ],
+        }
+        smooth = self.model == "smooth"
+        if smooth:
+            d["grid"] = self.params.grid
+            d["grid_error"] = self.params.grid_error
+        if self.prob_calibrated is not None:
+            d["prob_calibrated"] = self.prob_calibrated
+            d["prior_odds"] = self.prior_odds
+        if smooth:
+            # the smooth model's own per-bin accuracy (posterior mean and interval
+            # of sum_j w_j sigma(f(x_j)) / sum_j w_j over the bin)
+            q = np.quantile(self.accuracy, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
+            mean = self.accuracy.mean(axis=0)
+            for m, b in enumerate(d["bins"]):
+                b["model_observed"] = {"mean": float(mean[m]),
+                                       "interval": [float(q[0, m]), float(q[1, m])]}
+                b["model_accuracy"] = b["model_observed"]  # alias, for one release
+        return d
+
+
+def _num(x: float) -> float | None:
+    """A float for JSON: None for NaN (an empty bin's accuracy)."""
+    return None if np.isnan(x) else float(x)
+
 
 # kw_only: this class's own fields, some required, follow BayesianECE's defaulted ones
 @dataclass(frozen=True, repr=False, eq=False, kw_only=True)

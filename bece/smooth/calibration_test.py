@@ -177,6 +177,28 @@ class CalibrationTest:
         return verdict(self.p_value, self.prob_calibrated, level, prior_odds=self.prior_odds,
                        num_resamples=int(self.resampled.size))
 
+    def to_dict(self, level: float = 0.05) -> dict[str, Any]:
+        """Plain Python (JSON): the ``verdict`` and ``calibration_test`` objects
+        of ``bece test --json`` (and of ``bece report --json``).
+
+        ``verdict``: :meth:`bece.results.verdict.Verdict.to_dict` at
+        ``level``; ``calibration_test``: ``statistic`` (plug-in ECE),
+        ``p_value``, ``num_resamples``, ``bayes_factor`` (for calibration;
+        None beyond float64's range), ``log_bayes_factor``, ``prior_odds``,
+        ``prob_calibrated``.
+        """
+        bf = self.bayes_factor
+        return {
+            "verdict": self.verdict(level).to_dict(),
+            "calibration_test": {
+                "statistic": self.statistic, "p_value": self.p_value,
+                "num_resamples": int(self.resampled.size),
+                "bayes_factor": bf if 0.0 < bf < float("inf") else None,
+                "log_bayes_factor": self.log_bayes_factor, "prior_odds": self.prior_odds,
+                "prob_calibrated": self.prob_calibrated,
+            },
+        }
+
     def __repr__(self) -> str:
         return (
             f"CalibrationTest(statistic={self.statistic:.4f}, p_value={self.p_value:.4f}, "

@@ -295,3 +295,13 @@ def test_parquet_dataset_directory_streams(tmp_path, frames):
     plain.mkdir()
     with pytest.raises(ValueError, match="is a directory without Parquet files"):
         file_statistics(plain)
+
+
+def test_a_bad_value_in_the_first_block_is_named(tmp_path):
+    """pyarrow refuses the first block before any schema is known: its own
+    message reaches the user (it once read "'NoneType' object has no
+    attribute 'id'")."""
+    path = tmp_path / "bad.csv"
+    path.write_text("y_true,y_prob\n1,np.float64(0.5)\n0,0.25\n")
+    with pytest.raises(ValueError, match=r"bad.csv: cannot read: .*invalid value 'np.float64\(0.5\)'"):
+        list(iter_chunks(path))

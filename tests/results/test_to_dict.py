@@ -1,0 +1,64 @@
+"""Results own their JSON: the command line prints what ``to_dict()`` says,
+with only how it was run (seed, version, file names) added."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import bece
+from bece.cli import main
+from bece.io import example_path, read_predictions
+
+
+def _cli_json(capsys, *args):
+    assert main([*args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_report_json_is_the_results_to_dict(capsys):
+    pred = read_predictions(example_path())
+    r = bece.bayesian_ece(pred.y_true, pred.y_prob, seed=0)
+    test = bece.calibration_test(pred.y_true, pred.y_prob, seed=0)
+    d = _cli_json(capsys, "report")
+    own = r.to_dict()
+    assert {k: d[k] for k in own} == own
+    assert {k: d[k] for k in ("verdict", "calibration_test")} == test.to_dict()
+    assert set(d) - set(own) - {"verdict", "calibration_test"} == {"seed", "bece_version",
+                                                                     "reference"}
+
+
+def test_to_dict_is_plain_json_and_follows_prob():
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=600)
+    y = (rng.uniform(size=600) < p).astype(int)
+    for r in (bece.bayesian_ece(y, p, num_samples=500), bece.bayesian_ece(y, p, model="binned",
+                                                                            num_samples=500)):
+        d = r.to_dict(prob=0.5)
+        assert json.loads(json.dumps(d)) == d
+        assert d["ece"]["interval"] == list(r.interval(0.5)) and d["ece"]["prob"] == 0.5
+        assert [b["count"] for b in d["bins"]] == r.stats.bin_counts.tolist()
+        assert ("prob_calibrated" in d) == (r.model == "smooth")
+    c = bece.compare(y, p, p ** 0.7, num_samples=500)
+    dc = c.to_dict()
+    assert json.loads(json.dumps(dc)) == dc
+    assert dc["diff"]["interval"] == list(c.interval(0.9)) and dc["prob_a_better"] == c.prob_a_better
+    with pytest.raises(ValueError, match="prob must be"):
+        r.to_dict(prob=1.5)
+
+
+def test_compare_json_is_the_comparisons_to_dict(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    t = rng.uniform(size=400)
+    y = (rng.uniform(size=400) < t).astype(int)
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    for path, p in ((a, t), (b, t ** 0.7)):
+        path.write_text("y_true,y_prob\n" + "\n".join(f"{yi},{float(pi)!r}" for yi, pi in zip(y, p)))
+    d = _cli_json(capsys, "compare", str(a), str(b))
+    own = bece.compare(y, t, t ** 0.7, seed=0).to_dict()
+    for side, src in (("a", a), ("b", b)):
+        assert d[side] == {"source": str(src), **own[side]} or d[side]["source"].endswith(src.name)
+        assert {k: v for k, v in d[side].items() if k != "source"} == own[side]
+    assert d["diff"] == own["diff"] and d["prob_a_better"] == own["prob_a_better"]
