@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .common import BINARY_NOTE, KINDS, PROB, figure, input_options, run_info, save, to_json
+from .common import BINARY_NOTE, KINDS, PROB, figure, input_options, save, to_json
 from .output import atomic_output
 
 __all__ = [
@@ -73,30 +73,14 @@ def recalibrate_dict(result: Any, sources: tuple[str, str], prob: float = PROB,
     ``ece`` as in :func:`~bece.cli.report_dict` and ``diff`` the posterior
     of ECE_after - ECE_before.
     """
-    cal = result.calibrator
-    params = {k: v for k, v in vars(cal).items()
-              if k.endswith("_") and not k.startswith("_") and np.ndim(v) == 0
-              and isinstance(v, (int, float, str, np.number))}
+    from .parser import version
 
-    def one(r: Any, nll: float) -> dict[str, Any]:
-        lo, hi = r.interval(prob)
-        return {"plugin_ece": r.plugin, "nll": nll,
-                "ece": {"mean": r.mean, "std": r.std, "prob": prob, "interval": [lo, hi]}}
-
-    lo, hi = result.interval(prob)
-    return {
-        **run_info(result.after, seed),
-        "method": result.method,
-        "calibrator": {"name": type(cal).__name__, "params": params},
-        "val": {"source": sources[0], "n": result.n_val},
-        "test": {"source": sources[1], "n": result.before.stats.n,
-                 "n_bins": result.before.stats.n_bins},
-        "before": one(result.before, result.nll_before),
-        "after": one(result.after, result.nll_after),
-        "diff": {"mean": result.mean, "std": result.comparison.std, "prob": prob,
-                 "interval": [lo, hi]},
-        "prob_after_better": result.prob_better,
-    }
+    own = result.to_dict(prob)
+    return {"model": own.pop("model"), "input_kind": own.pop("input_kind"), "seed": seed,
+            "bece_version": version(), "method": own["method"], "calibrator": own["calibrator"],
+            "val": {"source": sources[0], **own["val"]}, "test": {"source": sources[1], **own["test"]},
+            "before": own["before"], "after": own["after"], "diff": own["diff"],
+            "prob_after_better": own["prob_after_better"]}
 
 
 def format_recalibrate(result: Any, sources: tuple[str, str], binning: str, kind: str,

@@ -138,10 +138,7 @@ def regression_dict(
     "levels"}, "curve": [{"level", "observed", "interval"}, ...]}``; the
     curve has every level of the result, ``verdict`` is :func:`verdict`'s.
     """
-    lo, hi = result.interval(prob)
-    band_lo, band_hi = result.curve_interval(prob)
-    levels = np.asarray(result.levels, dtype=np.float64)
-    observed = np.asarray(result.observed, dtype=np.float64)
+    own = result.to_dict(prob)
     cols = forecasts.columns
     return {
         "kind": "regression",
@@ -151,15 +148,8 @@ def regression_dict(
         "columns": {"y": cols.y, "forecast": cols.forecast},
         "pit": {"randomized": randomized, "seed": seed if randomized else None},
         "verdict": verdict(u, result, seed=seed, prob=prob, **grouping(forecasts)),
-        "calibration_error": {
-            "mean": result.mean, "std": result.std, "prob": prob, "interval": [lo, hi],
-            "plugin": result.plugin, "levels": levels.tolist(),
-        },
-        "curve": [
-            {"level": float(levels[j]), "observed": float(observed[j]),
-             "interval": [float(band_lo[j]), float(band_hi[j])]}
-            for j in range(levels.size)
-        ],
+        "calibration_error": own["calibration_error"],
+        "curve": own["curve"],
     }
 
 

@@ -252,6 +252,32 @@ class BayesianCalibrationError(DrawSummaries):
             attrs={"posterior": attrs},
         )
 
+    def to_dict(self, prob: float = 0.9) -> dict[str, Any]:
+        """Plain Python (JSON): ``model``, ``n``, ``calibration_error``
+        (``mean``, ``std``, ``prob``, ``interval``, ``plugin``, ``levels``),
+        ``curve`` (per level its ``level``, ``observed`` and the band's
+        ``interval``) and, for the smooth model, ``prob_calibrated``,
+        ``prior_odds`` and ``log_bayes_factor``; the numbers ``bece report
+        --json`` prints for regression forecasts."""
+        prob = check_prob(prob)
+        lo, hi = self.interval(prob)
+        band_lo, band_hi = self.curve_interval(prob)
+        levels = np.asarray(self.levels, dtype=np.float64)
+        observed = np.asarray(self.observed, dtype=np.float64)
+        d: dict[str, Any] = {
+            "model": self.model, "n": int(self.n),
+            "calibration_error": {"mean": self.mean, "std": self.std, "prob": prob,
+                                  "interval": [lo, hi], "plugin": self.plugin,
+                                  "levels": levels.tolist()},
+            "curve": [{"level": float(levels[j]), "observed": float(observed[j]),
+                       "interval": [float(band_lo[j]), float(band_hi[j])]}
+                      for j in range(levels.size)],
+        }
+        if self.model == "smooth":
+            d.update(prob_calibrated=self.prob_calibrated, prior_odds=float(self.prior_odds),
+                     log_bayes_factor=float(self.log_bayes_factor))
+        return d
+
     def __repr__(self) -> str:
         lo, hi = self.interval(0.9)
         calib = f", prob_calibrated={self.prob_calibrated:.4g}" if self.model == "smooth" else ""

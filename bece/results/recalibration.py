@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.checks import check_prob
 from .comparison import Comparison
 from .ece import BayesianECE
 from .text import format_prob, input_words, model_words
@@ -171,6 +172,40 @@ class Recalibration:
                       f"({n:,} joint draws; paired: the same test examples before and after)",
                   verdict(self.prob_better, self.interval(prob), prob)]
         return lines
+
+    def to_dict(self, prob: float = 0.9) -> dict[str, Any]:
+        """Plain Python (JSON): the numbers ``bece recalibrate --json`` prints.
+
+        ``model``, ``input_kind``, ``method``, ``calibrator`` (``name`` and
+        its scalar fitted ``params``), ``val`` (``n``), ``test`` (``n``,
+        ``n_bins``), ``before`` and ``after`` (``plugin_ece``, ``nll``,
+        ``ece``: ``mean``, ``std``, ``prob``, ``interval``), ``diff`` (the
+        posterior of ECE_after - ECE_before) and ``prob_after_better``.
+        """
+        prob = check_prob(prob)
+        cal = self.calibrator
+        params = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in vars(cal).items()
+                  if k.endswith("_") and not k.startswith("_") and np.ndim(v) == 0
+                  and isinstance(v, (int, float, str, np.number))}
+
+        def one(r: BayesianECE, nll: float) -> dict[str, Any]:
+            lo, hi = r.interval(prob)
+            return {"plugin_ece": r.plugin, "nll": nll,
+                    "ece": {"mean": r.mean, "std": r.std, "prob": prob, "interval": [lo, hi]}}
+
+        lo, hi = self.interval(prob)
+        return {
+            "model": self.after.model, "input_kind": self.after.stats.kind,
+            "method": self.method,
+            "calibrator": {"name": type(cal).__name__, "params": params},
+            "val": {"n": self.n_val},
+            "test": {"n": self.before.stats.n, "n_bins": self.before.stats.n_bins},
+            "before": one(self.before, self.nll_before),
+            "after": one(self.after, self.nll_after),
+            "diff": {"mean": self.mean, "std": self.comparison.std, "prob": prob,
+                     "interval": [lo, hi]},
+            "prob_after_better": self.prob_better,
+        }
 
     def __str__(self) -> str:
         words = METHOD_WORDS.get(self.method, self.method)

@@ -388,6 +388,27 @@ class CrossCheck:
             "interval_high": hi_n - hi_c,
         }
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python (JSON): the verdict (``agree``, ``converged``,
+        ``reasons``), the rule (``z``, ``delta``, ``false_alarm``), the
+        diagnostics (``max_ratio``, ``rhat_max``, ``ess_bulk_min``,
+        ``ess_tail_min``, ``divergences``, ``target_accept_prob``), the
+        ``evidence`` of exact calibration where the model has it, and the
+        comparison ``table`` as one record per row (NaN as None)."""
+        table = [{k: (None if isinstance(v, float) and v != v else
+                      v.item() if isinstance(v, np.generic) else v)
+                  for k, v in row.items()} for row in self.table.to_dict(orient="records")]
+        return {
+            "model": self.model, "agree": self.agree, "converged": self.converged,
+            "reasons": list(self.reasons),
+            "rule": {"z": self.z, "delta": self.delta, "false_alarm": self.false_alarm,
+                     "rhat_max": RHAT_MAX, "ess_min": ESS_MIN},
+            "max_ratio": self.max_ratio, "rhat_max": self.rhat_max,
+            "ess_bulk_min": self.ess_bulk_min, "ess_tail_min": self.ess_tail_min,
+            "divergences": self.divergences, "target_accept_prob": self.target_accept_prob,
+            "evidence": dict(self.evidence), "table": table,
+        }
+
     def __repr__(self) -> str:
         g = self.ece_gap
         return (

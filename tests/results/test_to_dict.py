@@ -62,3 +62,44 @@ def test_compare_json_is_the_comparisons_to_dict(tmp_path, capsys):
         assert d[side] == {"source": str(src), **own[side]} or d[side]["source"].endswith(src.name)
         assert {k: v for k, v in d[side].items() if k != "source"} == own[side]
     assert d["diff"] == own["diff"] and d["prob_a_better"] == own["prob_a_better"]
+
+
+def test_recalibration_regression_and_cross_check_to_dict():
+    rng = np.random.default_rng(2)
+    logits = rng.normal(scale=3.0, size=(800, 3))
+    p = np.exp(logits / 2) / np.exp(logits / 2).sum(axis=1, keepdims=True)
+    y = (rng.uniform(size=(800, 1)) > p.cumsum(axis=1)).sum(axis=1)
+    r = bece.recalibrate(y[:400], logits[:400], y[400:], logits[400:], input="logits",
+                         model="binned", n_bins=10, num_samples=500)
+    d = r.to_dict()
+    assert json.loads(json.dumps(d)) == d
+    assert d["diff"]["interval"] == list(r.interval(0.9)) and d["method"] == "temperature"
+    assert d["calibrator"]["name"] == "TemperatureScaling" and d["test"]["n"] == 400
+    u = bece.regression.pit(rng.normal(size=500), mean=0.0, std=0.8)
+    e = bece.regression.bayesian_calibration_error(u, [0.25, 0.5, 0.75], num_samples=500)
+    de = e.to_dict()
+    assert json.loads(json.dumps(de)) == de
+    assert de["calibration_error"]["interval"] == list(e.interval(0.9))
+    assert [c["level"] for c in de["curve"]] == [0.25, 0.5, 0.75]
+    assert de["prob_calibrated"] == e.prob_calibrated
+    z = (rng.uniform(size=300) < 0.7).astype(int)
+    cc = bece.cross_check(z, rng.uniform(0.6, 0.8, size=300), model="binned", n_bins=3,
+                          num_chains=2, num_warmup=200, num_samples=300, progress_bar=False)
+    dc = cc.to_dict()
+    assert json.loads(json.dumps(dc)) == dc
+    assert dc["agree"] == cc.agree and len(dc["table"]) == len(cc.table)
+    assert dc["rule"]["delta"] == 0.25 and dc["max_ratio"] == cc.max_ratio
+
+
+def test_recalibrate_json_is_the_results_to_dict(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    t = rng.uniform(0.05, 0.95, size=600)
+    y = (rng.uniform(size=600) < t ** 1.5).astype(int)
+    val, test = tmp_path / "val.csv", tmp_path / "test.csv"
+    for path, sl in ((val, slice(0, 300)), (test, slice(300, 600))):
+        path.write_text("y_true,y_prob\n" + "\n".join(
+            f"{a},{float(b)!r}" for a, b in zip(y[sl], t[sl])))
+    d = _cli_json(capsys, "recalibrate", str(val), str(test), "--method", "platt")
+    own = bece.recalibrate(y[:300], t[:300], y[300:], t[300:], method="platt", seed=0).to_dict()
+    for key in ("method", "calibrator", "before", "after", "diff", "prob_after_better"):
+        assert d[key] == own[key], key
