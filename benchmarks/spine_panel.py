@@ -37,8 +37,12 @@ REL = 1e-9
 #: differences the change makes on purpose: (case, what differs) -> why
 REASONS = {
     ("python:compare", "text"): (
-        "the comparison's text adds one line, 'validated by simulated coverage; no joint NumPyro "
-        "model to cross-check' (the paired comparison has no NUTS cross-check)"),
+        "str(Comparison) is now the text bece compare prints under its header (verdict, input, "
+        "the table, the model and 'validated by simulated coverage': the paired comparison "
+        "has no NUTS cross-check); the numbers are those of before"),
+    ("cli:report", "text"): (
+        "the input is described in the library's words, one wording for Python and the command "
+        "line ('confidence = max_k p_k', 'P(y = 1)'); no number changed"),
 }
 
 

@@ -97,7 +97,7 @@ def test_binary_file_and_plot(tmp_path, capsys):
     code, out, err = run(capsys, "recalibrate", "--method", "beta", val, test, "--samples", S,
                          "--plot", str(png), "--out", str(tmp_path / "o.csv"))
     assert code == 0 and err == "", err
-    assert "beta calibration" in out and "binary: y_prob = P(y=1)" in out
+    assert "beta calibration" in out and "binary: y_prob = P(y = 1)" in out
     assert png.stat().st_size > 10_000
     back = read_predictions(tmp_path / "o.csv")
     assert back.y_prob.ndim == 1  # P(y = 1), as the input

@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
-from ..results.verdict import MEANING
-from .common import KINDS, input_options, to_json
+from ..results.text import TOP_LABEL_SCOPE
+from .common import input_options, to_json
 
 __all__ = [
     "TOP_LABEL_SCOPE",
@@ -39,11 +38,6 @@ __all__ = [
     "test_dict",
     "verdict_lines",
 ]
-
-#: What the test covers for class probabilities.
-TOP_LABEL_SCOPE = ("top-label: tests P(correct | confidence) = confidence, labels pooled; "
-                   "no per-label test")
-
 
 def file_test(path: Any, args: argparse.Namespace, *, n: int | None = None, edges: Any = None,
               fine_stats: Any = None, progress: bool = False) -> Any:
@@ -92,7 +86,8 @@ def test_dict(test: Any, level: float = 0.05) -> dict[str, Any]:
 
 
 def verdict_lines(test: Any, kind: str, level: float = 0.05) -> list[str]:
-    """The report's opening line(s): the verdict, and for top-label input what it covers."""
+    """The report's opening line(s): the verdict, and for top-label input what it covers
+    (the first lines of the test's own :meth:`~bece.CalibrationTest.text`)."""
     v = test.verdict(level)
     lines = [f"  verdict       {v.headline}"]
     if v.calibrated is None:  # inconclusive: how the two answers disagree
@@ -102,34 +97,9 @@ def verdict_lines(test: Any, kind: str, level: float = 0.05) -> list[str]:
     return lines
 
 
-def format_test(test: Any, source: str, kind: str, level: float = 0.05) -> str:
-    """Human-readable ``bece test``: the verdict, then each number and what it means."""
-    from ..results.text import format_prob
-
-    b = test.resampled.size
-    floor = test.p_value <= 1.0 / (b + 1) * (1 + 1e-12)
-    p = f"<= {test.p_value:.2g}" if floor else f"{test.p_value:.3g}"
-    bf = test.bayes_factor
-    bf_text = (f"{bf:.3g}" if 0.0 < bf < float("inf") else "0" if bf == 0.0 else "inf")
-    pc = format_prob(test.prob_calibrated)
-    lines = [
-        f"bece test: {source}",
-        *verdict_lines(test, kind, level),
-        f"  predictions   {test.n:,} ({KINDS.get(kind, kind)}), {test.n_bins} bins",
-        "",
-        f"  p-value       {p:<9} consistency resampling of the plug-in ECE ({b:,} resamples)",
-        f"  Bayes factor  {bf_text:<9} for calibration against the smooth model "
-        f"(log B = {test.log_bayes_factor:.3g})",
-        f"  P(calibrated) {pc:<9} posterior probability of exact calibration, prior odds "
-        f"{test.prior_odds:g}",
-        f"  plug-in ECE   {test.statistic:<9.4f} the test statistic",
-        "",
-        f"  rule: consistent with calibration when p >= {level:g} and P(calibrated) >= 0.5;",
-        f"        miscalibrated when p < {level:g} and P(calibrated) < 0.5; else inconclusive",
-        *textwrap.wrap(MEANING, 92, initial_indent="  ", subsequent_indent="  ",
-                      break_on_hyphens=False),
-    ]
-    return "\n".join(lines)
+def format_test(test: Any, source: str, level: float = 0.05) -> str:
+    """``bece test``: a header naming the file, then the test's own text."""
+    return f"bece test: {source}\n{test.text(level)}"
 
 
 def run_test(args: argparse.Namespace) -> int:
@@ -151,7 +121,6 @@ def run_test(args: argparse.Namespace) -> int:
                              f"predictions: 'bece report {path}' gives the forecasts' verdict")
     progress = not args.json and sys.stderr.isatty()
     test = file_test(path, args, progress=progress)
-    kind = test.kind or "binary"
     source = str(path) if args.file is not None else f"{Path(path).name} (example shipped with bece)"
     if args.json:
         info = {"model": "calibration-test", "input_kind": test.kind, "seed": args.seed,
@@ -160,5 +129,5 @@ def run_test(args: argparse.Namespace) -> int:
              **test_dict(test, args.level)}
         print(to_json(d))
     else:
-        print(format_test(test, source, kind, args.level))
+        print(format_test(test, source, args.level))
     return 0

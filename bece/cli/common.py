@@ -8,7 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from ..results.text import BINARY_NOTE, INPUT_WORDS
+
 __all__ = [
+    "BINARY_NOTE",
     "KINDS",
     "PROB",
     "classes_line",
@@ -25,17 +28,9 @@ __all__ = [
 #: Mass of every credible interval the command prints.
 PROB = 0.9
 
-#: How each kind of classifier predictions is read (:attr:`bece.io.Predictions.kind`).
-KINDS = {
-    "binary": "binary: y_prob = P(y=1) against y_true",
-    "top-label": "top-label: confidence = max p_k, correct = [argmax == y_true]",
-    "triples": "triples: confidence of y_pred, correct = [y_pred == y_true]",
-}
-
-
-#: What K = 2 class probabilities are read as, and how to get P(y = 1) instead.
-BINARY_NOTE = ("an (n, 2) matrix is read top-label; for a binary classifier's P(y = 1), as "
-               "scikit-learn's calibration_curve reads it, pass --y-prob-col p_1")
+#: How each kind of classifier predictions is read (:attr:`bece.io.Predictions.kind`):
+#: the results' words (:mod:`bece.results.text`).
+KINDS = INPUT_WORDS
 
 
 def input_options(args: Any) -> tuple[dict[str, Any], dict[str, Any]]:

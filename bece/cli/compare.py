@@ -11,7 +11,6 @@ import numpy as np
 
 from .common import (
     BINARY_NOTE,
-    KINDS,
     PROB,
     figure,
     input_options,
@@ -24,16 +23,6 @@ __all__ = [
     "format_compare",
     "run_compare",
 ]
-
-
-PAIRING_BINNED = (
-    "  model         binned BECE model, paired: one Dirichlet over the joint",
-    "                (correct_A, bin_A, correct_B, bin_B) cells of the same examples",
-)
-PAIRING_SMOOTH = (
-    "  model         smooth calibration curves (Laplace), paired: shared outcome",
-    "                perturbations and one Bayesian bootstrap over the same examples",
-)
 
 
 def compare_dict(comparison: Any, sources: Sequence[str], prob: float = PROB,
@@ -60,43 +49,13 @@ def format_compare(
     comparison: Any, sources: Sequence[str], kind: str, binning: str, prob: float = PROB,
     n_classes: int | None = None,
 ) -> str:
-    """Human-readable paired comparison: both ECEs, the difference, P(A better)."""
-    d = compare_dict(comparison, sources, prob)
-    pct = f"{prob:.0%}"
-    head = f"{pct} interval"
-    from ..results.verdict import comparison_verdict
-
-    lines = [
-        "bece compare: paired posterior of two models' ECE on the same test set",
-        f"  verdict       {comparison_verdict(d['prob_a_better'], d['diff']['interval'], prob=prob)}",
-        f"  A             {sources[0]}",
-        f"  B             {sources[1]}",
-        f"  predictions   {d['n']:,} ({KINDS.get(kind, kind)})",
-        *([f"  note          {BINARY_NOTE}"] if kind == "top-label" and n_classes == 2 else []),
-        f"  bins          {d['n_bins']} {binning}",
-        "",
-        f"  {'':<8} {'Bayesian ECE':>12}  {head:<20}  {'plug-in ECE':>11}",
-    ]
-    for tag in ("a", "b"):
-        e = d[tag]["ece"]
-        lo, hi = e["interval"]
-        lines.append(
-            f"  {tag.upper():<8} {e['mean']:>12.4f}  {f'[{lo:.4f}, {hi:.4f}]':<20}  "
-            f"{d[tag]['plugin_ece']:>11.4f}"
-        )
-    lo, hi = d["diff"]["interval"]
-    plug = d["a"]["plugin_ece"] - d["b"]["plugin_ece"]
-    lines += [
-        f"  {'A - B':<8} {d['diff']['mean']:>+12.4f}  {f'[{lo:+.4f}, {hi:+.4f}]':<20}  {plug:>+11.4f}",
-        "",
-        f"  P(ECE_A < ECE_B) = {d['prob_a_better']:.3f}   ({comparison.num_samples:,} joint draws)",
-        *(PAIRING_SMOOTH if getattr(comparison.a, "model", "binned") == "smooth" else PAIRING_BINNED),
-    ]
-    if "prob_calibrated" in d["a"] and d["a"]["prior_odds"]:
-        lines.append(f"                each averaged with ECE 0 by P(calibrated): A "
-                     f"{d['a']['prob_calibrated']:.3f}, B {d['b']['prob_calibrated']:.3f} "
-                     f"(prior odds {d['a']['prior_odds']:g})")
-    return "\n".join(lines)
+    """``bece compare``: a header naming the files and the bins, then the
+    comparison's own :meth:`~bece.Comparison.text`."""
+    head = [f"bece compare: A = {sources[0]}, B = {sources[1]}; "
+            f"{comparison.a.stats.n_bins} {binning} bins"]
+    if kind == "top-label" and n_classes == 2:
+        head.append(f"  note          {BINARY_NOTE}")
+    return "\n".join([*head, comparison.text(prob)])
 
 
 def run_compare(args: argparse.Namespace) -> int:

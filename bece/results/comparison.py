@@ -11,11 +11,22 @@ from ..base.arviz import from_dict
 from ..base.checks import check_prob
 from .ece import BayesianECE
 from .summaries import DrawSummaries
-from .text import format_prob, input_words, model_words
+from .text import input_words
 
 __all__ = [
     "Comparison",
 ]
+
+
+#: How each paired model pairs the two (the comparison's text).
+PAIRING_BINNED = (
+    "  model         binned BECE model, paired: one Dirichlet over the joint",
+    "                (correct_A, bin_A, correct_B, bin_B) cells of the same examples",
+)
+PAIRING_SMOOTH = (
+    "  model         smooth calibration curves (Laplace), paired: shared outcome",
+    "                perturbations and one Bayesian bootstrap over the same examples",
+)
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -142,28 +153,41 @@ class Comparison(DrawSummaries):
             "prob_a_better": self.prob_a_better,
         }
 
-    def __str__(self) -> str:
-        """Both ECEs, their difference and P(ECE_A < ECE_B), as a small table."""
-        head = f"{'':<7} {'ECE':>8}  {'90% interval':<20} {'plug-in':>8}"
+    def text(self, prob: float = 0.9) -> str:
+        """The lines a person reads, as ``bece compare`` prints them under its
+        header: the verdict, the input, both ECEs and their difference with
+        ``prob`` intervals, P(ECE_A < ECE_B), the model and how it is validated."""
+        from .verdict import comparison_verdict
+
+        d = self.to_dict(prob)
+        head = f"{prob:.0%} interval"
         lines = [
-            f"Comparison: paired posterior of two models' ECE on the same "
-            f"{self.a.stats.n:,} predictions",
-            f"  model   {model_words(self.a.model, self.a.method)}",
-            f"  input   {input_words(self.a.kind)}",
+            f"  verdict       {comparison_verdict(d['prob_a_better'], d['diff']['interval'], prob=prob)}",
+            f"  predictions   {d['n']:,} ({input_words(self.a.kind)})",
             "",
-            f"  {head}",
+            f"  {'':<8} {'Bayesian ECE':>12}  {head:<20}  {'plug-in ECE':>11}",
         ]
-        for tag, r in (("A", self.a), ("B", self.b)):
-            lo, hi = r.interval(0.9)
-            lines.append(f"  {tag:<7} {r.mean:>8.4f}  {f'[{lo:.4f}, {hi:.4f}]':<20} "
-                         f"{r.plugin:>8.4f}")
-        lo, hi = self.interval(0.9)
+        for tag in ("a", "b"):
+            e = d[tag]["ece"]
+            lo, hi = e["interval"]
+            lines.append(f"  {tag.upper():<8} {e['mean']:>12.4f}  {f'[{lo:.4f}, {hi:.4f}]':<20}  "
+                         f"{d[tag]['plugin_ece']:>11.4f}")
+        lo, hi = d["diff"]["interval"]
+        plug = d["a"]["plugin_ece"] - d["b"]["plugin_ece"]
         lines += [
-            f"  {'A - B':<7} {self.mean:>+8.4f}  {f'[{lo:+.4f}, {hi:+.4f}]':<20} "
-            f"{self.a.plugin - self.b.plugin:>+8.4f}",
+            f"  {'A - B':<8} {d['diff']['mean']:>+12.4f}  {f'[{lo:+.4f}, {hi:+.4f}]':<20}  "
+            f"{plug:>+11.4f}",
             "",
-            f"  P(ECE_A < ECE_B) {format_prob(self.prob_a_better, self.num_samples)}   "
-            f"({self.num_samples:,} joint draws)",
-            "  validated by simulated coverage; no joint NumPyro model to cross-check",
+            f"  P(ECE_A < ECE_B) = {d['prob_a_better']:.3f}   ({self.num_samples:,} joint draws)",
+            *(PAIRING_SMOOTH if self.a.model == "smooth" else PAIRING_BINNED),
         ]
+        if "prob_calibrated" in d["a"] and d["a"]["prior_odds"]:
+            lines.append(f"                each averaged with ECE 0 by P(calibrated): A "
+                         f"{d['a']['prob_calibrated']:.3f}, B {d['b']['prob_calibrated']:.3f} "
+                         f"(prior odds {d['a']['prior_odds']:g})")
+        lines.append("  validated     by simulated coverage (no joint NumPyro model to cross-check)")
         return "\n".join(lines)
+
+    def __str__(self) -> str:
+        """:meth:`text` at 90%: what ``bece compare`` prints under its header."""
+        return self.text()

@@ -9,7 +9,9 @@ from __future__ import annotations
 import math
 
 __all__ = [
+    "BINARY_NOTE",
     "INPUT_WORDS",
+    "TOP_LABEL_SCOPE",
     "format_prob",
     "input_words",
     "model_words",
@@ -21,6 +23,15 @@ INPUT_WORDS = {
     "top-label": "top-label: confidence = max_k p_k, correct = [argmax == y_true]",
     "triples": "triples: confidence of y_pred, correct = [y_pred == y_true]",
 }
+
+#: What the calibration test covers for top-label input.
+TOP_LABEL_SCOPE = ("top-label: tests P(correct | confidence) = confidence, labels pooled; "
+                   "no per-label test")
+
+#: What K = 2 class probabilities are read as, and how to get P(y = 1) instead
+#: (the command line's words: --y-prob-col).
+BINARY_NOTE = ("an (n, 2) matrix is read top-label; for a binary classifier's P(y = 1), as "
+               "scikit-learn's calibration_curve reads it, pass --y-prob-col p_1")
 
 #: What a K = 2 matrix user may have meant (scikit-learn's predict_proba).
 BINARY_HINT = "for a binary classifier's P(y = 1) reading pass y_prob[:, 1]"

@@ -207,22 +207,47 @@ class CalibrationTest:
             f"kind={self.kind!r})"
         )
 
-    def __str__(self) -> str:
-        """A few lines a person reads: the two answers and what they are."""
-        from ..results.text import format_prob, input_words
+    def text(self, level: float = 0.05) -> str:
+        """The lines a person reads, as ``bece test`` prints them under its
+        header: the verdict at ``level``, the input, each number and what it
+        means, the rule and how the two answers relate."""
+        import textwrap
 
+        from ..results.text import TOP_LABEL_SCOPE, format_prob, input_words
+        from ..results.verdict import MEANING
+
+        v = self.verdict(level)
         b = self.resampled.size
         floor = self.p_value <= 1.0 / (b + 1) * (1 + 1e-12)
         p = f"<= {self.p_value:.2g}" if floor else f"{self.p_value:.3g}"
-        return "\n".join([
-            f"CalibrationTest: {input_words(self.kind)}, n = {self.n:,}, {self.n_bins} bins",
-            f"  verdict        {self.verdict().text}",
-            f"  p-value        {p:<8} consistency resampling of the plug-in ECE "
-            f"({b:,} resamples)",
-            f"  P(calibrated)  {format_prob(self.prob_calibrated):<8} Bayes factor against the "
-            f"smooth model (log B = {self.log_bayes_factor:.3g}), prior odds {self.prior_odds:g}",
-            f"  plug-in ECE    {self.statistic:<8.4f} the test statistic",
-        ])
+        bf = self.bayes_factor
+        bf_text = f"{bf:.3g}" if 0.0 < bf < float("inf") else "0" if bf == 0.0 else "inf"
+        pc = format_prob(self.prob_calibrated)
+        lines = [f"  verdict       {v.headline}"]
+        if v.calibrated is None:  # inconclusive: how the two answers disagree
+            lines.append(f"                ({v.reason})")
+        if self.kind == "top-label":
+            lines.append(f"                ({TOP_LABEL_SCOPE})")
+        lines += [
+            f"  predictions   {self.n:,} ({input_words(self.kind)}), {self.n_bins} bins",
+            "",
+            f"  p-value       {p:<9} consistency resampling of the plug-in ECE ({b:,} resamples)",
+            f"  Bayes factor  {bf_text:<9} for calibration against the smooth model "
+            f"(log B = {self.log_bayes_factor:.3g})",
+            f"  P(calibrated) {pc:<9} posterior probability of exact calibration, prior odds "
+            f"{self.prior_odds:g}",
+            f"  plug-in ECE   {self.statistic:<9.4f} the test statistic",
+            "",
+            f"  rule: consistent with calibration when p >= {level:g} and P(calibrated) >= 0.5;",
+            f"        miscalibrated when p < {level:g} and P(calibrated) < 0.5; else inconclusive",
+            *textwrap.wrap(MEANING, 92, initial_indent="  ", subsequent_indent="  ",
+                          break_on_hyphens=False),
+        ]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        """:meth:`text` at level 0.05: what ``bece test`` prints under its header."""
+        return self.text()
 
 
 def _ece_of_counts(correct: np.ndarray, sum_p: np.ndarray, n: int) -> np.ndarray:

@@ -45,7 +45,7 @@ def test_str_and_repr_of_the_other_results(rng):
     c = bece.compare(y, prob, prob ** 2 / (prob ** 2).sum(1, keepdims=True), num_samples=300)
     text = str(c)
     assert "A - B" in text and "P(ECE_A < ECE_B)" in text and "top-label" in text
-    assert "validated by simulated coverage" in text   # no NUTS cross-check to point to
+    assert "by simulated coverage" in text   # no NUTS cross-check to point to
     lo, hi = c.interval(0.9)
     assert f"[{lo:+.4f}, {hi:+.4f}]" in text and len(repr(c)) < 400
     t = bece.calibration_test(y, prob, num_resamples=99, num_samples=300)

@@ -103,7 +103,7 @@ def test_calibration_test_result_has_the_verdict_of_its_own_numbers(rng):
         t.p_value, t.prob_calibrated, 1.0, 200)
     assert v.label == _table(t.p_value, t.prob_calibrated, 0.05) == "miscalibrated"
     assert t.verdict(0.5).level == 0.5
-    assert str(t).splitlines()[1] == f"  verdict        {v.text}"
+    assert str(t).splitlines()[0] == f"  verdict       {v.headline}"
 
 
 @pytest.mark.parametrize(
