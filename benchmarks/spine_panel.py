@@ -23,6 +23,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -33,6 +34,7 @@ ROOT = HERE.parent
 TABLE = ROOT / "docs" / "tables" / "spine_panel.md"
 DATA = ROOT.parent / "shared" / "data"
 REL = 1e-9
+NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
 
 #: differences the change makes on purpose: (case, what differs) -> why
 REASONS = {
@@ -148,6 +150,10 @@ def compare(before: dict, after: dict) -> list[dict]:
             row["text"] = f"{len(a['text'].splitlines())} lines " + ("identical" if same else "differ")
             if not same:
                 row["differ"].append("text")
+                # the numbers printed, in order: the words may change, the numbers not
+                na, nb = NUMBER.findall(a["text"]), NUMBER.findall(b.get("text", ""))
+                row["text"] += ("; its numbers identical" if na == nb else
+                                f"; numbers {len(na)} before, {len(nb)} after")
         if "json" in a:
             na, nb = dict(_numbers(a["json"])), dict(_numbers(b.get("json", {})))
             row["numbers"] = len(na)
