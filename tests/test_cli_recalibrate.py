@@ -52,11 +52,13 @@ def test_text_and_json_match_the_library(files, capsys):
     r = bece.recalibrate(y[:400], z[:400], y[400:], z[400:], input="logits", num_samples=1000,
                          seed=2)
     for word in ("temperature scaling", "before", "after", "after - before", "P(ECE_after < ",
-                 "Verdict", f"T = {r.calibrator.temperature_:.4f}", "val.npz (400 predictions)"):
+                 "Verdict", f"T = {r.calibrator.temperature_:.4f}", "fitted on ",
+                 "val.npz, scored on ", "validation    400 predictions"):
         assert word in out, word
     assert f"{r.before.mean:.4f}" in out and f"{r.after.mean:.4f}" in out
     assert r.after.model == "smooth" and "the smooth calibration-curve model (the default)" in out
     assert "binned" not in out
+    assert out.rstrip("\n").split("\n", 1)[1] == str(r)     # a header, then the result's text
     lo, hi = r.interval(0.9)
     assert f"[{lo:+.4f}, {hi:+.4f}]" in out
     code, out, _ = run(capsys, *args, "--json")

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .common import BINARY_NOTE, KINDS, PROB, figure, input_options, save, to_json
+from .common import BINARY_NOTE, PROB, figure, input_options, save, to_json
 from .output import atomic_output
 
 __all__ = [
@@ -85,32 +85,14 @@ def recalibrate_dict(result: Any, sources: tuple[str, str], prob: float = PROB,
 
 def format_recalibrate(result: Any, sources: tuple[str, str], binning: str, kind: str,
                        n_classes: int | None, prob: float = PROB) -> str:
-    """Human-readable: what was fitted where, then before / after / difference."""
-    from ..results.recalibration import METHOD_WORDS, describe_calibrator
+    """``bece recalibrate``: a header naming the method, the files and the
+    bins, then the result's own :meth:`~bece.Recalibration.text`."""
+    head = [f"bece recalibrate: fitted on {sources[0]}, scored on {sources[1]}; "
+            f"{result.before.stats.n_bins} {binning} bins"]
+    if kind == "top-label" and n_classes == 2:
+        head.append(f"  note          {BINARY_NOTE}")
+    return "\n".join([*head, result.text(prob)])
 
-    stats = result.before.stats
-    lines = [
-        f"bece recalibrate: {METHOD_WORDS.get(result.method, result.method)}, fitted on the "
-        "validation file, scored on the test file",
-        f"  validation    {sources[0]} ({result.n_val:,} predictions)",
-        f"  test          {sources[1]} ({stats.n:,} predictions, {KINDS.get(kind, kind)})",
-        *([f"  note          {BINARY_NOTE}"] if kind == "top-label" and n_classes == 2 else []),
-        f"  scores        {result.input}",
-        f"  calibrator    {describe_calibrator(result.calibrator)}",
-        f"  bins          {stats.n_bins} {binning}",
-        "",
-    ]
-    lines += [f"  {line}" if line else "" for line in result.table(prob)]
-    model = MODEL_WORDS.get(result.after.model, f"the {result.after.model} model")
-    lines.append("  (NLL: mean negative log-likelihood of the test labels; the ECEs are paired "
-                 "posteriors,")
-    lines.append(f"  {model}, over the same test examples before and after)")
-    return "\n".join(lines)
-
-
-#: The ECE model of the comparison, in words.
-MODEL_WORDS = {"smooth": "the smooth calibration-curve model (the default)",
-               "binned": "the binned BECE model"}
 
 #: Methods for a binary classifier only.
 BINARY_METHODS = ("platt", "isotonic", "beta")

@@ -10,7 +10,7 @@ import numpy as np
 from ..base.checks import check_prob
 from .comparison import Comparison
 from .ece import BayesianECE
-from .text import format_prob, input_words, model_words
+from .text import format_prob, input_words
 
 __all__ = [
     "METHOD_WORDS",
@@ -29,6 +29,11 @@ METHOD_WORDS = {
     "isotonic": "isotonic regression",
     "beta": "beta calibration",
 }
+
+
+#: The ECE model of the comparison, in words.
+MODEL_WORDS = {"smooth": "the smooth calibration-curve model (the default)",
+               "binned": "the binned BECE model"}
 
 
 def describe_calibrator(cal: Any) -> str:
@@ -207,18 +212,30 @@ class Recalibration:
             "prob_after_better": self.prob_better,
         }
 
-    def __str__(self) -> str:
-        words = METHOD_WORDS.get(self.method, self.method)
+    def text(self, prob: float = 0.9) -> str:
+        """The lines a person reads, as ``bece recalibrate`` prints them under
+        its header: the two sets of predictions, the calibrator, the table
+        of ECE and NLL before and after (``prob`` intervals) with the verdict,
+        and the model the ECEs come from."""
+        stats = self.before.stats
+        model = MODEL_WORDS.get(self.after.model, f"the {self.after.model} model")
         lines = [
-            f"Recalibration: {words} fitted on {self.n_val:,} validation predictions, "
-            f"scored on {self.before.stats.n:,} test predictions",
-            f"  calibrator  {describe_calibrator(self.calibrator)}",
-            f"  scores      {self.input}",
-            f"  test ECE    {input_words(self.before.kind)}",
-            f"  model       {model_words(self.comparison.a.model, 'conjugate-paired')}",
+            f"  method        {METHOD_WORDS.get(self.method, self.method)}",
+            f"  validation    {self.n_val:,} predictions",
+            f"  test          {stats.n:,} predictions ({input_words(self.before.kind)})",
+            f"  scores        {self.input}",
+            f"  calibrator    {describe_calibrator(self.calibrator)}",
             "",
+            *(f"  {line}" if line else "" for line in self.table(prob)),
+            "  (NLL: mean negative log-likelihood of the test labels; the ECEs are paired "
+            "posteriors,",
+            f"  {model}, over the same test examples before and after)",
         ]
-        return "\n".join(lines + [f"  {line}" if line else "" for line in self.table()])
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        """:meth:`text` at 90%: what ``bece recalibrate`` prints under its header."""
+        return self.text()
 
 
 def verdict(prob_better: float, interval: tuple[float, float], prob: float = 0.9) -> str:

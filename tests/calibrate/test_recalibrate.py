@@ -53,7 +53,7 @@ def test_recovers_an_over_confident_model(data):
     assert r.interval(0.9)[1] < 0 and r.prob_better > 0.99
     assert r.nll_after < r.nll_before
     text = str(r)
-    assert "temperature scaling fitted on 600 validation predictions" in text
+    assert "method        temperature scaling" in text and "validation    600 predictions" in text
     assert "after - before" in text and "Verdict: recalibration lowered" in text
     assert "T = " in text and repr(r).startswith("Recalibration(method='temperature'")
 
