@@ -46,13 +46,12 @@ def test_a_two_column_file_is_top_label_and_says_how_to_read_p_y1(binary_file, c
     code, out, err = run(capsys, "report", path, "--samples", 500)
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert lines[1].startswith("  verdict       ")  # the verdict first
-    at = next(i for i, line in enumerate(lines) if line.startswith("  predictions "))
-    head = lines[at:at + 3]
-    assert "top-label" in head[0]
-    assert head[1].strip() == ("classes       p_0 = ham, p_1 = spam (text labels in sorted order, "
-                               "as scikit-learn's classes_; --labels sets them)")
-    assert "pass --y-prob-col p_1" in head[2]
+    # the header: the file, which column is which class, how two columns are read
+    assert lines[1].strip() == ("classes       p_0 = ham, p_1 = spam (text labels in sorted order, "
+                                "as scikit-learn's classes_; --labels sets them)")
+    assert "pass --y-prob-col p_1" in lines[2]
+    assert lines[3].startswith("  verdict       ")  # then the result's text, the verdict first
+    assert any(line.startswith("  predictions ") and "top-label" in line for line in lines)
     # the P(y = 1) reading: the library's on p_1 with pos_label
     code, out, _ = run(capsys, "report", path, "--y-prob-col", "p_1", "--pos-label", "spam",
                        "--samples", 500, "--json")

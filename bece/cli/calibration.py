@@ -36,7 +36,6 @@ __all__ = [
     "format_test",
     "run_test",
     "test_dict",
-    "verdict_lines",
 ]
 
 def file_test(path: Any, args: argparse.Namespace, *, n: int | None = None, edges: Any = None,
@@ -83,18 +82,6 @@ def test_dict(test: Any, level: float = 0.05) -> dict[str, Any]:
     """The ``verdict`` and ``calibration_test`` objects of the JSON: the test's
     own :meth:`~bece.CalibrationTest.to_dict`."""
     return dict(test.to_dict(level))
-
-
-def verdict_lines(test: Any, kind: str, level: float = 0.05) -> list[str]:
-    """The report's opening line(s): the verdict, and for top-label input what it covers
-    (the first lines of the test's own :meth:`~bece.CalibrationTest.text`)."""
-    v = test.verdict(level)
-    lines = [f"  verdict       {v.headline}"]
-    if v.calibrated is None:  # inconclusive: how the two answers disagree
-        lines.append(f"                ({v.reason})")
-    if kind == "top-label":
-        lines.append(f"                ({TOP_LABEL_SCOPE})")
-    return lines
 
 
 def format_test(test: Any, source: str, level: float = 0.05) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..results.report_text import edge_texts
 from ..results.text import BINARY_NOTE, INPUT_WORDS
 
 __all__ = [
@@ -64,18 +65,6 @@ def run_info(result: Any, seed: int | None) -> dict[str, Any]:
 
     return {"model": result.model, "input_kind": result.stats.kind, "seed": seed,
             "bece_version": version()}
-
-
-def edge_texts(edges: Any, least: int = 3, most: int = 10) -> list[str]:
-    """Bin edges as text with the fewest decimals (from ``least`` to
-    ``most``) that tell every two different edges apart (quantile bins
-    of confidences piled near 1 need more than three)."""
-    e = np.asarray(edges, dtype=np.float64)
-    distinct = np.unique(e).size
-    digits = least
-    while digits < most and np.unique(np.round(e, digits)).size < distinct:
-        digits += 1
-    return [f"{x:.{digits}f}" for x in e]
 
 
 #: Library words in error messages and their command-line options.

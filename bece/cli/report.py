@@ -9,14 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ..results.text import format_prob
 from .calibration import file_test
 from .common import (
     BINARY_NOTE,
-    KINDS,
     PROB,
     classes_line,
-    edge_texts,
     figure,
     input_options,
     save,
@@ -25,43 +22,10 @@ from .common import (
 from .parser import INPUT_OPTIONS
 
 __all__ = [
-    "WORDS",
     "format_report",
     "report_dict",
     "run_report",
-    "table_words",
 ]
-
-
-#: The words of each input kind's per-bin table (DESIGN.md 3a): P(y = 1)
-#: input has an observed frequency of y = 1 and a mean predicted P(y = 1),
-#: and a bin over- or under-predicts; (correct, confidence) input has
-#: accuracy and confidence, and a bin is over- or under-confident.
-WORDS = {
-    "binary": {"observed": "freq y=1", "predicted": "mean P(y=1)", "overall": "freq y=1",
-               "overall_text": "overall (mean predicted P(y = 1) {:.4f})",
-               "model": "model freq y=1",
-               "legend": ["freq y=1 = observed frequency of y = 1 in the bin; mean P(y=1) = mean "
-                          "predicted P(y = 1)",
-                          "gap = freq y=1 - mean P(y=1) (negative: the bin over-predicts y = 1; "
-                          "positive: under-predicts)"],
-               "model_legend": "model freq y=1: the smooth curve's frequency of y = 1 over the bin "
-                               "(posterior mean [interval]);",
-               "observed_note": "freq y=1, mean P(y=1) and gap are the observed ones"},
-    "top-label": {"observed": "accuracy", "predicted": "confidence", "overall": "accuracy",
-                  "overall_text": "overall (mean confidence {:.4f})",
-                  "model": "model accuracy",
-                  "legend": ["gap = accuracy - confidence (negative: over-confident; positive: "
-                             "under-confident)"],
-                  "model_legend": "model accuracy: the smooth curve's accuracy over the bin "
-                                  "(posterior mean [interval]);",
-                  "observed_note": "accuracy, confidence and gap are the observed ones"},
-}
-
-
-def table_words(kind: str | None) -> dict[str, Any]:
-    """The table's words for ``kind`` (``"triples"`` and unknown kinds read as top-label)."""
-    return WORDS["binary"] if kind == "binary" else WORDS["top-label"]
 
 
 def report_dict(result: Any, prob: float = PROB, seed: int | None = None,
@@ -99,90 +63,18 @@ def report_dict(result: Any, prob: float = PROB, seed: int | None = None,
 
 
 def format_report(result: Any, source: str, kind: str, binning: str, prob: float = PROB,
-                  n_classes: int | None = None, test: Any = None, reference: Any = None) -> str:
-    """Human-readable report: the verdict, the ECE and its interval, then the per-bin table.
-
-    ``kind`` is ``"binary"``, ``"top-label"`` or ``"triples"``
-    (:attr:`bece.io.Predictions.kind`); ``n_classes`` the number of
-    probability columns (K = 2 read top-label gets a note on how to read
-    them as P(y = 1) instead); ``test`` the :class:`~bece.CalibrationTest`
-    of the same predictions, whose verdict opens the report (none without);
-    ``reference`` the binned model's posterior, printed under the default's.
-    Binary input gets the words of P(y = 1) (observed frequency of y = 1,
-    mean predicted P(y = 1), over- and under-predicts), the others those
-    of accuracy and confidence.
-    """
-    from .calibration import verdict_lines
-
-    d = report_dict(result, prob, reference=reference)
-    stats = result.stats
-    words = table_words(kind)
-    overall = stats.counts[1].sum() / stats.n
-    mean_pred = float(stats.sum_p.sum()) / stats.n
-    lo, hi = d["ece"]["interval"]
-    pct = f"{prob:.0%}"
-    smooth = d.get("model") == "smooth"
-    lines = [
-        f"bece report: {source}",
-        *(verdict_lines(test, kind) if test is not None else []),
-        f"  Bayesian ECE  {d['ece']['mean']:.4f}   posterior mean (sd {d['ece']['std']:.4f}, "
-        f"{result.num_samples:,} draws)",
-        f"  {pct} interval  [{lo:.4f}, {hi:.4f}]   equal-tailed credible interval",
-        *([f"  at ECE 0      {format_prob(d['prob_calibrated'])}   of the draws: exact calibration's "
-           f"posterior weight (prior odds {d['prior_odds']:g})"] if "prob_calibrated" in d else []),
-        f"  plug-in ECE   {d['plugin_ece']:.4f}",
-        *([f"  binned model  {d['reference']['ece']['mean']:.4f} "
-           f"[{d['reference']['ece']['interval'][0]:.4f}, {d['reference']['ece']['interval'][1]:.4f}]"
-           "   reference: the binned BECE model (--model binned), biased up at small n"]
-          if "reference" in d else []),
-        "",
-        f"  predictions   {stats.n:,} ({KINDS.get(kind, kind)})",
-        *([f"  note          {BINARY_NOTE}"] if kind == "top-label" and n_classes == 2 else []),
-        f"  bins          {stats.n_bins} {binning}, {int((stats.bin_counts == 0).sum())} empty",
-        f"  {words['overall']:<13} {overall:.4f} {words['overall_text'].format(mean_pred)}",
-    ]
-    if d.get("model") == "binned-literal":
-        lines.append("  model         binned BECE model, literal form (each confidence a truncated "
-                     "Normal in its bin)")
-    if smooth:
-        atoms = ("every prediction an atom (exact)" if d["grid"] is None else
-                 f"{d['grid']} sub-cells per bin, grid error <= {d['grid_error']:.1e} per ECE draw")
-        lines.append(f"  model         smooth calibration curve (Laplace), {atoms}")
-    obs, pred = words["observed"], words["predicted"]
-    edge = edge_texts(stats.edges)
-    width = 2 * len(edge[0]) + 5
-    lines += [
-        "",
-        f"  {'bin':>3}  {'range':<{width}} {'count':>8}  {obs:>8}  {pred:>11}  {'gap':>7}"
-        + (f"  {words['model']} [{pct}]" if smooth else ""),
-    ]
-
-    def cell(x: float | None, w: int) -> str:
-        return f"{'-':>{w}}" if x is None else f"{x:>{w}.4f}"
-
-    for m, b in enumerate(d["bins"]):
-        right = "]" if m == stats.n_bins - 1 else ")"
-        span = f"[{edge[m]}, {edge[m + 1]}{right}"
-        gap = "-" if b["count"] == 0 else f"{b['observed'] - b['predicted']:+.4f}"
-        row = (
-            f"  {m + 1:>3}  {span:<{width}} {b['count']:>8,}  {cell(b['observed'], max(8, len(obs)))}  "
-            f"{cell(b['predicted'], 11)}  {gap:>7}"
-        )
-        if smooth:
-            ma = b["model_observed"]
-            row += f"  {ma['mean']:.4f} [{ma['interval'][0]:.4f}, {ma['interval'][1]:.4f}]"
-        lines.append(row)
-    lines.append("")
-    lines += [f"  {text}" for text in words["legend"]]
-    if smooth:
-        lines.append(f"  {words['model_legend']}")
-        lines.append(f"  {words['observed_note']}")
-    if test is not None:
-        lines.append("  verdict: consistent with calibration when p >= 0.05 and P(calibrated) >= 0.5, "
-                     "miscalibrated when")
-        lines.append("  p < 0.05 and P(calibrated) < 0.5, else inconclusive ('bece test --help' "
-                     "says what each means)")
-    return "\n".join(lines)
+                  n_classes: int | None = None, test: Any = None, reference: Any = None,
+                  classes: str | None = None) -> str:
+    """``bece report``: a header naming the file and how it was read (the
+    bins, the classes of the columns, how a K = 2 matrix was read), then the
+    result's own :meth:`~bece.BayesianECE.text` with the test's verdict and
+    the binned model as reference."""
+    head = [f"bece report: {source}" + ("" if binning == "uniform" else f"; {binning} bins")]
+    if classes is not None:
+        head.append(f"  classes       {classes}")
+    if kind == "top-label" and n_classes == 2:
+        head.append(f"  note          {BINARY_NOTE}")
+    return "\n".join([*head, result.text(prob, test=test, reference=reference)])
 
 
 #: The options of each kind of file, as (option, argparse dest); a given
@@ -263,14 +155,10 @@ def run_report(args: argparse.Namespace) -> int:
         print(to_json(d))
     else:
         source = str(path) if args.file is not None else f"{Path(path).name} (example shipped with bece)"
+        which = (None if classes is None else  # which column is which class
+                 classes_line(classes, columns["prob_prefix"], args.labels is not None))
         text = format_report(result, source, pred.kind, args.binning, n_classes=pred.n_classes,
-                             test=test, reference=reference)
-        if classes is not None:  # which column is which class, under the predictions line
-            lines = text.split("\n")
-            at = next(i for i, line in enumerate(lines) if line.startswith("  predictions "))
-            lines.insert(at + 1, "  classes       " + classes_line(classes, columns["prob_prefix"],
-                                                                  args.labels is not None))
-            text = "\n".join(lines)
+                             test=test, reference=reference, classes=which)
         if metrics is not None:
             text += "\n" + _metrics_text(metrics)
         print(text)

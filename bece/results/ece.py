@@ -18,7 +18,6 @@ from ..base.arviz import from_dict
 from ..base.checks import check_prob
 from ..stats.calibration_stats import CalibrationStats
 from .summaries import DrawSummaries
-from .text import BINARY_HINT, format_prob, input_words, model_words
 
 __all__ = [
     "BayesianECE",
@@ -190,30 +189,25 @@ class BayesianECE(DrawSummaries):
         """One bounded line: the numbers and the options, never the arrays."""
         return f"{type(self).__name__}({self._repr_fields()})"
 
-    def _str_lines(self) -> list[str]:
-        """The lines of :meth:`__str__` (subclasses add theirs)."""
-        lo, hi = self.interval(0.9)
-        sd = "-" if np.isnan(self.std) else f"{self.std:.4f}"
-        what = input_words(self.kind)
-        if self.kind == "top-label":
-            what += f" ({BINARY_HINT})"
-        return [
-            f"{type(self).__name__}: {model_words(self.model, self.method)}",
-            f"  input          {what}",
-            f"  predictions    {self.stats.n:,} in {self.stats.n_bins} bins",
-            f"  ECE            {self.mean:.4f}   posterior mean (sd {sd}, "
-            f"{self.num_samples:,} draws)",
-            f"  90% interval   [{lo:.4f}, {hi:.4f}]   equal-tailed credible interval",
-            f"  plug-in ECE    {self.plugin:.4f}",
-        ] + ([] if self.prob_calibrated is None else [
-            f"  P(calibrated)  {format_prob(self.prob_calibrated)}   posterior "
-            f"probability of exact calibration (prior odds {self.prior_odds:g}; "
-            "that share of the draws is 0)"])
+    def text(self, prob: float = 0.9, *, test: Any = None, reference: Any = None) -> str:
+        """The lines a person reads, as ``bece report`` prints them under its header.
+
+        The ECE's posterior mean, ``prob`` interval and plug-in value (and,
+        where the model averages with exact calibration, the share of draws
+        at ECE 0), the predictions and bins, and the per-bin table in the
+        words of the input (observed frequency of y = 1 and mean predicted
+        P(y = 1) for binary input; accuracy and confidence otherwise). With
+        ``test`` (a :class:`~bece.CalibrationTest` of the same predictions)
+        its verdict opens the text; with ``reference`` (the binned model's
+        posterior on the same bins) its mean and interval follow the ECE's.
+        """
+        from .report_text import report_lines
+
+        return "\n".join(report_lines(self, prob, test=test, reference=reference))
 
     def __str__(self) -> str:
-        """A few lines a person reads: model, input, n, the ECE's posterior
-        mean and 90% interval, the plug-in ECE."""
-        return "\n".join(self._str_lines())
+        """:meth:`text` at 90%: what ``bece report`` prints under its header."""
+        return self.text()
 
     def to_dict(self, prob: float = 0.9) -> dict[str, Any]:
         """Plain Python (JSON): the numbers ``bece report --json`` prints.
@@ -368,14 +362,6 @@ class BayesianTopLabelECE(BayesianECE):
 
     def _repr_fields(self) -> str:
         return f"{super()._repr_fields()}, average={self.average!r}, n_labels={self.n_labels}"
-
-    def _str_lines(self) -> list[str]:
-        lines = super()._str_lines()
-        how = ("unweighted mean over" if self.average == "label" else
-               "mean weighted by how often each is predicted, over")
-        lines.insert(3, f"  top-label ECE  {how} the {self.n_labels:,} predicted label(s) "
-                        f"(average={self.average!r})")
-        return lines
 
 
 # kw_only: this class's own fields, some required, follow BayesianECE's defaulted ones

@@ -213,22 +213,17 @@ class CalibrationTest:
         means, the rule and how the two answers relate."""
         import textwrap
 
-        from ..results.text import TOP_LABEL_SCOPE, format_prob, input_words
+        from ..results.report_text import verdict_lines
+        from ..results.text import format_prob, input_words
         from ..results.verdict import MEANING
 
-        v = self.verdict(level)
         b = self.resampled.size
         floor = self.p_value <= 1.0 / (b + 1) * (1 + 1e-12)
         p = f"<= {self.p_value:.2g}" if floor else f"{self.p_value:.3g}"
         bf = self.bayes_factor
         bf_text = f"{bf:.3g}" if 0.0 < bf < float("inf") else "0" if bf == 0.0 else "inf"
         pc = format_prob(self.prob_calibrated)
-        lines = [f"  verdict       {v.headline}"]
-        if v.calibrated is None:  # inconclusive: how the two answers disagree
-            lines.append(f"                ({v.reason})")
-        if self.kind == "top-label":
-            lines.append(f"                ({TOP_LABEL_SCOPE})")
-        lines += [
+        lines = verdict_lines(self, level) + [
             f"  predictions   {self.n:,} ({input_words(self.kind)}), {self.n_bins} bins",
             "",
             f"  p-value       {p:<9} consistency resampling of the plug-in ECE ({b:,} resamples)",

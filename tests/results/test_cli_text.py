@@ -42,3 +42,18 @@ def test_bece_compare_prints_the_comparisons_own_text(tmp_path, capsys):
     out = _cli(capsys, "compare", str(a), str(b))
     c = bece.compare(y, t, t ** 0.7, seed=0)
     assert out == f"bece compare: A = {a}, B = {b}; 15 uniform bins\n{c}"
+
+
+def test_bece_report_prints_the_posteriors_own_text(capsys):
+    from bece.io import example_path, read_predictions
+
+    out = _cli(capsys, "report")
+    pred = read_predictions(example_path())
+    r = bece.bayesian_ece(pred.y_true, pred.y_prob, seed=0)
+    test = bece.calibration_test(pred.y_true, pred.y_prob, seed=0)
+    reference = bece.posterior_ece(r.stats, model="binned", seed=0)
+    header = "bece report: example.csv (example shipped with bece)"
+    assert out == f"{header}\n{r.text(test=test, reference=reference)}"
+    out = _cli(capsys, "report", "--no-verdict", "--model", "binned")
+    b = bece.bayesian_ece(pred.y_true, pred.y_prob, model="binned", seed=0)
+    assert out == f"{header}\n{b}"

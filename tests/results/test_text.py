@@ -1,5 +1,6 @@
-"""Results read: a short str() (model, input kind, n, the ECE's mean and 90%
-interval, plug-in, P(calibrated) where there is one) and a bounded repr()."""
+"""Results read: str() is the text the command line prints (the ECE's mean
+and 90% interval, plug-in, P(calibrated) where there is one, the input and
+the per-bin table), and repr() is bounded."""
 
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ from ..conftest import simulate_binary, simulate_multiclass
 def test_str_of_a_binary_result(result):
     text = str(result)
     lo, hi = result.interval(0.9)
-    assert text.splitlines()[0] == "BayesianECE: binned BECE model (conjugate form)"
+    assert text.splitlines()[0].startswith(f"  Bayesian ECE  {result.mean:.4f}   posterior mean")
     assert "binary: y_prob = P(y = 1) against y_true" in text
-    assert f"{result.stats.n:,} in {result.stats.n_bins} bins" in text
-    assert f"{result.mean:.4f}" in text and f"[{lo:.4f}, {hi:.4f}]" in text
-    assert f"plug-in ECE    {result.plugin:.4f}" in text
-    assert str(result) != repr(result) and len(text.splitlines()) <= 8
+    assert f"  predictions   {result.stats.n:,} (" in text
+    assert f"  bins          {result.stats.n_bins} uniform" in text
+    assert f"[{lo:.4f}, {hi:.4f}]" in text and f"plug-in ECE   {result.plugin:.4f}" in text
+    assert "freq y=1" in text and "over-predicts" in text      # the words of P(y = 1) input
+    assert text == result.text(0.9) and result.text(0.5) != text
+    assert str(result) != repr(result)
 
 
 def test_a_class_probability_matrix_says_top_label_and_how_to_read_p_y1(rng):
@@ -28,7 +31,7 @@ def test_a_class_probability_matrix_says_top_label_and_how_to_read_p_y1(rng):
     prob = np.column_stack([1 - p, p])
     r = bece.bayesian_ece(y, prob, num_samples=200)
     assert r.kind == "top-label"
-    assert "top-label" in str(r) and "y_prob[:, 1]" in str(r)
+    assert "top-label" in str(r) and "accuracy" in str(r) and "over-confident" in str(r)
     assert bece.bayesian_ece(y, prob[:, 1], num_samples=200).kind == "binary"
 
 
@@ -38,8 +41,8 @@ def test_str_and_repr_of_the_other_results(rng):
     assert "4 predicted label(s)" in str(tl) and "average='label'" in str(tl)
     assert repr(tl).startswith("BayesianTopLabelECE(") and "n_labels=" in repr(tl)
     sm = bece.bayesian_ece(y, prob, model="smooth", num_samples=300)
-    assert str(sm).splitlines()[0] == "SmoothBayesianECE: smooth calibration-curve model, Laplace"
-    assert "P(calibrated)" in str(sm) and f"prior odds {sm.prior_odds:g}" in str(sm)
+    assert "smooth calibration curve (Laplace)" in str(sm)
+    assert "at ECE 0" in str(sm) and f"prior odds {sm.prior_odds:g}" in str(sm)
     # bounded: no arrays, whatever the draws and the fit hold
     assert repr(sm).startswith("SmoothBayesianECE(") and len(repr(sm)) < 400
     c = bece.compare(y, prob, prob ** 2 / (prob ** 2).sum(1, keepdims=True), num_samples=300)
