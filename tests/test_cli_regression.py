@@ -92,7 +92,8 @@ def test_gaussian_text_report(tmp_path, capsys, rng):
     code, out, err = run(capsys, "report", path, "--samples", 800, "--seed", 2)
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0] == f"bece report: {path} (regression forecasts)"
+    assert lines[0] == (f"bece report: {path} (300 Gaussian regression forecasts of y by mean, std; "
+                        "continuous PIT)")
     assert lines[1].startswith("  verdict            ")  # the first thing a user reads
     u = stats.norm.cdf(y, loc=mu, scale=sd)
     ref = bayesian_calibration_error(u, LEVELS, num_samples=800, seed=2)
@@ -105,7 +106,7 @@ def test_gaussian_text_report(tmp_path, capsys, rng):
     rows = [ln.split() for ln in lines if ln.startswith("     0.") or ln.startswith("      0.")]
     assert [float(r[0]) for r in rows] == [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95]
     assert [float(r[1]) for r in rows] == [round(o, 4) for o in observed]
-    assert "300 Gaussian (target y; forecast mean, std)" in out and "continuous" in out
+    assert "300 Gaussian regression forecasts of y by mean, std" in out and "continuous" in out
 
 
 def test_overconfident_forecaster_is_miscalibrated(tmp_path, capsys, rng):
@@ -152,7 +153,7 @@ def test_quantile_forecast_at_its_own_levels(tmp_path, capsys, rng):
     assert d["verdict"]["bayes_factor"] == pytest.approx(t.bayes_factor, rel=1e-12)
     code, text, _ = run(capsys, "report", path, "--samples", 1000, "--seed", 7)
     assert "5 level(s) 0.05, 0.25, 0.5, 0.75, 0.95" in text and "randomised" in text
-    assert "500 quantile (target y; forecast q_0.05, q_0.25, q_0.5, q_0.75, ... (5 columns))" in text
+    assert "500 quantile regression forecasts of y by q_0.05, q_0.25, q_0.5, q_0.75, ... (5 columns)" in text
 
 
 # ----------------------------------------------------------- sample forecasts
@@ -193,25 +194,43 @@ def test_json_keys(tmp_path, capsys, rng):
     assert set(d["curve"][0]) == {"level", "observed", "interval"} and d["source"] == str(path)
 
 
-def test_format_notes_a_band_on_the_diagonal():
+def test_text_notes_a_band_on_the_diagonal():
     """The text says what a band of width 0 at the level means, only when there is one."""
-    from bece.cli.regression import format_regression
+    from bece.regression.report_text import report_lines
 
-    def report(band):
-        return {
-            "source": "f.csv", "forecast": "gaussian", "n": 10,
-            "columns": {"y": "y", "forecast": ["mean", "std"]}, "pit": {"randomized": False, "seed": None},
-            "verdict": {"test": "anderson-darling", "alpha": 0.05, "text": "no evidence"},
-            "calibration_error": {"mean": 0.0, "std": 0.0, "prob": 0.9, "interval": [0.0, 0.0],
-                                  "plugin": 0.01, "levels": [0.25, 0.5]},
-            "curve": [{"level": 0.25, "observed": 0.3, "interval": [0.2, 0.3]},
-                      {"level": 0.5, "observed": 0.4, "interval": band}],
-        }
+    class Result:  # the numbers a result's to_dict() gives, with that band
+        num_samples = 100
 
-    note = "(a band [level, level]: at least 90% of the posterior is on the calibrated curve there)"
-    assert note in format_regression(report([0.5, 0.5]), 100)
-    assert note not in format_regression(report([0.45, 0.55]), 100)
-    assert note not in format_regression(report([0.4, 0.4]), 100)  # width 0, but not at the level
+        def __init__(self, band):
+            self.band = band
+
+        def to_dict(self, prob):
+            return {"calibration_error": {"mean": 0.0, "std": 0.0, "prob": prob, "interval": [0.0, 0.0],
+                                          "plugin": 0.01, "levels": [0.25, 0.5]},
+                    "curve": [{"level": 0.25, "observed": 0.3, "interval": [0.2, 0.3]},
+                              {"level": 0.5, "observed": 0.4, "interval": self.band}]}
+
+    note = "  (a band [level, level]: at least 90% of the posterior is on the calibrated curve there)"
+    assert note in report_lines(Result([0.5, 0.5]))
+    assert note not in report_lines(Result([0.45, 0.55]))
+    assert note not in report_lines(Result([0.4, 0.4]))  # width 0, but not at the level
+
+
+def test_report_prints_the_results_own_text(tmp_path, capsys):
+    """A header naming the file, its forecasts and the PIT, then the result's text."""
+    from bece.regression import bayesian_calibration_error, calibration_test, pit
+
+    rng = np.random.default_rng(4)
+    mu = rng.normal(size=300)
+    y = mu + rng.normal(size=300)
+    path = tmp_path / "f.csv"
+    path.write_text("y,mean,std\n" + "\n".join(f"{a!r},{b!r},0.8" for a, b in zip(y.tolist(), mu.tolist())))
+    assert main(["report", str(path), "--samples", "1000"]) == 0
+    out = capsys.readouterr().out.rstrip("\n")
+    u = pit(y, mean=mu, std=0.8)
+    r = bayesian_calibration_error(u, num_samples=1000, seed=0)
+    head = f"bece report: {path} (300 Gaussian regression forecasts of y by mean, std; continuous PIT)"
+    assert out == f"{head}\n{r.text(test=calibration_test(u, seed=0))}"
 
 
 def test_warnings_are_one_line_each(tmp_path, capsys, rng, monkeypatch):
@@ -248,7 +267,7 @@ def test_column_options_and_levels(tmp_path, capsys, rng):
     rows = [ln.split() for ln in out.splitlines() if ln.startswith("      0.")]
     assert [float(r[0]) for r in rows] == [0.1, 0.5, 0.9]  # every level asked for
     assert [float(r[1]) for r in rows] == [round(o, 4) for o in observed]
-    assert "target target; forecast mu, sigma" in out
+    assert "forecasts of target by mu, sigma" in out
     draws = mu[:, None] + rng.normal(size=(200, 3))
     frame = pd.DataFrame({"y": y, **{f"draw{i}": draws[:, i] for i in range(3)}})
     code, out, _ = run(capsys, "report", _write(frame, tmp_path / "d.csv"), "--sample-prefix", "draw",

@@ -22,7 +22,7 @@ whose PIT is otherwise discrete, with ``--seed``), and the PIT gives
 Levels: ``--levels``, else the forecast's own levels for a quantile forecast
 (where :math:`\\{u_t \\le \\tau_k\\} = \\{y_t \\le q_{t,k}\\}` exactly, with
 no interpolation between quantiles), else 0.01, ..., 0.99. The text table
-shows at most about seven of them (those nearest to :data:`TABLE_LEVELS`)
+shows at most about seven of them (those nearest to :data:`bece.regression.report_text.TABLE_LEVELS`)
 unless ``--levels`` was given; ``--json`` has them all.
 """
 
@@ -35,26 +35,19 @@ from typing import Any
 
 import numpy as np
 
+from ..regression.report_text import ALPHA, regression_verdict
 from .common import PROB, figure, save, to_json
 
 __all__ = [
-    "ALPHA",
-    "TABLE_LEVELS",
     "format_regression",
     "regression_dict",
+    "regression_test",
     "run_regression",
-    "table_rows",
     "verdict",
 ]
 
-#: Levels the text table shows (the nearest of the result's levels to each).
-TABLE_LEVELS = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
-#: Size of the test behind the verdict: "miscalibrated" when p < ALPHA.
-ALPHA = 0.05
-
+#: The forecasts' forms in words.
 _FORMS = {"gaussian": "Gaussian", "quantiles": "quantile", "samples": "sample"}
-_TESTS = {"anderson-darling": "Anderson-Darling", "cramer-von-mises": "Cramér-von Mises",
-          "kolmogorov-smirnov": "Kolmogorov-Smirnov"}
 
 
 # --------------------------------------------------------------- verdict
@@ -99,36 +92,24 @@ def verdict(
         calibration, against the smooth model), ``prob_calibrated`` and
         ``text`` (the line).
     """
+    return regression_verdict(regression_test(u, seed=seed, forecast_levels=forecast_levels,
+                                              forecast_draws=forecast_draws),
+                              result, alpha=alpha, prob=prob)
+
+
+def regression_test(u: np.ndarray, *, seed: int, forecast_levels: Any = None,
+                    forecast_draws: int | None = None) -> Any:
+    """:func:`bece.regression.calibration_test` of the PIT values behind the verdict."""
     from ..regression.calibration_test import calibration_test
 
-    t = calibration_test(u, seed=seed, forecast_levels=forecast_levels, forecast_draws=forecast_draws)
-    calibrated = not t.reject(alpha)
-    lo, hi = result.interval(prob)
-    floor = t.resampled is not None and t.p_value <= 1.0 / (t.resampled.size + 1) * (1 + 1e-12)
-    shown = f"p <= {t.p_value:.2g}" if floor else f"p = {t.p_value:.2g}"
-    pc = t.prob_calibrated
-    pc_text = (f"= {pc:.3f}" if 0.001 <= pc <= 0.999 else "> 0.999" if pc > 0.999
-               else f"= {pc:.1e}")
-    test = f"{_TESTS.get(t.method, t.method)} {shown}, P(calibrated | data) {pc_text}"
-    error = f"calibration error {result.mean:.2g} [{lo:.2g}, {hi:.2g}]"
-    head = "no evidence of miscalibration" if calibrated else "miscalibrated"
-    return {"calibrated": calibrated, "test": t.method, "p_value": t.p_value, "alpha": alpha,
-            "bayes_factor": t.bayes_factor, "prob_calibrated": t.prob_calibrated,
-            "text": f"{head} ({test}), {error}"}
+    return calibration_test(u, seed=seed, forecast_levels=forecast_levels,
+                            forecast_draws=forecast_draws)
 
 
 # ------------------------------------------------------------- the report
-def table_rows(levels: np.ndarray, every: bool = False) -> np.ndarray:
-    """Indices of the levels the text table shows: all of them when
-    ``every`` or when there are at most 11, else the nearest to each of
-    :data:`TABLE_LEVELS`."""
-    if every or levels.size <= 11:
-        return np.arange(levels.size)
-    return np.unique([int(np.argmin(np.abs(levels - t))) for t in TABLE_LEVELS])
-
-
 def regression_dict(
-    result: Any, u: np.ndarray, forecasts: Any, *, randomized: bool, seed: int, prob: float = PROB
+    result: Any, u: np.ndarray, forecasts: Any, *, randomized: bool, seed: int, prob: float = PROB,
+    test: Any = None,
 ) -> dict[str, Any]:
     """The JSON object of ``bece report`` on regression forecasts.
 
@@ -136,7 +117,8 @@ def regression_dict(
     "forecast"}, "pit": {"randomized", "seed"}, "verdict": {...},
     "calibration_error": {"mean", "std", "prob", "interval", "plugin",
     "levels"}, "curve": [{"level", "observed", "interval"}, ...]}``; the
-    curve has every level of the result, ``verdict`` is :func:`verdict`'s.
+    curve has every level of the result, ``verdict`` is :func:`verdict`'s
+    (from ``test`` when given, the calibration test of the same PIT values).
     """
     own = result.to_dict(prob)
     cols = forecasts.columns
@@ -147,70 +129,25 @@ def regression_dict(
         "n": int(u.size),
         "columns": {"y": cols.y, "forecast": cols.forecast},
         "pit": {"randomized": randomized, "seed": seed if randomized else None},
-        "verdict": verdict(u, result, seed=seed, prob=prob, **grouping(forecasts)),
+        "verdict": (verdict(u, result, seed=seed, prob=prob, **grouping(forecasts)) if test is None
+                    else regression_verdict(test, result, alpha=ALPHA, prob=prob)),
         "calibration_error": own["calibration_error"],
         "curve": own["curve"],
     }
 
 
-def _levels_text(levels: list[float]) -> str:
-    if len(levels) <= 6:
-        return f"{len(levels)} level(s) " + ", ".join(f"{p:g}" for p in levels)
-    return f"{len(levels)} levels {levels[0]:g} ... {levels[-1]:g}"
-
-
-def format_regression(d: dict[str, Any], num_samples: int, every: bool = False) -> str:
-    """Human-readable report from :func:`regression_dict`'s object: the
-    verdict, the calibration error, the curve table, the forecasts."""
-    e = d["calibration_error"]
-    pct = f"{e['prob']:.0%}"
-    lo, hi = e["interval"]
-    sd = "-" if e["std"] is None or not np.isfinite(e["std"]) else f"{e['std']:.2g}"
-    lines = [
-        f"bece report: {d['source']} (regression forecasts)",
-        f"  verdict            {d['verdict']['text']}",
-        "",
-        f"  calibration error  {e['mean']:.3g}   posterior mean (sd {sd}, {num_samples:,} draws)",
-        f"  {pct} interval       [{lo:.3g}, {hi:.3g}]   equal-tailed credible interval",
-        f"  plug-in            {e['plugin']:.3g}",
-        f"  (Kuleshov's cal = sum over {_levels_text(e['levels'])} of (level - observed)^2)",
-        "",
-        f"  {'level':>7}  {'observed':>8}  {'gap':>7}  {pct} band",
-    ]
-    curve = d["curve"]
-    for j in table_rows(np.array([c["level"] for c in curve]), every):
-        c = curve[j]
-        b = c["interval"]
-        lines.append(f"  {c['level']:>7g}  {c['observed']:>8.4f}  {c['observed'] - c['level']:>+7.4f}  "
-                     f"[{b[0]:.4f}, {b[1]:.4f}]")
-    cols = d["columns"]
-    used = cols["forecast"]
+def format_regression(result: Any, test: Any, forecasts: Any, u: np.ndarray, *, randomized: bool,
+                      seed: int, every: bool = False) -> str:
+    """``bece report`` on regression forecasts: a header naming the file, its
+    forecasts and how their PIT was computed, then the result's own
+    :meth:`~bece.regression.BayesianCalibrationError.text` with the test's verdict."""
+    cols = forecasts.columns
+    used = cols.forecast
     shown = ", ".join(used[:4]) + (f", ... ({len(used)} columns)" if len(used) > 4 else "")
-    if d["pit"]["randomized"]:
-        pit = f"randomised (ties and the forecast's discreteness broken at random; seed {d['pit']['seed']})"
-    else:
-        pit = "continuous (the forecast's CDF at y)"
-    v = d["verdict"]
-    lines += [
-        "",
-        "  observed = fraction of targets at or below the forecast's level-quantile (PIT <= level);",
-        "  gap = observed - level (< 0: the quantile is too low); band: the posterior's pointwise",
-        f"  {pct} credible band for the population's fraction",
-    ]
-    if any(c["interval"][0] == c["interval"][1] == c["level"] for c in curve):
-        # both ends at the level: P(curve < level) and P(curve > level) are each
-        # at most (1 - prob)/2, so at least prob of the posterior sits on the level
-        lines.append(f"  (a band [level, level]: at least {e['prob']:.0%} of the posterior is on the "
-                     "calibrated curve there)")
-    lines += [
-        f"  verdict: {_TESTS.get(v['test'], v['test'])} test of a uniform PIT at level {v['alpha']:g}; "
-        "P(calibrated | data):",
-        "  its Bayes factor against a smooth miscalibrated PIT distribution, prior odds 1",
-        "",
-        f"  forecasts          {d['n']:,} {_FORMS[d['forecast']]} (target {cols['y']}; forecast {shown})",
-        f"  PIT                {pit}",
-    ]
-    return "\n".join(lines)
+    pit = f"randomised PIT, seed {seed}" if randomized else "continuous PIT"
+    head = (f"bece report: {forecasts.source} ({u.size:,} {_FORMS[forecasts.form]} regression "
+            f"forecasts of {cols.y} by {shown}; {pit})")
+    return "\n".join([head, result.text(PROB, test=test, alpha=ALPHA, every=every)])
 
 
 def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, str]) -> int:
@@ -240,13 +177,15 @@ def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, s
         # its draws (samples) carry information: the smooth model is fitted to them
         result = bayesian_calibration_error(u, levels, num_samples=args.samples, seed=args.seed,
                                             **grouping(fc))
-        d = regression_dict(result, u, fc, randomized=randomized, seed=args.seed)
+        test = regression_test(u, seed=args.seed, **grouping(fc))
+        d = regression_dict(result, u, fc, randomized=randomized, seed=args.seed, test=test)
     for message in dict.fromkeys(" ".join(str(w.message).split()) for w in caught):
         print(f"bece: warning: {message}", file=sys.stderr)
     if args.json:
         print(to_json(d))
     else:
-        print(format_regression(d, result.num_samples, every=args.levels is not None))
+        print(format_regression(result, test, fc, u, randomized=randomized, seed=args.seed,
+                                every=args.levels is not None))
     if args.plot is not None:
         from pathlib import Path
 

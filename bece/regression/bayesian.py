@@ -278,6 +278,22 @@ class BayesianCalibrationError(DrawSummaries):
                      log_bayes_factor=float(self.log_bayes_factor))
         return d
 
+    def text(self, prob: float = 0.9, *, test: Any = None, alpha: float = 0.05,
+             every: bool = False) -> str:
+        """The lines a person reads, as ``bece report`` prints them for
+        regression forecasts under its header: with ``test`` (a
+        :class:`~bece.regression.RegressionCalibrationTest` of the same PIT
+        values) the verdict at ``alpha`` first; the calibration error's
+        posterior mean, ``prob`` interval and plug-in value; the curve's table
+        at the levels (a few of them unless ``every``) with its band."""
+        from .report_text import report_lines
+
+        return "\n".join(report_lines(self, prob, test=test, alpha=alpha, every=every))
+
+    def __str__(self) -> str:
+        """:meth:`text` at 90%: what ``bece report`` prints under its header."""
+        return self.text()
+
     def __repr__(self) -> str:
         lo, hi = self.interval(0.9)
         calib = f", prob_calibrated={self.prob_calibrated:.4g}" if self.model == "smooth" else ""
