@@ -253,9 +253,7 @@ def _csv_batches(path: Path, cols: list[str], probs: list[str]) -> Iterator[Any]
             if larger is not None:
                 block = larger
                 continue
-            # (no schema yet when the first block fails: pyarrow's message then)
-            widen = [c for c in cols if c not in types and c in inferred
-                     and pa.types.is_integer(inferred[c])]
+            widen = [c for c in cols if c not in types and pa.types.is_integer(inferred.get(c, pa.null()))]
             if "conversion error to int" in str(exc) and widen:
                 types.update({c: pa.float64() for c in widen})
                 continue
