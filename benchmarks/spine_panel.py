@@ -44,8 +44,15 @@ REASONS = {
         "has no NUTS cross-check); the numbers are those of before"),
     ("cli:report", "text"): (
         "the input is described in the library's words, one wording for Python and the command "
-        "line ('confidence = max_k p_k', 'P(y = 1)'); no number changed"),
+        "line ('confidence = max_k p_k', 'P(y = 1)'), and the reference line names model='binned'; "
+        "its numbers identical, in order"),
 }
+_POSTERIOR_TEXT = ("str() of the posterior is now the text bece report prints under its header "
+                   "(the ECE, its interval, the plug-in, the input, bins and the per-bin table); "
+                   "the numbers of before are in it")
+REASONS.update({(case, "text"): _POSTERIOR_TEXT for case in (
+    "python:bayesian_ece", "python:bayesian_ece binned alpha", "python:bayesian_top_label_ece",
+    "python:bayesian_top_label_ece binned")})
 
 
 # ----------------------------------------------------------------- the panel
