@@ -105,6 +105,18 @@ class Model:
             raise ValueError(f"the {task} of {type(self).__name__} takes its options "
                              f"{', '.join(options)}; {', '.join(others)} is not used there")
 
+    def _check_spline(self, scales: tuple[str, ...]) -> None:
+        """The smooth models' spline and scale options, checked once."""
+        from ..base.checks import positive_int
+        from ..smooth.fit import check_scale
+
+        if positive_int(getattr(self, "n_knots"), "n_knots") < 3:
+            raise ValueError(f"n_knots must be an integer >= 3, got {getattr(self, 'n_knots')}: a "
+                             "natural cubic spline with K knots has K - 2 non-linear functions")
+        for name in scales:
+            if getattr(self, name) is not None:
+                check_scale(getattr(self, name), name)
+
     def check_task(self, task: str) -> None:
         if task not in self.tasks:
             raise ValueError(f"{type(self).__name__} has no {task} posterior (its tasks: "

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..base.checks import positive_array
 from ..base.typing import BinningSpec, PriorParam, Seed
 from ..binned.conjugate import PRESETS, conjugate_posterior
 from ..binned.literal import FORMS, REFERENCE_FORM
@@ -91,6 +92,10 @@ class BinnedModel(Model):
             raise ValueError(f"form must be one of {FORMS}, got {self.form!r}")
         if self.preset is not None and self.preset not in PRESETS:
             raise ValueError(f"preset must be one of {(None, *PRESETS)}, got {self.preset!r}")
+        for name in ("alpha", "sigma", "tau"):  # their shapes are checked against the bins
+            value = getattr(self, name)
+            if value is not None:
+                positive_array(value, name, np.shape(value))
         if self.form == "literal" and self.preset is not None:
             raise ValueError(f"preset={self.preset!r} reproduces the reference implementation, "
                              "which is the conjugate form: it does not apply to form='literal'")

@@ -106,6 +106,7 @@ class SmoothModel(Model):
         check_grid(self.grid, 1)
         check_prior_odds(self.prior_odds)
         check_zero_gap_prior(self.zero_gap_prior)
+        self._check_spline(("intercept_scale", "slope_scale", "smoothness_scale", "bin_scale"))
 
     name = "smooth"
 
@@ -285,6 +286,8 @@ class SmoothTopLabelModel(Model):
             check_n_bins(self.n_bins)
         check_label_grid(self.grid)
         check_prior_odds(self.prior_odds)
+        self._check_spline(("intercept_scale", "slope_scale", "smoothness_scale", "bin_scale",
+                            "label_scale", "tilt_scale"))
 
     name = "smooth-top-label"
 

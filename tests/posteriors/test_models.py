@@ -169,6 +169,16 @@ def test_options_are_checked_once_when_the_model_is_made():
         SmoothModel(prior_odds=-1)
     with pytest.raises(ValueError, match="n_bins"):
         SmoothTopLabelModel(n_bins=0)
+    with pytest.raises(ValueError, match="n_knots must be an integer >= 3"):
+        SmoothModel(n_knots=2)
+    with pytest.raises(ValueError, match="slope_scale must be a finite number > 0"):
+        SmoothModel(slope_scale=float("nan"))
+    with pytest.raises(ValueError, match="tilt_scale"):
+        SmoothTopLabelModel(tilt_scale=-1.0)
+    with pytest.raises(ValueError, match="alpha must be finite and > 0"):
+        BinnedModel(alpha=-1)
+    with pytest.raises(ValueError, match="sigma must be finite and > 0"):
+        BinnedModel(sigma=[0.1, 0.0, 0.1])
     with pytest.raises(ValueError, match="num_chains"):
         MCMCSettings(num_chains=0)
     with pytest.raises(ValueError, match="target_accept_prob"):
@@ -210,6 +220,18 @@ def test_bad_statistics_dicts_are_refused(change, match):
     change(d)
     with pytest.raises(ValueError, match=match):
         CalibrationStats.from_dict(d)
+
+
+def test_paired_statistics_round_trip_through_json_exactly():
+    y, p = _binary(300)
+    stats = bece.PairedStats.from_arrays(y, p, p ** 0.8, n_bins=6)
+    d = json.loads(json.dumps(stats.to_dict()))
+    assert bece.PairedStats.from_dict(d) == stats
+    d["keys"] = d["keys"][::-1]
+    with pytest.raises(ValueError, match="keys must be increasing"):
+        bece.PairedStats.from_dict(d)
+    with pytest.raises(ValueError, match="needs the keys"):
+        bece.PairedStats.from_dict({"keys": []})
 
 
 def test_label_stats_merge_labels_seen_in_one_chunk_only():
