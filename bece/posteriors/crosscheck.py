@@ -8,13 +8,14 @@ from numpy.typing import ArrayLike
 
 from ..base.typing import BinningSpec
 from ..regression.histogram import PITHistogram
-from ..results.ece import BayesianECE
+from ..results.ece import BayesianECE, BayesianTopLabelECE
 from ..stats.binning import Binning
 from ..stats.calibration_stats import CalibrationStats
 from ..stats.label_stats import LabelStats
 from ..validation.agreement import CrossCheck
 from ..validation.settings import MCMCSettings
 from .base import Model
+from .binned import BinnedModel
 from .resolve import resolve_model
 
 __all__ = ["cross_check"]
@@ -44,7 +45,9 @@ def cross_check(
     Parameters
     ----------
     y_true, y_prob, y_pred
-        The predictions, as for :func:`bece.bayesian_ece` (or, with
+        A result of the binned model alone (``bece.cross_check(result)``:
+        NUTS on its model, with its prior and statistics, against its own
+        draws); or the predictions, as for :func:`bece.bayesian_ece` (or, with
         ``top_label=True``, :func:`bece.bayesian_top_label_ece`). Or the
         binned model's statistics in place of ``y_true`` (a
         :class:`bece.CalibrationStats`, or a :class:`bece.LabelStats` for
@@ -99,6 +102,12 @@ def cross_check(
     fields = set(MCMCSettings.__dataclass_fields__)
     mcmc = MCMCSettings.resolve(mcmc, **{k: v for k, v in options.items() if k in fields})
     options = {k: v for k, v in options.items() if k not in fields}
+    if isinstance(y_true, BayesianECE):  # a result: its own model, statistics and draws
+        if y_prob is not None or y_pred is not None or options or n_bins is not None \
+                or binning is not None or closed_form is not None or model != "smooth":
+            raise ValueError("a result is cross-checked as it is: pass it alone (with mcmc= or "
+                             "MCMC settings as keywords)")
+        return _check_result(y_true, mcmc)
     if isinstance(y_true, PITHistogram) or (isinstance(model, Model) and "regression" in model.tasks):
         if y_prob is not None or y_pred is not None:
             raise ValueError("a regression model's cross-check takes PIT values (or their "
@@ -121,3 +130,30 @@ def cross_check(
     obj = resolve_model(model, task, n_bins=n_bins, binning=binning, **options)
     return obj._cross_check_predictions(y_true, y_prob, y_pred, mcmc=mcmc, closed_form=closed_form,
                                         average=average, top_label=top_label)
+
+
+def _check_result(result: BayesianECE, mcmc: MCMCSettings) -> CrossCheck:
+    """NUTS on the model behind a binned ``result`` (its prior, its statistics)
+    against that result's own draws."""
+    forms = {"binned": "conjugate", "binned-literal": "literal",
+             "binned-top-label": "conjugate", "binned-top-label-literal": "literal"}
+    if result.model not in forms or result.method not in ("conjugate", "exact"):
+        raise ValueError(
+            f"cross_check of a {result.model!r} result ({result.method}) needs the predictions: "
+            "its statistics do not hold them. Pass them with the model: "
+            "bece.cross_check(y_true, y_prob, model=...)")
+    if result.preset is not None:
+        raise ValueError(f"a result of preset={result.preset!r} has no NumPyro model to check")
+    post = result.params
+    if isinstance(result, BayesianTopLabelECE):
+        if result.label_accuracy is None:
+            raise ValueError("this top-label result dropped its per-bin draws (keep_bins): "
+                             "recompute it with keep_bins=True to cross-check it")
+        n_labels, m = result.n_labels, result.stats.n_bins
+        model = BinnedModel(form=forms[result.model],
+                            alpha=post.alpha.reshape(2, n_labels, m).transpose(1, 0, 2),
+                            sigma=post.sigma.reshape(n_labels, m), tau=post.tau.reshape(n_labels, m))
+        stats: CalibrationStats | LabelStats = LabelStats(result.labels, result.label_stats)
+        return model.cross_check(stats, mcmc=mcmc, closed_form=result, average=result.average)
+    model = BinnedModel(form=forms[result.model], alpha=post.alpha, sigma=post.sigma, tau=post.tau)
+    return model.cross_check(result.stats, mcmc=mcmc, closed_form=result)

@@ -299,3 +299,23 @@ def test_pit_model_options_are_checked_and_resolved():
         DirichletPITModel(levels=[0.5, 0.2])
     with pytest.raises(ValueError, match="y_prob and y_pred do not apply"):
         bece.cross_check(u, u, model=SmoothPITModel())
+
+
+def test_a_binned_result_is_cross_checked_against_its_own_draws():
+    """bece.cross_check(result): NUTS on the result's model (its prior, its
+    statistics) against the result's own draws (false-alarm rate 0.05 by
+    construction; seeds fixed)."""
+    y, p = _binary(800, seed=5)
+    r = bece.bayesian_ece(y, p, model="binned", n_bins=5, alpha=0.2, num_samples=4000, seed=1)
+    cc = bece.cross_check(r, progress_bar=False)
+    assert cc.agree, cc.reasons
+    assert cc.closed_form is r and cc.model == "conjugate"
+    y3, prob = _multiclass(900, seed=5)
+    t = bece.bayesian_top_label_ece(y3, prob, model="binned", n_bins=3, num_samples=4000, seed=1)
+    ct = bece.cross_check(t, mcmc=MCMCSettings(progress_bar=False))
+    assert ct.agree, ct.reasons
+    assert ct.closed_form is t and "label_ece" in set(ct.table["variable"])
+    with pytest.raises(ValueError, match="needs the predictions"):
+        bece.cross_check(bece.bayesian_ece(y, p, num_samples=100))
+    with pytest.raises(ValueError, match="pass it alone"):
+        bece.cross_check(r, p)
