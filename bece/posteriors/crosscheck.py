@@ -26,7 +26,7 @@ def cross_check(
     y_prob: ArrayLike | None = None,
     *,
     y_pred: ArrayLike | None = None,
-    model: str | Model = "smooth",
+    model: str | Model | None = None,
     top_label: bool = False,
     average: str = "label",
     n_bins: int | None = None,
@@ -56,8 +56,9 @@ def cross_check(
         (:class:`bece.regression.SmoothPITModel`,
         :class:`bece.regression.DirichletPITModel`): PIT values or their
         :class:`~bece.regression.PITHistogram` in place of ``y_true``.
-    model : str or model object, default "smooth"
-        What to check: the default of :func:`bece.bayesian_ece` and
+    model : str or model object, optional
+        What to check; by default the default model of
+        :func:`bece.bayesian_ece` and
         :func:`bece.bayesian_top_label_ece` (so the check validates the
         posterior users read), a shorthand (``"binned"``, ``"conjugate"``,
         ``"literal"``) or a model object (:class:`bece.BinnedModel`,
@@ -104,7 +105,7 @@ def cross_check(
     options = {k: v for k, v in options.items() if k not in fields}
     if isinstance(y_true, BayesianECE):  # a result: its own model, statistics and draws
         if y_prob is not None or y_pred is not None or options or n_bins is not None \
-                or binning is not None or closed_form is not None or model != "smooth":
+                or binning is not None or closed_form is not None or model is not None:
             raise ValueError("a result is cross-checked as it is: pass it alone (with mcmc= or "
                              "MCMC settings as keywords)")
         return _check_result(y_true, mcmc)

@@ -48,14 +48,15 @@ def _owners(option: str) -> str:
     return f"; {option} is an option of {' and '.join(have)}" if have else ""
 
 
-def resolve_model(model: str | Model, task: str, **options: Any) -> Model:
+def resolve_model(model: str | Model | None, task: str, **options: Any) -> Model:
     """The model object that ``model`` names for ``task``, with ``options`` set.
 
     Parameters
     ----------
-    model : str or model object
+    model : str, model object or None
         A shorthand of :data:`SHORTHANDS` (``"smooth"``, ``"binned"``,
-        ``"conjugate"``, ``"literal"``) or a model object.
+        ``"conjugate"``, ``"literal"``), a model object, or None for the
+        task's default (its first shorthand, ``"smooth"``).
     task : {"binary", "top-label", "paired", "regression"}
         The posterior asked for (:func:`bece.bayesian_ece`,
         :func:`bece.bayesian_top_label_ece`, :func:`bece.compare` or
@@ -66,6 +67,8 @@ def resolve_model(model: str | Model, task: str, **options: Any) -> Model:
         model does not have raises ``ValueError`` naming the models that do.
     """
     shorthands = SHORTHANDS[task]
+    if model is None:
+        model = next(iter(shorthands))
     if isinstance(model, str):
         if model not in shorthands:
             raise ValueError(f"model must be one of {tuple(shorthands)} or a model object, "
