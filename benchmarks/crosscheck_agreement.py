@@ -69,7 +69,21 @@ def record(row: dict) -> None:
     print(json.dumps(row), flush=True)
 
 
+def _rows() -> list[dict]:
+    """Every recorded run, the last of each (part, cell, n, seed) kept."""
+    if not RESULTS.exists():
+        return []
+    last = {}
+    for line in RESULTS.read_text().splitlines():
+        if line.strip():
+            row = json.loads(line)
+            last[(row["part"], row["cell"], row["n"], row["seed"])] = row
+    return list(last.values())
+
+
 def one(part: str, cell: str, n: int, seed: int, run) -> None:
+    if any((r["part"], r["cell"], r["n"], r["seed"]) == (part, cell, n, seed) for r in _rows()):
+        return  # already recorded: the study resumes where it stopped
     load_before, t = load(), time.perf_counter()
     cc = run()
     row = {"part": part, "cell": cell, "n": n, "seed": seed, "agree": cc.agree,
@@ -114,7 +128,7 @@ def table() -> str:
 
     from scipy.stats import binom
 
-    rows = [json.loads(line) for line in RESULTS.read_text().splitlines() if line.strip()]
+    rows = _rows()
     import bece
 
     out = [f"Produced by `python benchmarks/crosscheck_agreement.py --table` on "
