@@ -14,7 +14,6 @@ __all__ = [
     "TOP_LABEL_SCOPE",
     "format_prob",
     "input_words",
-    "model_words",
 ]
 
 #: How each input kind was read (:attr:`bece.CalibrationStats.kind`).
@@ -33,32 +32,11 @@ TOP_LABEL_SCOPE = ("top-label: tests P(correct | confidence) = confidence, label
 BINARY_NOTE = ("an (n, 2) matrix is read top-label; for a binary classifier's P(y = 1), as "
                "scikit-learn's calibration_curve reads it, pass --y-prob-col p_1")
 
-#: What a K = 2 matrix user may have meant (scikit-learn's predict_proba).
-BINARY_HINT = "for a binary classifier's P(y = 1) reading pass y_prob[:, 1]"
-
-_MODELS = {
-    "binned": "binned BECE model (conjugate form)",
-    "binned-literal": "binned BECE model (literal form)",
-    "binned-top-label": "binned BECE model per predicted label (conjugate form)",
-    "binned-top-label-literal": "binned BECE model per predicted label (literal form)",
-    "smooth": "smooth calibration-curve model",
-    "smooth-top-label": "hierarchical smooth model per predicted label",
-}
-
-
 def input_words(kind: str | None) -> str:
     """The input kind in words ("input kind unknown" for None)."""
     if kind is None:
         return "input kind unknown"
     return INPUT_WORDS.get(kind, kind)
-
-
-def model_words(model: str, method: str | None = None) -> str:
-    """A result's model (and how its draws were made, where the model's
-    name does not say it) in words."""
-    text = _MODELS.get(model, model)
-    how = {"laplace": "Laplace", "conjugate-paired": "paired", "nuts": "NUTS"}.get(method or "")
-    return f"{text}, {how}" if how else text
 
 
 def format_prob(p: float | None, draws: int | None = None) -> str:

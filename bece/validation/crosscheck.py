@@ -55,8 +55,6 @@ __all__ = [
 ]
 
 MODELS = ("binned", *FORMS)
-#: what cross_check accepts: the binned models and the smooth one
-ALL_MODELS = ("smooth", *MODELS)
 
 
 def collapsed_data(stats: CalibrationStats) -> dict[str, np.ndarray]:
