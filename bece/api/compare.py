@@ -11,6 +11,7 @@ from ..base.typing import BinningSpec, Seed
 from ..posteriors import Model, resolve_model
 from ..results.comparison import Comparison
 from ..stats.binning import Binning
+from ..stats.inputs import Inputs
 from ..stats.paired_stats import PairedStats
 from .options import refuse_sample_weight
 
@@ -86,8 +87,7 @@ def compare(
     """
     refuse_sample_weight(options.pop("sample_weight", None))
     obj = resolve_model(model, "paired", n_bins=n_bins, binning=binning, **options)
-    inputs = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
-              "row_sum_tol": row_sum_tol}
+    inputs = Inputs(labels, pos_label, from_logits, row_sum_tol)
     return obj._compare_predictions(  # type: ignore[attr-defined]
         y_true, y_prob_a, y_prob_b, (y_pred_a, y_pred_b), inputs, num_samples=num_samples,
         seed=seed, progress=progress)

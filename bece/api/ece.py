@@ -19,6 +19,7 @@ from ..posteriors import Model, resolve_model
 from ..results.ece import BayesianECE, BayesianTopLabelECE
 from ..stats.binning import Binning
 from ..stats.calibration_stats import CalibrationStats
+from ..stats.inputs import Inputs
 from ..stats.label_stats import LabelStats
 from .options import refuse_sample_weight
 
@@ -230,8 +231,7 @@ def bayesian_ece(
     """
     refuse_sample_weight(options.pop("sample_weight", None))
     obj = resolve_model(model, "binary", n_bins=n_bins, binning=binning, **options)
-    inputs = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
-              "row_sum_tol": row_sum_tol}
+    inputs = Inputs(labels, pos_label, from_logits, row_sum_tol)
     return obj._from_predictions(y_true, y_prob, y_pred, inputs,  # type: ignore[attr-defined]
                                  num_samples=num_samples, seed=seed)
 
@@ -421,7 +421,7 @@ def bayesian_top_label_ece(
     """
     refuse_sample_weight(options.pop("sample_weight", None))
     obj = resolve_model(model, "top-label", n_bins=n_bins, binning=binning, **options)
-    inputs = {"labels": labels, "from_logits": from_logits, "row_sum_tol": row_sum_tol}
+    inputs = Inputs(labels, None, from_logits, row_sum_tol)
     return obj._top_label_from_predictions(  # type: ignore[attr-defined]
         y_true, y_prob, y_pred, inputs, average=average, num_samples=num_samples, seed=seed,
         keep_bins=keep_bins)

@@ -118,6 +118,7 @@ def recalibrate(
 
     from .. import calibrate
     from ..calibrate.scores import as_scores, log_softmax, softmax
+    from ..stats.inputs import Inputs
     from ..stats.labels import binary_outcome, class_indices
     from .compare import compare
 
@@ -142,7 +143,7 @@ def recalibrate(
     def read(y: ArrayLike, n: int, name: str) -> tuple[np.ndarray, np.ndarray | None]:
         try:
             if val.binary:
-                return binary_outcome(y, n, pos_label=pos_label, labels=labels), None
+                return binary_outcome(y, n, Inputs(labels, pos_label)), None
             index, _, names = class_indices(y, None, n, val.k, labels=labels)
             return index, names
         except ValueError as exc:  # the library says y_true: say which one

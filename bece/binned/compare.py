@@ -55,8 +55,6 @@ a point mass.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -67,9 +65,8 @@ from ..base.typing import BinningSpec, PriorParam, Seed
 from ..results.comparison import Comparison
 from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
-from ..stats.inputs import as_outcomes, check_options, check_pair, input_kind
-from ..stats.labels import label_values
-from ..stats.paired_stats import PairedStats
+from ..stats.inputs import DEFAULT_INPUTS, Inputs
+from ..stats.paired_stats import PairedStats, paired_outcomes
 from .conjugate import (
     ConjugatePosterior,
     conjugate_posterior,
@@ -154,10 +151,7 @@ def binned_compare(
     num_samples: int = 10_000,
     seed: Seed = 0,
     progress: bool = False,
-    labels: ArrayLike | None = None,
-    pos_label: Any = None,
-    from_logits: bool = False,
-    row_sum_tol: float | None = None,
+    inputs: Inputs = DEFAULT_INPUTS,
 ) -> Comparison:
     """Paired posterior of two models' ECEs on the same test set.
 
@@ -193,9 +187,11 @@ def binned_compare(
     progress : bool, default False
         Show a ``tqdm`` progress bar over the chunks of draws (on stderr,
         after half a second).
-    labels, pos_label, from_logits, row_sum_tol
-        How ``y_true`` and both models' ``y_prob`` are read, as in
-        :func:`bece.bayesian_ece` (:mod:`bece.stats.labels`).
+    inputs : Inputs, optional
+        How ``y_true`` and both models' ``y_prob`` are read: the input
+        keywords of :func:`bece.compare` (``labels``, ``pos_label``,
+        ``from_logits``, ``row_sum_tol``) as one
+        :class:`~bece.stats.inputs.Inputs`.
 
     Returns
     -------
@@ -225,29 +221,19 @@ def binned_compare(
     >>> bool(hi < 0)
     True
     """
-    check_options(from_logits, row_sum_tol)
-    pa, pb = check_pair(y_prob_a, y_prob_b, from_logits, row_sum_tol)
-    n = pa.shape[0]
-    if (y_pred_a is None) != (y_pred_b is None):
-        raise ValueError("give both y_pred_a and y_pred_b, or neither")
-    if y_pred_a is not None:
-        label_values(y_pred_a, "y_pred_a", n)
-        label_values(y_pred_b, "y_pred_b", n)
+    o = paired_outcomes(y_true, y_prob_a, y_prob_b, (y_pred_a, y_pred_b), inputs)
     num_samples = positive_int(num_samples, "num_samples")
     rng = as_generator(seed)
     if not isinstance(progress, (bool, np.bool_)):
         raise ValueError(f"progress must be True or False, got {progress!r}")
 
-    options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
-               "row_sum_tol": row_sum_tol}
-    z_a, p_a = as_outcomes(y_true, pa, y_pred_a, **options)
-    z_b, p_b = as_outcomes(y_true, pb, y_pred_b, **options)
-    bin_a = make_binning(p_a, n_bins, binning)
-    bin_b = make_binning(p_b, n_bins, binning)
+    bin_a = make_binning(o.p_a, n_bins, binning)
+    bin_b = make_binning(o.p_b, n_bins, binning)
     _check_cost(num_samples, bin_a.n_bins, bin_b.n_bins)
-    stats_a = CalibrationStats.from_outcomes(z_a, p_a, bin_a, kind=input_kind(pa, y_pred_a))
-    stats_b = CalibrationStats.from_outcomes(z_b, p_b, bin_b, kind=input_kind(pb, y_pred_b))
-    counts = joint_counts(bin_a.index(p_a), z_a, bin_b.index(p_b), z_b, bin_a.n_bins, bin_b.n_bins)
+    stats_a = CalibrationStats.from_outcomes(o.z_a, o.p_a, bin_a, kind=o.kind)
+    stats_b = CalibrationStats.from_outcomes(o.z_b, o.p_b, bin_b, kind=o.kind)
+    counts = joint_counts(bin_a.index(o.p_a), o.z_a, bin_b.index(o.p_b), o.z_b, bin_a.n_bins,
+                          bin_b.n_bins)
     return _paired(stats_a, stats_b, counts, alpha, sigma, tau, num_samples, rng, progress)
 
 

@@ -61,6 +61,7 @@ from ..metrics.multiclass import top_label_data
 from ..results.ece import BayesianTopLabelECE
 from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
+from ..stats.inputs import DEFAULT_INPUTS, Inputs
 from .conjugate import ConjugatePosterior, closed_form
 from .literal import binned_form, sample_bin_confidence
 
@@ -98,8 +99,7 @@ def _check_average(average: Any) -> str:
 
 def top_label_statistics(
     y_true: ArrayLike, y_prob: ArrayLike, *, y_pred: ArrayLike | None = None, n_bins: int | None = None,
-    binning: BinningSpec | Binning = "uniform", labels: ArrayLike | None = None,
-    from_logits: bool = False, row_sum_tol: float | None = None,
+    binning: BinningSpec | Binning = "uniform", inputs: Inputs = DEFAULT_INPUTS,
 ) -> tuple[np.ndarray, tuple[CalibrationStats, ...]]:
     """Per predicted label, the statistics of its top-label confidences.
 
@@ -120,13 +120,11 @@ def top_label_statistics(
         Bins shared by all labels. Quantile bins are refused: each label
         would have its own edges, and the pooled per-bin summaries of the
         result need common bins.
-    labels : array_like, optional
-        The class of each column of ``y_prob`` (``clf.classes_``), for
-        labels that are not ``0 .. K-1`` (:mod:`bece.stats.labels`).
-    from_logits : bool, default False
-        ``y_prob`` holds logits (softmax in float64, block by block).
-    row_sum_tol : float, optional
-        Row-sum tolerance instead of the strict default; rows used as given.
+    inputs : Inputs, optional
+        How the predictions are read (:class:`bece.stats.inputs.Inputs`):
+        ``labels``, the class of each column of ``y_prob`` (``clf.classes_``)
+        for labels that are not ``0 .. K-1`` (:mod:`bece.stats.labels`);
+        ``from_logits``; ``row_sum_tol``.
 
     Returns
     -------
@@ -143,8 +141,7 @@ def top_label_statistics(
             "binning='quantile' is not supported for the Bayesian top-label ECE: "
             "the labels need common bins; use 'uniform' or explicit edges"
         )
-    pred, conf, y, _, classes = top_label_data(y_true, y_prob, y_pred, labels=labels,
-                                               from_logits=from_logits, row_sum_tol=row_sum_tol)
+    pred, conf, y, _, classes = top_label_data(y_true, y_prob, y_pred, inputs)
     spec = make_binning(conf, n_bins, binning)
     m = spec.n_bins
     labels, inverse = np.unique(pred, return_inverse=True)

@@ -107,6 +107,7 @@ def _streamed(args: argparse.Namespace, columns: dict[str, Any], options: dict[s
     from ..io.paired import paired_file_statistics
     from ..smooth.atoms import EXACT_MAX_N, fine_binning
     from ..stats.binning import Binning, make_binning
+    from ..stats.inputs import Inputs
 
     files = (args.file_a, args.file_b)
     if args.binning == "quantile":  # each model's edges: a first pass over its file
@@ -116,8 +117,8 @@ def _streamed(args: argparse.Namespace, columns: dict[str, Any], options: dict[s
         ece = [make_binning(None, args.n_bins, args.binning)] * 2
     smooth = args.model == "smooth"
     bins = [fine_binning(binning=e) for e in ece] if smooth else ece
-    fs = paired_file_statistics(files[0], files[1], binning_a=bins[0], binning_b=bins[1], **options,
-                                **columns)
+    fs = paired_file_statistics(files[0], files[1], binning_a=bins[0], binning_b=bins[1],
+                                inputs=Inputs(**options), **columns)
     if fs.stats.n <= EXACT_MAX_N:
         return None
     extra: dict[str, Any] = ({"binning": ece[0], "binning_b": ece[1]} if smooth
@@ -132,12 +133,12 @@ def _whole(args: argparse.Namespace, columns: dict[str, Any], options: dict[str,
     """Both files read whole, checked, and compared from the arrays."""
     from ..api import compare
     from ..io.files import read_predictions
-    from ..stats.inputs import as_outcomes, located
+    from ..stats.inputs import Inputs, as_outcomes, located
 
     a, b = read_predictions(args.file_a, **columns), read_predictions(args.file_b, **columns)
     for pred in (a, b):
         try:  # each file's own errors, named with the file and row as in report
-            as_outcomes(pred.y_true, pred.y_prob, pred.y_pred, **options)
+            as_outcomes(pred.y_true, pred.y_prob, pred.y_pred, Inputs(**options))
         except ValueError as exc:
             raise located(exc, pred.source, 0) from None
     if a.kind != b.kind:

@@ -194,19 +194,19 @@ def _metrics(path: Any, args: argparse.Namespace, columns: dict[str, Any],
     from ..metrics.posterior_l2 import l2_ece_draws
     from ..metrics.registry import METRIC_LABELS, metric_report
     from ..metrics.streaming import MERGEABLE, WHOLE_DATA, metric_sums, streamed_metrics
-    from ..stats.inputs import as_outcomes
+    from ..stats.inputs import Inputs, as_outcomes
 
     names = list(args.metrics)
     bins = result.stats.binning
     streamed = Path(path).is_dir() or Path(path).suffix.lower() in (".csv", ".parquet", ".pq")
     sums = None
     if streamed:
-        for start, z, p in iter_outcomes(path, **options, **columns):
+        for start, z, p in iter_outcomes(path, inputs=Inputs(**options), **columns):
             part = metric_sums(z, p, bins, start=start, seed=args.seed)
             sums = part if sums is None else sums + part
     else:  # NPZ: in memory anyway
         whole = read_predictions(path, **columns)
-        z, p = as_outcomes(whole.y_true, whole.y_prob, whole.y_pred, **options)
+        z, p = as_outcomes(whole.y_true, whole.y_prob, whole.y_pred, Inputs(**options))
         sums = metric_sums(np.asarray(z, dtype=np.float64), p, bins, seed=args.seed)
     if sums is None:
         raise ValueError(f"{path}: no predictions (0 rows)")
@@ -222,7 +222,7 @@ def _metrics(path: Any, args: argparse.Namespace, columns: dict[str, Any],
                       f"refused above {WHOLE_DATA_MAX_ROWS:,} rows"}
     elif need:
         whole = read_predictions(path, **columns)
-        z, p = as_outcomes(whole.y_true, whole.y_prob, whole.y_pred, **options)
+        z, p = as_outcomes(whole.y_true, whole.y_prob, whole.y_pred, Inputs(**options))
         rest = metric_report(np.asarray(z, dtype=np.float64), p, need, posterior=result,
                              prob=PROB, seed=args.seed)
         for n, entry in rest.items():

@@ -476,31 +476,28 @@ def read_statistics(
     >>> posterior_ece(fs.stats, num_samples=1000).num_samples
     1000
     """
-    from ..stats.calibration_stats import CalibrationStats
-    from ..stats.inputs import as_outcomes, located
+    from ..stats.calibration_stats import statistics_of
+    from ..stats.inputs import Inputs, as_outcomes, located
     from ..stats.labels import fixed_labels
     from . import stream
 
     path = Path(path)
     columns: dict[str, Any] = {"y_true_col": y_true_col, "y_prob_col": y_prob_col, "prob_prefix": prob_prefix,
                "y_pred_col": y_pred_col}
-    options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
-               "row_sum_tol": row_sum_tol}
+    inputs = Inputs(labels, pos_label, from_logits, row_sum_tol)
     if path.suffix.lower() == ".npz" or not path.exists():
         pred = read_predictions(path, **columns)
         try:  # the file's own errors, named as in the chunked reader
-            as_outcomes(pred.y_true, pred.y_prob, pred.y_pred, **options)
+            as_outcomes(pred.y_true, pred.y_prob, pred.y_pred, inputs)
         except ValueError as exc:
             raise located(exc, pred.source, 0) from None
-        stats = CalibrationStats.from_arrays(
-            pred.y_true, pred.y_prob, y_pred=pred.y_pred, n_bins=n_bins, binning=binning, **options
-        )
+        stats = statistics_of(pred.y_true, pred.y_prob, pred.y_pred, n_bins, binning, inputs)
         classes = fixed_labels(pred.y_true, pred.y_prob, pred.y_pred, labels)
         return FileStatistics(stats, pred.kind, pred.source, pred.n_classes, classes)
     if not path.is_dir() and path.suffix.lower() not in (".csv", ".parquet", ".pq"):
         read_predictions(path)  # raises the unknown-type message
     size = stream.DEFAULT_BATCH_SIZE if batch_size is None else batch_size
     return stream.file_statistics(
-        path, n_bins=n_bins, binning=binning, batch_size=size, progress=progress, **options,
-        **columns,
+        path, n_bins=n_bins, binning=binning, batch_size=size, progress=progress, labels=labels,
+        pos_label=pos_label, from_logits=from_logits, row_sum_tol=row_sum_tol, **columns,
     )

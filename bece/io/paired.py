@@ -14,7 +14,7 @@ one batch of each file.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ import numpy as np
 
 from ..stats.binning import Binning
 from ..stats.columns import select_columns
-from ..stats.inputs import as_outcomes, check_options, located
+from ..stats.inputs import DEFAULT_INPUTS, Inputs, as_outcomes, located
 from ..stats.labels import fixed_labels
 from ..stats.paired_stats import PairedStats
 from .files import column_names
@@ -125,10 +125,7 @@ def paired_file_statistics(
     binning_a: Binning,
     binning_b: Binning,
     batch_size: int = DEFAULT_BATCH_SIZE,
-    labels: Any = None,
-    pos_label: Any = None,
-    from_logits: bool = False,
-    row_sum_tol: float | None = None,
+    inputs: Inputs = DEFAULT_INPUTS,
     y_true_col: str = "y_true",
     y_prob_col: str | None = None,
     prob_prefix: str = "p_",
@@ -146,9 +143,10 @@ def paired_file_statistics(
         :func:`bece.smooth.fine_binning`).
     batch_size : int, default 2**20
         Rows per batch of each file: bounds the memory, not the result.
-    labels, pos_label, from_logits, row_sum_tol
-        As :func:`bece.io.read_statistics`, for both files (text labels
-        without ``labels``: each file's classes from its first chunk).
+    inputs : Inputs, optional
+        How both files are read: the input keywords of
+        :func:`bece.io.read_statistics` as one :class:`bece.stats.inputs.Inputs`
+        (text labels without ``labels``: each file's classes from its first chunk).
     y_true_col, y_prob_col, prob_prefix, y_pred_col
         The column names (:func:`bece.io.read_predictions`), the same in
         both files.
@@ -180,7 +178,6 @@ def paired_file_statistics(
     >>> fs.stats, fs.kind
     (PairedStats(n=899, n_bins=(10, 10), joint_cells=13, kind='top-label'), 'top-label')
     """
-    check_options(from_logits, row_sum_tol)
     columns: dict[str, Any] = {"y_true_col": y_true_col, "y_prob_col": y_prob_col,
                                "prob_prefix": prob_prefix, "y_pred_col": y_pred_col}
     if not isinstance(batch_size, (int, np.integer)) or isinstance(batch_size, bool) or batch_size < 1:
@@ -192,9 +189,7 @@ def paired_file_statistics(
             f"{a.source} holds {a.kind} predictions but {b.source} holds {b.kind}; "
             "compare needs both of the same kind"
         )
-    options: dict[str, Any] = {"pos_label": pos_label, "from_logits": from_logits,
-                               "row_sum_tol": row_sum_tol}
-    fixed: dict[str, Any] = {}
+    fixed: dict[str, Inputs] = {}
     total: PairedStats | None = None
     differ, first_differ = 0, -1
     for start, batch_a, batch_b in _pieces(a, b):
@@ -202,9 +197,9 @@ def paired_file_statistics(
         for reader, (y_true, y_prob, y_pred) in ((a, batch_a), (b, batch_b)):
             try:
                 if reader.source not in fixed:  # text classes fixed by the first chunk
-                    fixed[reader.source] = fixed_labels(y_true, y_prob, y_pred, labels)
-                outcomes.append(as_outcomes(y_true, y_prob, y_pred, labels=fixed[reader.source],
-                                            **options))
+                    fixed[reader.source] = replace(
+                        inputs, labels=fixed_labels(y_true, y_prob, y_pred, inputs.labels))
+                outcomes.append(as_outcomes(y_true, y_prob, y_pred, fixed[reader.source]))
             except ValueError as exc:
                 raise located(exc, reader.source, start) from None
         bad = np.flatnonzero(np.asarray(batch_a[0]) != np.asarray(batch_b[0]))

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,7 @@ from ..stats import fused as _fused
 from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
 from ..stats.columns import select_columns
-from ..stats.inputs import as_outcomes, check_options, located
+from ..stats.inputs import DEFAULT_INPUTS, Inputs, as_outcomes, located
 from ..stats.labels import fixed_labels
 
 __all__ = [
@@ -472,9 +472,7 @@ def file_statistics(
     fmt = _format(path)
     columns: dict[str, Any] = {"y_true_col": y_true_col, "y_prob_col": y_prob_col, "prob_prefix": prob_prefix,
                "y_pred_col": y_pred_col}
-    options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
-               "row_sum_tol": row_sum_tol}
-    check_options(from_logits, row_sum_tol)
+    inputs = Inputs(labels, pos_label, from_logits, row_sum_tol)
     try:
         total, compiled = _rows_hint(path, fmt)
         names, _ = _open_batches(path, fmt, 1, columns)
@@ -488,7 +486,7 @@ def file_statistics(
     quantile = isinstance(binning, str) and binning in ("quantile", "equal-mass")
     if quantile:
         bins = _quantile_binning(path, n_bins, batch_size, (yt, probs, yp), total, progress,
-                                 columns, options)
+                                 columns, inputs)
     else:
         bins = make_binning(None, n_bins, binning)
 
@@ -504,9 +502,9 @@ def file_statistics(
             y_true, y_prob, y_pred = _arrays(cols, yt, probs, yp)
             try:
                 if start == 0:  # text classes fixed by the first chunk
-                    options["labels"] = fixed_labels(y_true, y_prob, y_pred, labels)
+                    inputs = replace(inputs, labels=fixed_labels(y_true, y_prob, y_pred, labels))
                 part = CalibrationStats(*_fused.binned_sums(y_true, y_prob, y_pred, None, bins,
-                                                            engine=engine, **options))
+                                                            inputs, engine=engine))
             except ValueError as exc:
                 raise located(exc, source, start) from None
             stats = stats + part
@@ -517,23 +515,21 @@ def file_statistics(
     if seen == 0:
         raise ValueError(f"{source}: no predictions (0 rows)")
     return FileStatistics(stats, kind, source, len(probs) if len(probs) > 1 else None,
-                          options["labels"] if len(probs) > 1 else None)
+                          inputs.labels if len(probs) > 1 else None)
 
 
 def iter_outcomes(
-    path: str | Path, *, batch_size: int = DEFAULT_BATCH_SIZE, labels: Any = None,
-    pos_label: Any = None, from_logits: bool = False, row_sum_tol: float | None = None,
+    path: str | Path, *, batch_size: int = DEFAULT_BATCH_SIZE, inputs: Inputs = DEFAULT_INPUTS,
     y_true_col: str = "y_true", y_prob_col: str | None = None, prob_prefix: str = "p_",
     y_pred_col: str | None = None,
 ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """Yield ``(first_row, z, p)``: the (outcome, confidence) pairs
     (:func:`bece.stats.inputs.as_outcomes`) of consecutive chunks of a CSV or
-    Parquet file, read as :func:`file_statistics` reads it (text classes
-    fixed by the first chunk; errors name the row)."""
+    Parquet file, read with ``inputs`` as :func:`file_statistics` reads it
+    (text classes fixed by the first chunk; errors name the row)."""
     path, source = Path(path), str(path)
     columns: dict[str, Any] = dict(y_true_col=y_true_col, y_prob_col=y_prob_col,
                                    prob_prefix=prob_prefix, y_pred_col=y_pred_col)
-    check_options(from_logits, row_sum_tol)
     try:
         names, _ = _open_batches(path, _format(path), 1, columns)
     except Exception as exc:
@@ -542,9 +538,9 @@ def iter_outcomes(
     for start, cols in iter_chunks(path, batch_size=batch_size, **columns):
         y_true, y_prob, y_pred = _arrays(cols, yt, probs, yp)
         try:
-            labels = fixed_labels(y_true, y_prob, y_pred, labels) if start == 0 else labels
-            z, p = as_outcomes(y_true, y_prob, y_pred, labels=labels, pos_label=pos_label,
-                               from_logits=from_logits, row_sum_tol=row_sum_tol)
+            if start == 0:
+                inputs = replace(inputs, labels=fixed_labels(y_true, y_prob, y_pred, inputs.labels))
+            z, p = as_outcomes(y_true, y_prob, y_pred, inputs)
         except ValueError as exc:
             raise located(exc, source, start) from None
         yield start, np.asarray(z, dtype=np.float64), np.asarray(p, dtype=np.float64)
@@ -558,14 +554,13 @@ def _quantile_binning(
     total: int | None,
     progress: bool,
     columns: dict[str, Any],
-    options: dict[str, Any],
+    inputs: Inputs,
 ) -> Binning:
     """First pass for quantile bins: all confidences, then make_binning's edges."""
     from ..stats.binning import check_n_bins
     from ..stats.inputs import as_outcomes
 
     yt, probs, yp = chosen
-    options = dict(options)
 
     source = str(path)
     m = 15 if n_bins is None else check_n_bins(n_bins)
@@ -578,8 +573,8 @@ def _quantile_binning(
             y_true, y_prob, y_pred = _arrays(cols, yt, probs, yp)
             try:
                 if start == 0:
-                    options["labels"] = fixed_labels(y_true, y_prob, y_pred, options["labels"])
-                _, c = as_outcomes(y_true, y_prob, y_pred, **options)
+                    inputs = replace(inputs, labels=fixed_labels(y_true, y_prob, y_pred, inputs.labels))
+                _, c = as_outcomes(y_true, y_prob, y_pred, inputs)
             except ValueError as exc:
                 raise located(exc, source, start) from None
             if conf is not None:

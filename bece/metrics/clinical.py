@@ -68,6 +68,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..base.checks import positive_int
+from ..stats.inputs import Inputs
 from .pairs import weighted_pairs
 
 __all__ = [
@@ -164,7 +165,7 @@ def calibration_slope(
     (1.5048, 0.0)
     """
     z, p, w = weighted_pairs(y_true, y_prob, y_pred=y_pred, sample_weight=sample_weight,
-                             labels=labels, pos_label=pos_label, from_logits=from_logits)
+                             inputs=Inputs(labels, pos_label, from_logits))
     edge = (p <= 0.0) | (p >= 1.0)
     if edge.any():
         i = int(np.argmax(edge))
@@ -211,7 +212,7 @@ def calibration_in_the_large(
     0.05
     """
     z, p, w = weighted_pairs(y_true, y_prob, y_pred=y_pred, sample_weight=sample_weight,
-                             labels=labels, pos_label=pos_label, from_logits=from_logits)
+                             inputs=Inputs(labels, pos_label, from_logits))
     return float(np.dot(w, p - z) / w.sum())
 
 
@@ -234,7 +235,7 @@ def spiegelhalter_z(
     from scipy.stats import norm
 
     z, p, w = weighted_pairs(y_true, y_prob, y_pred=y_pred, sample_weight=sample_weight,
-                             labels=labels, pos_label=pos_label, from_logits=from_logits)
+                             inputs=Inputs(labels, pos_label, from_logits))
     c = 1.0 - 2.0 * p
     var = float(np.sum(w * w * c * c * p * (1.0 - p)))
     if not var > 0:
@@ -281,7 +282,7 @@ def hosmer_lemeshow(
         raise ValueError(f"fitted must be True or False, got {fitted!r}")
     df = g - 2 if fitted else g
     z, p, w = weighted_pairs(y_true, y_prob, y_pred=y_pred, sample_weight=sample_weight,
-                             labels=labels, pos_label=pos_label, from_logits=from_logits)
+                             inputs=Inputs(labels, pos_label, from_logits))
     if g < 3 or g > p.size:
         raise ValueError(f"n_groups must be between 3 and the number of predictions ({p.size}), "
                          f"got {g}")
@@ -313,7 +314,7 @@ def ks_calibration_error(
     0.1
     """
     z, p, w = weighted_pairs(y_true, y_prob, y_pred=y_pred, sample_weight=sample_weight,
-                             labels=labels, pos_label=pos_label, from_logits=from_logits)
+                             inputs=Inputs(labels, pos_label, from_logits))
     order = np.argsort(p, kind="stable")
     ps = p[order]
     cum = np.cumsum(w[order] * (z[order] - ps)) / w.sum()

@@ -63,7 +63,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..stats.binning import check_n_bins
-from ..stats.inputs import as_outcomes, input_kind
+from ..stats.inputs import Inputs, as_outcomes, input_kind
 from .binned import expected_calibration_error
 
 __all__ = [
@@ -259,8 +259,7 @@ def peer_ece(
     if convention == "bece":
         return expected_calibration_error(y_true, y_prob, y_pred=y_pred, n_bins=m, labels=labels,
                                           pos_label=pos_label, from_logits=from_logits)
-    z_raw, p = as_outcomes(y_true, y_prob, y_pred, labels=labels, pos_label=pos_label,
-                           from_logits=from_logits)
+    z_raw, p = as_outcomes(y_true, y_prob, y_pred, Inputs(labels, pos_label, from_logits))
     z = np.asarray(z_raw, dtype=np.float64)
     dtype = getattr(y_prob, "dtype", None)
     float32 = dtype == np.float32

@@ -41,6 +41,7 @@ from numpy.typing import ArrayLike
 
 from ..base.typing import BinningSpec
 from ..stats.binning import Binning, make_binning
+from ..stats.inputs import Inputs
 from .pairs import weighted_pairs
 
 __all__ = [
@@ -98,7 +99,7 @@ def l2_calibration_error(
         raise ValueError("sample_weight is not supported with debiased=True: Kumar et al.'s "
                          "correction z(1 - z)/(n_b - 1) is defined for unweighted counts")
     z, p, w = weighted_pairs(y_true, y_prob, y_pred=y_pred, sample_weight=sample_weight,
-                             labels=labels, pos_label=pos_label, from_logits=from_logits)
+                             inputs=Inputs(labels, pos_label, from_logits))
     spec = make_binning(p, n_bins, binning)
     return l2_from_bin_means(*_bin_means(z, p, w, spec.index(p), spec.n_bins), debiased=debiased)
 
@@ -152,7 +153,7 @@ def ece_sweep(
     if p not in (1, 2) or isinstance(p, bool):
         raise ValueError(f"p must be 1 or 2, got {p!r}")
     z, q, w = weighted_pairs(y_true, y_prob, y_pred=y_pred, sample_weight=sample_weight,
-                             labels=labels, pos_label=pos_label, from_logits=from_logits)
+                             inputs=Inputs(labels, pos_label, from_logits))
     order = np.argsort(q, kind="stable")
     zs, qs, ws = z[order], q[order], w[order]
     cw = np.concatenate([[0.0], np.cumsum(ws)])

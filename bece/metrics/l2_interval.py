@@ -62,6 +62,7 @@ from scipy.stats import norm
 from ..base.checks import check_prob
 from ..base.typing import BinningSpec
 from ..stats.binning import Binning, make_binning
+from ..stats.inputs import Inputs
 from .pairs import weighted_pairs
 
 __all__ = [
@@ -210,8 +211,8 @@ def l2_ece_interval(
     >>> bool(iv.low < iv.estimate < iv.high), iv.rule
     (True, 'two-sided')
     """
-    z, p, _ = weighted_pairs(y_true, y_prob, y_pred=y_pred, labels=labels, pos_label=pos_label,
-                             from_logits=from_logits)
+    z, p, _ = weighted_pairs(y_true, y_prob, y_pred=y_pred,
+                             inputs=Inputs(labels, pos_label, from_logits))
     spec = make_binning(p, n_bins, binning)
     index = spec.index(p)
     u = z - p

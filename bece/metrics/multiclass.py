@@ -48,7 +48,8 @@ from ..base.memory import check_allocation
 from ..base.typing import BinningSpec
 from ..stats.binning import Binning, make_binning
 from ..stats.inputs import (
-    check_options,
+    DEFAULT_INPUTS,
+    Inputs,
     check_probabilities,
     check_top_label,
     scan_rows,
@@ -114,28 +115,31 @@ class TopLabelData(NamedTuple):
 
 
 def top_label_data(
-    y_true: ArrayLike, y_prob: ArrayLike, y_pred: ArrayLike | None = None, *,
-    labels: ArrayLike | None = None, from_logits: bool = False, row_sum_tol: float | None = None,
+    y_true: ArrayLike, y_prob: ArrayLike, y_pred: ArrayLike | None = None,
+    inputs: Inputs = DEFAULT_INPUTS,
 ) -> TopLabelData:
     """Checked top-label data: predicted class, its confidence, true class, K
     and the class labels.
 
     ``y_prob`` of shape (n, K) gives the argmax and the row maximum (one
     fused pass, :func:`bece.stats.inputs.check_top_label`; the softmax's
-    with ``from_logits``). With ``y_pred``, ``y_prob`` of shape (n,) is the
+    with ``inputs.from_logits``). With ``y_pred``, ``y_prob`` of shape (n,) is the
     confidence of ``y_pred`` (e.g. the output of
     :class:`bece.calibrate.TopLabelCalibrator`); integer labels are then
     any non-negative integers and K is one more than the largest. Labels
     that are not integers ``0 .. K-1`` are mapped to class indices by
-    ``labels`` (or, for text, their sorted values; :mod:`bece.stats.labels`),
-    and ``classes`` gives them back.
+    ``inputs.labels`` (or, for text, their sorted values;
+    :mod:`bece.stats.labels`), and ``classes`` gives them back.
     """
-    check_options(from_logits, row_sum_tol)
+    labels = inputs.labels
+    if inputs.pos_label is not None:
+        raise ValueError("pos_label applies to P(y = 1) of shape (n,); a top-label ECE reads "
+                         "class labels")
     if y_pred is None:
-        pred, conf, k = check_top_label(y_prob, row_sum_tol=row_sum_tol, from_logits=from_logits)
+        pred, conf, k = check_top_label(y_prob, inputs)
         y, _, classes = class_indices(y_true, None, conf.shape[0], k, labels=labels)
         return TopLabelData(pred, conf, y, k, classes)
-    conf = _sigmoid(y_prob) if from_logits else check_probabilities(y_prob)
+    conf = _sigmoid(y_prob) if inputs.from_logits else check_probabilities(y_prob)
     if conf.ndim != 1:
         raise ValueError(
             f"with y_pred, y_prob must be the (n,) confidences of y_pred, got shape {conf.shape}"
@@ -184,8 +188,8 @@ def per_label_ece(
     count : ndarray of shape (K,), int64
         :math:`n_l`, the number of points predicted :math:`l`.
     """
-    pred, conf, y, k, _ = top_label_data(y_true, y_prob, y_pred, labels=labels,
-                                         from_logits=from_logits, row_sum_tol=row_sum_tol)
+    pred, conf, y, k, _ = top_label_data(y_true, y_prob, y_pred,
+                                         Inputs(labels, None, from_logits, row_sum_tol))
     group, n_groups, ranked = _label_groups(pred, k)
     if ranked is not None:  # the (K,) results themselves are what is large
         check_allocation(
@@ -270,8 +274,8 @@ def top_label_ece(
     """
     if average not in _AVERAGES:
         raise ValueError(f"average must be one of {_AVERAGES}, got {average!r}")
-    pred, conf, y, k, _ = top_label_data(y_true, y_prob, y_pred, labels=labels,
-                                         from_logits=from_logits, row_sum_tol=row_sum_tol)
+    pred, conf, y, k, _ = top_label_data(y_true, y_prob, y_pred,
+                                         Inputs(labels, None, from_logits, row_sum_tol))
     group, n_groups, _ = _label_groups(pred, k)
     gaps, counts = _grouped_gaps(group, (y == pred).astype(np.float64), conf, n_groups, n_bins,
                                  binning)
@@ -317,21 +321,21 @@ def classwise_ece(
     0.333333333333
     """
     block_size = positive_int(block_size, "block_size")
-    check_options(from_logits, row_sum_tol)
+    inputs = Inputs(labels, None, from_logits, row_sum_tol)
     arr = _matrix_unchecked(y_prob)
     n, k = arr.shape
     quantile = isinstance(binning, str) and binning in ("quantile", "equal-mass")
     spec = None if quantile else make_binning(None, n_bins, binning)
     if spec is not None and spec.edges[0] == 0.0:
         y, _, _ = class_indices(y_true, None, n, k, labels=labels)
-        return float(_classwise_sparse(arr, y, spec, from_logits, row_sum_tol) / (n * k))
+        return float(_classwise_sparse(arr, y, spec, inputs) / (n * k))
     if from_logits:
         raise ValueError(
             "from_logits=True is supported by classwise_ece for bins whose first edge is 0 "
             "(e.g. uniform); for these bins pass the probabilities (scipy.special.softmax(logits, "
             "axis=1))"
         )
-    p = check_probabilities(arr, row_sum_tol=row_sum_tol)
+    p = check_probabilities(arr, tol=row_sum_tol)
     y, _, _ = class_indices(y_true, None, n, k, labels=labels)
     per_block = max(1, block_size // n)
     total = 0.0
@@ -359,8 +363,8 @@ def _matrix_unchecked(y_prob: ArrayLike) -> np.ndarray:
     return arr if arr.dtype.kind == "f" else arr.astype(np.float64)
 
 
-def _classwise_sparse(p: np.ndarray, y: np.ndarray, spec: Binning, from_logits: bool = False,
-                      row_sum_tol: float | None = None) -> float:
+def _classwise_sparse(p: np.ndarray, y: np.ndarray, spec: Binning,
+                      inputs: Inputs = DEFAULT_INPUTS) -> float:
     """sum_k sum_m |c1_km - S_km| for bins with first edge 0, in one fused pass.
 
     Entries below ``thresh`` (just under the first bin's upper edge) are in
@@ -370,6 +374,7 @@ def _classwise_sparse(p: np.ndarray, y: np.ndarray, spec: Binning, from_logits: 
     """
     n, k = p.shape
     m = spec.n_bins
+    from_logits = inputs.from_logits
     thresh = spec.edges[1] * (1 - 1e-6)  # margin for rounding of p*M and of float32
     colsum = np.zeros(k, dtype=np.float64)
     parts_cls: list[np.ndarray] = []
@@ -385,7 +390,7 @@ def _classwise_sparse(p: np.ndarray, y: np.ndarray, spec: Binning, from_logits: 
     if from_logits:  # float64 softmax blocks; the true class's probability on the way
         _, _, own_prob = softmax_rows(p, "y_prob", y, visit=visit)
     else:
-        scan_rows(p, "y_prob", top=False, visit=visit, row_sum_tol=row_sum_tol)
+        scan_rows(p, "y_prob", top=False, visit=visit, tol=inputs.row_sum_tol)
     cls = np.concatenate(parts_cls).astype(np.int64)
     val = np.concatenate(parts_val)
     cell = cls * m + spec.index(val)

@@ -11,12 +11,12 @@ confidence of ``y_pred`` against ``y_pred == y_true``
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..stats.inputs import as_array, as_outcomes, describe_bad
+from ..stats.inputs import DEFAULT_INPUTS, Inputs, as_array, as_outcomes, describe_bad
 
 __all__ = [
     "Pairs",
@@ -59,11 +59,10 @@ def check_sample_weight(sample_weight: ArrayLike | None, n: int) -> np.ndarray:
 
 def weighted_pairs(
     y_true: ArrayLike, y_prob: ArrayLike, *, y_pred: ArrayLike | None = None,
-    sample_weight: ArrayLike | None = None, labels: ArrayLike | None = None,
-    pos_label: Any = None, from_logits: bool = False,
+    sample_weight: ArrayLike | None = None, inputs: Inputs = DEFAULT_INPUTS,
 ) -> Pairs:
-    """Checked (outcome, confidence, weight) of the three input forms."""
-    z, p = as_outcomes(y_true, y_prob, y_pred, labels=labels, pos_label=pos_label,
-                       from_logits=from_logits)
+    """Checked (outcome, confidence, weight) of the three input forms, read
+    with ``inputs``."""
+    z, p = as_outcomes(y_true, y_prob, y_pred, inputs)
     z = np.asarray(z, dtype=np.float64)
     return Pairs(z, np.asarray(p, dtype=np.float64), check_sample_weight(sample_weight, p.shape[0]))

@@ -42,6 +42,7 @@ from numpy.typing import ArrayLike
 
 from ..base.typing import BinningSpec
 from ..stats.binning import Binning, make_binning
+from ..stats.inputs import Inputs
 from .pairs import weighted_pairs
 
 __all__ = [
@@ -78,7 +79,7 @@ def brier_score(
     0.07
     """
     z, p, w = weighted_pairs(y_true, y_prob, y_pred=y_pred, sample_weight=sample_weight,
-                             labels=labels, pos_label=pos_label, from_logits=from_logits)
+                             inputs=Inputs(labels, pos_label, from_logits))
     return float(np.dot(w, (p - z) ** 2) / w.sum())
 
 
@@ -107,7 +108,7 @@ def log_loss(
     0.693147
     """
     z, p, w = weighted_pairs(y_true, y_prob, y_pred=y_pred, sample_weight=sample_weight,
-                             labels=labels, pos_label=pos_label, from_logits=from_logits)
+                             inputs=Inputs(labels, pos_label, from_logits))
     t = _log_terms(z, p)
     pos = w > 0  # a zero weight on an infinite term contributes nothing
     return float(np.dot(w[pos], t[pos]) / w.sum())
@@ -157,7 +158,7 @@ def brier_decomposition(
     (0.005, 0.0625, 0.1875)
     """
     z, p, w = weighted_pairs(y_true, y_prob, y_pred=y_pred, sample_weight=sample_weight,
-                             labels=labels, pos_label=pos_label, from_logits=from_logits)
+                             inputs=Inputs(labels, pos_label, from_logits))
     if binning is None:
         if n_bins is not None:
             raise ValueError("n_bins applies with binning=; without it the groups are the "
@@ -238,7 +239,7 @@ def corp_decomposition(
     from sklearn.isotonic import IsotonicRegression
 
     z, p, w = weighted_pairs(y_true, y_prob, y_pred=y_pred, sample_weight=sample_weight,
-                             labels=labels, pos_label=pos_label, from_logits=from_logits)
+                             inputs=Inputs(labels, pos_label, from_logits))
     iso = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
     fitted = np.asarray(iso.fit(p, z, sample_weight=w).predict(p), dtype=np.float64)
     zbar = np.full_like(p, np.dot(w, z) / w.sum())

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..stats.inputs import Inputs
 from .pairs import weighted_pairs
 
 __all__ = [
@@ -126,8 +127,7 @@ def smooth_calibration_error_at(
             or not 0.0 < float(bandwidth) <= 1.0:
         raise ValueError(f"bandwidth must be a number in (0, 1], got {bandwidth!r}")
     p, r, w = _prepared(y_true, y_prob, dict(y_pred=y_pred, sample_weight=sample_weight,
-                                             labels=labels, pos_label=pos_label,
-                                             from_logits=from_logits))
+                                             inputs=Inputs(labels, pos_label, from_logits)))
     return _smece_at(p, r, w, float(bandwidth))
 
 
@@ -164,8 +164,7 @@ def smooth_calibration_error(
             or not 0.0 < float(tol) < 1.0:
         raise ValueError(f"tol must be a number in (0, 1), got {tol!r}")
     p, r, w = _prepared(y_true, y_prob, dict(y_pred=y_pred, sample_weight=sample_weight,
-                                             labels=labels, pos_label=pos_label,
-                                             from_logits=from_logits))
+                                             inputs=Inputs(labels, pos_label, from_logits)))
 
     def too_small(alpha: float) -> bool:
         return alpha < tol or alpha < _smece_at(p, r, w, alpha)

@@ -18,7 +18,8 @@ from ..binned.toplabel import binned_posterior_top_label_ece, top_label_posterio
 from ..results.comparison import Comparison
 from ..results.ece import BayesianECE, BayesianTopLabelECE
 from ..stats.binning import Binning, check_n_bins
-from ..stats.calibration_stats import CalibrationStats
+from ..stats.calibration_stats import CalibrationStats, statistics_of
+from ..stats.inputs import Inputs
 from ..stats.label_stats import LabelStats
 from ..stats.paired_stats import PairedStats
 from ..validation.agreement import CrossCheck
@@ -107,19 +108,30 @@ class BinnedModel(Model):
 
     # -------------------------------------------------------- statistics
     def statistics(self, y_true: ArrayLike, y_prob: ArrayLike, *, y_pred: ArrayLike | None = None,
-                   **inputs: Any) -> CalibrationStats:
+                   labels: ArrayLike | None = None, pos_label: Any = None,
+                   from_logits: bool = False, row_sum_tol: float | None = None) -> CalibrationStats:
         """The model's sufficient statistics: per-bin counts and confidence sums
-        (:meth:`bece.CalibrationStats.from_arrays`, which takes ``inputs``:
-        ``labels``, ``pos_label``, ``from_logits``, ``row_sum_tol``)."""
-        return CalibrationStats.from_arrays(y_true, y_prob, y_pred=y_pred, n_bins=self.n_bins,
-                                            binning=self.binning, **inputs)
+        (:meth:`bece.CalibrationStats.from_arrays`, whose input keywords these are)."""
+        return self._statistics(y_true, y_prob, y_pred,
+                                Inputs(labels, pos_label, from_logits, row_sum_tol))
+
+    def _statistics(self, y_true: ArrayLike, y_prob: ArrayLike, y_pred: ArrayLike | None,
+                    inputs: Inputs) -> CalibrationStats:
+        return statistics_of(y_true, y_prob, y_pred, self.n_bins, self.binning, inputs)
 
     def label_statistics(self, y_true: ArrayLike, y_prob: ArrayLike, *,
-                         y_pred: ArrayLike | None = None, **inputs: Any) -> LabelStats:
-        """Per predicted label, the statistics of its top-label confidences."""
-        labels, stats = top_label_statistics(y_true, y_prob, y_pred=y_pred, n_bins=self.n_bins,
-                                             binning=self.binning, **inputs)
-        return LabelStats(labels, stats)
+                         y_pred: ArrayLike | None = None, labels: ArrayLike | None = None,
+                         from_logits: bool = False, row_sum_tol: float | None = None) -> LabelStats:
+        """Per predicted label, the statistics of its top-label confidences
+        (input keywords as :meth:`statistics`)."""
+        return self._label_statistics(y_true, y_prob, y_pred,
+                                      Inputs(labels, None, from_logits, row_sum_tol))
+
+    def _label_statistics(self, y_true: ArrayLike, y_prob: ArrayLike, y_pred: ArrayLike | None,
+                          inputs: Inputs) -> LabelStats:
+        classes, stats = top_label_statistics(y_true, y_prob, y_pred=y_pred, n_bins=self.n_bins,
+                                              binning=self.binning, inputs=inputs)
+        return LabelStats(classes, stats)
 
     def _check_bins(self, stats: CalibrationStats | LabelStats) -> None:
         if self.n_bins is not None and stats.binning.n_bins != self.n_bins:
@@ -151,26 +163,28 @@ class BinnedModel(Model):
                                     num_samples=10_000 if num_samples is None else num_samples)
 
     def _from_predictions(self, y_true: ArrayLike, y_prob: ArrayLike, y_pred: ArrayLike | None,
-                          inputs: dict[str, Any], **draws: Any) -> BayesianECE:
-        return self.posterior(self.statistics(y_true, y_prob, y_pred=y_pred, **inputs), **draws)
+                          inputs: Inputs, **draws: Any) -> BayesianECE:
+        return self.posterior(self._statistics(y_true, y_prob, y_pred, inputs), **draws)
 
     def _top_label_from_predictions(self, y_true: ArrayLike, y_prob: ArrayLike,
-                                    y_pred: ArrayLike | None, inputs: dict[str, Any],
+                                    y_pred: ArrayLike | None, inputs: Inputs,
                                     **draws: Any) -> BayesianTopLabelECE:
-        result = self.posterior(self.label_statistics(y_true, y_prob, y_pred=y_pred, **inputs),
-                                **draws)
+        result = self.posterior(self._label_statistics(y_true, y_prob, y_pred, inputs), **draws)
         assert isinstance(result, BayesianTopLabelECE)
         return result
 
     # ---------------------------------------------------------- paired
     def paired_statistics(self, y_true: ArrayLike, y_prob_a: ArrayLike, y_prob_b: ArrayLike, *,
                           y_pred_a: ArrayLike | None = None, y_pred_b: ArrayLike | None = None,
-                          **inputs: Any) -> PairedStats:
+                          labels: ArrayLike | None = None, pos_label: Any = None,
+                          from_logits: bool = False, row_sum_tol: float | None = None) -> PairedStats:
         """Joint statistics of two models' predictions on the same examples
-        (:meth:`bece.PairedStats.from_arrays`; add chunks with ``+``)."""
+        (:meth:`bece.PairedStats.from_arrays`, whose input keywords these
+        are; add chunks with ``+``)."""
         return PairedStats.from_arrays(y_true, y_prob_a, y_prob_b, y_pred_a=y_pred_a,
-                                       y_pred_b=y_pred_b, n_bins=self.n_bins,
-                                       binning=self.binning, **inputs)
+                                       y_pred_b=y_pred_b, n_bins=self.n_bins, binning=self.binning,
+                                       labels=labels, pos_label=pos_label,
+                                       from_logits=from_logits, row_sum_tol=row_sum_tol)
 
     def paired_posterior(self, stats: PairedStats, *, num_samples: int | None = None,
                          seed: Seed = 0, progress: bool = False,
@@ -192,7 +206,7 @@ class BinnedModel(Model):
                                   seed=seed, progress=progress)
 
     def _compare_predictions(self, y_true: ArrayLike, y_prob_a: ArrayLike, y_prob_b: ArrayLike,
-                             y_preds: tuple[Any, Any], inputs: dict[str, Any], *,
+                             y_preds: tuple[Any, Any], inputs: Inputs, *,
                              num_samples: int | None, seed: Seed, progress: bool) -> Comparison:
         from ..binned.compare import binned_compare
 
@@ -200,7 +214,7 @@ class BinnedModel(Model):
         return binned_compare(y_true, y_prob_a, y_prob_b, y_pred_a=y_preds[0], y_pred_b=y_preds[1],
                        n_bins=self.n_bins, binning=self.binning, alpha=self.alpha,
                        sigma=self.sigma, tau=self.tau, seed=seed, progress=progress,
-                       num_samples=10_000 if num_samples is None else num_samples, **inputs)
+                       num_samples=10_000 if num_samples is None else num_samples, inputs=inputs)
 
     # ------------------------------------------------------ NumPyro model
     def numpyro(self, stats: CalibrationStats | LabelStats) -> NumPyroModel:

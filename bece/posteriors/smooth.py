@@ -26,7 +26,8 @@ from ..smooth.posterior import check_prior_odds, smooth_ece, smooth_posterior_ec
 from ..smooth.scale_prior import SHARED_PROB
 from ..smooth.zero_gaps import DEFAULT_ZERO_GAP_PRIOR, check_zero_gap_prior
 from ..stats.binning import Binning, check_n_bins
-from ..stats.calibration_stats import CalibrationStats
+from ..stats.calibration_stats import CalibrationStats, statistics_of
+from ..stats.inputs import Inputs
 from ..stats.label_stats import LabelStats
 from ..stats.paired_stats import PairedStats
 from ..validation.agreement import CrossCheck
@@ -124,10 +125,12 @@ class SmoothModel(Model):
                             grid=DEFAULT_SUBCELLS if self.grid == "auto" else int(self.grid))
 
     def statistics(self, y_true: ArrayLike, y_prob: ArrayLike, *, y_pred: ArrayLike | None = None,
-                   **inputs: Any) -> CalibrationStats:
-        """Counts and confidence sums in :meth:`fine_binning` (add chunks with ``+``)."""
-        return CalibrationStats.from_arrays(y_true, y_prob, y_pred=y_pred,
-                                            binning=self.fine_binning(), **inputs)
+                   labels: ArrayLike | None = None, pos_label: Any = None,
+                   from_logits: bool = False, row_sum_tol: float | None = None) -> CalibrationStats:
+        """Counts and confidence sums in :meth:`fine_binning` (add chunks with
+        ``+``; input keywords as :meth:`bece.CalibrationStats.from_arrays`)."""
+        return statistics_of(y_true, y_prob, y_pred, None, self.fine_binning(),
+                             Inputs(labels, pos_label, from_logits, row_sum_tol))
 
     def posterior(self, stats: CalibrationStats, *, num_samples: int | None = None,
                   seed: Seed = 0) -> SmoothBayesianECE:
@@ -142,13 +145,13 @@ class SmoothModel(Model):
         return replace(result, stats=result.stats.with_kind(stats.kind))
 
     def _from_predictions(self, y_true: ArrayLike, y_prob: ArrayLike, y_pred: ArrayLike | None,
-                          inputs: dict[str, Any], *, num_samples: int | None = None,
+                          inputs: Inputs, *, num_samples: int | None = None,
                           seed: Seed = 0) -> SmoothBayesianECE:
         from ..stats.inputs import as_outcomes, input_kind
 
         # the model reads (outcome, confidence) pairs: read them with the
         # inputs, and record how they were read on its statistics
-        z, p = as_outcomes(y_true, y_prob, y_pred, **inputs)
+        z, p = as_outcomes(y_true, y_prob, y_pred, inputs)
         result = smooth_ece(z, p, n_bins=self.n_bins, binning=self.binning, grid=self.grid,
                             **self._laplace_options, prior_odds=self.prior_odds,
                             zero_gap_prior=self.zero_gap_prior, seed=seed,
@@ -160,11 +163,14 @@ class SmoothModel(Model):
 
     def paired_statistics(self, y_true: ArrayLike, y_prob_a: ArrayLike, y_prob_b: ArrayLike, *,
                           y_pred_a: ArrayLike | None = None, y_pred_b: ArrayLike | None = None,
-                          **inputs: Any) -> PairedStats:
+                          labels: ArrayLike | None = None, pos_label: Any = None,
+                          from_logits: bool = False, row_sum_tol: float | None = None) -> PairedStats:
         """Joint statistics of two models' predictions in :meth:`fine_binning`
-        (add chunks with ``+``)."""
+        (add chunks with ``+``; input keywords as :meth:`bece.PairedStats.from_arrays`)."""
         return PairedStats.from_arrays(y_true, y_prob_a, y_prob_b, y_pred_a=y_pred_a,
-                                       y_pred_b=y_pred_b, binning=self.fine_binning(), **inputs)
+                                       y_pred_b=y_pred_b, binning=self.fine_binning(),
+                                       labels=labels, pos_label=pos_label,
+                                       from_logits=from_logits, row_sum_tol=row_sum_tol)
 
     def paired_posterior(self, stats: PairedStats, *, num_samples: int | None = None,
                          seed: Seed = 0, progress: bool = False,
@@ -182,7 +188,7 @@ class SmoothModel(Model):
             prior_odds=self.prior_odds)
 
     def _compare_predictions(self, y_true: ArrayLike, y_prob_a: ArrayLike, y_prob_b: ArrayLike,
-                             y_preds: tuple[Any, Any], inputs: dict[str, Any], *,
+                             y_preds: tuple[Any, Any], inputs: Inputs, *,
                              num_samples: int | None, seed: Seed, progress: bool) -> Comparison:
         from ..smooth.paired import smooth_compare
 
@@ -190,7 +196,7 @@ class SmoothModel(Model):
         return smooth_compare(y_true, y_prob_a, y_prob_b, y_pred_a=y_preds[0], y_pred_b=y_preds[1],
                               n_bins=self.n_bins, binning=self.binning, grid=self.grid,
                               num_samples=10_000 if num_samples is None else num_samples, seed=seed,
-                              prior_odds=self.prior_odds, **inputs)
+                              prior_odds=self.prior_odds, inputs=inputs)
 
     def numpyro(self, stats: CalibrationStats) -> NumPyroModel:
         """:func:`bece.models.smooth_model` with its arguments for fine statistics.
@@ -299,11 +305,13 @@ class SmoothTopLabelModel(Model):
 
     def label_statistics(self, y_true: ArrayLike, y_prob: ArrayLike, *,
                          y_pred: ArrayLike | None = None, n_labels: int | None = None,
-                         **inputs: Any) -> LabelStats:
+                         labels: ArrayLike | None = None, from_logits: bool = False,
+                         row_sum_tol: float | None = None) -> LabelStats:
         """Per predicted label, counts and sums in the fine bins of
         :func:`bece.smooth.toplabel_atoms.top_label_fine_binning` for
         ``n_labels`` labels (default: the columns of ``y_prob``; pass the
-        number of classes when ``y_pred`` is given). Add chunks with ``+``."""
+        number of classes when ``y_pred`` is given). Add chunks with ``+``.
+        Input keywords as :meth:`bece.BinnedModel.label_statistics`."""
         from ..binned.toplabel import top_label_statistics
         from ..smooth.toplabel_atoms import top_label_fine_binning
 
@@ -317,8 +325,9 @@ class SmoothTopLabelModel(Model):
                                  "an (n, K) matrix")
             n_labels = shape[1]
         fine = top_label_fine_binning(n_labels, self.n_bins, self.binning, grid=self.grid)
-        labels, stats = top_label_statistics(y_true, y_prob, y_pred=y_pred, binning=fine, **inputs)
-        return LabelStats(labels, stats)
+        classes, stats = top_label_statistics(y_true, y_prob, y_pred=y_pred, binning=fine,
+                                              inputs=Inputs(labels, None, from_logits, row_sum_tol))
+        return LabelStats(classes, stats)
 
     def posterior(self, stats: LabelStats, *, num_samples: int | None = None, seed: Seed = 0,
                   average: str = "label", keep_bins: bool | str = "auto") -> BayesianTopLabelECE:
@@ -336,7 +345,7 @@ class SmoothTopLabelModel(Model):
             prior_odds=self.prior_odds)
 
     def _top_label_from_predictions(self, y_true: ArrayLike, y_prob: ArrayLike,
-                                    y_pred: ArrayLike | None, inputs: dict[str, Any],
+                                    y_pred: ArrayLike | None, inputs: Inputs,
                                     **draws: Any) -> BayesianTopLabelECE:
         from ..metrics.multiclass import top_label_data
         from ..smooth.toplabel import smooth_top_label_ece
@@ -345,7 +354,7 @@ class SmoothTopLabelModel(Model):
         # read the labels and probabilities here (the model takes the
         # predicted and true class indices and the confidences), then name
         # the labels and record how the predictions were read
-        d = top_label_data(y_true, y_prob, y_pred, **inputs)
+        d = top_label_data(y_true, y_prob, y_pred, inputs)
         result = smooth_top_label_ece(
             d.y, d.conf, y_pred=d.pred, n_bins=self.n_bins, binning=self.binning, grid=self.grid,
             **self._laplace_options, prior_odds=self.prior_odds, **draws)

@@ -81,7 +81,7 @@ from ..base.memory import check_allocation
 from ..base.random import as_generator
 from ..base.typing import BinningSpec, Seed
 from ..stats.binning import Binning, make_binning
-from ..stats.inputs import as_outcomes, input_kind
+from ..stats.inputs import Inputs, as_outcomes, input_kind
 from .atoms import Atoms, check_grid, make_atoms
 from .basis import DEFAULT_N_KNOTS
 from .draws import importance_draws
@@ -369,8 +369,7 @@ def calibration_test(
     )
     prior_odds = check_scale(prior_odds, "prior_odds")
     rng = as_generator(seed)
-    z, p = as_outcomes(y_true, y_prob, y_pred, labels=labels, pos_label=pos_label,
-                       from_logits=from_logits, row_sum_tol=row_sum_tol)
+    z, p = as_outcomes(y_true, y_prob, y_pred, Inputs(labels, pos_label, from_logits, row_sum_tol))
     bins = make_binning(p, n_bins, binning)
     atoms = make_atoms(z, p, bins, check_grid(grid, p.size))
     check_smooth_draws(num_samples, n_knots, bins.n_bins)

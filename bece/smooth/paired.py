@@ -125,8 +125,8 @@ from ..results.comparison import Comparison
 from ..results.ece import SmoothBayesianECE
 from ..stats.binning import Binning, make_binning
 from ..stats.calibration_stats import CalibrationStats
-from ..stats.inputs import as_outcomes, check_options, check_pair, input_kind
-from ..stats.labels import label_values
+from ..stats.inputs import DEFAULT_INPUTS, Inputs
+from ..stats.paired_stats import paired_outcomes
 from .atoms import Atoms, check_grid, make_atoms
 from .average import DEFAULT_PRIOR_ODDS
 from .basis import logit_confidence
@@ -445,10 +445,7 @@ def smooth_compare(
     grid: str | int | None = "auto",
     num_samples: int = 10_000,
     seed: Seed = 0,
-    labels: ArrayLike | None = None,
-    pos_label: Any = None,
-    from_logits: bool = False,
-    row_sum_tol: float | None = None,
+    inputs: Inputs = DEFAULT_INPUTS,
     prior_odds: float = DEFAULT_PRIOR_ODDS,
     coupling: str = DEFAULT_COUPLING,
 ) -> Comparison:
@@ -478,9 +475,9 @@ def smooth_compare(
         Joint draws S. Cost per draw: both curves at the joint atoms (at
         most n, one per example up to 2,000).
     seed : int or numpy.random.Generator, default 0
-    labels, pos_label, from_logits, row_sum_tol
-        How ``y_true`` and both ``y_prob`` are read, as in
-        :func:`bece.bayesian_ece`.
+    inputs : Inputs, optional
+        How ``y_true`` and both ``y_prob`` are read: the input keywords of
+        :func:`bece.compare` as one :class:`~bece.stats.inputs.Inputs`.
     prior_odds : float, default :data:`bece.smooth.average.DEFAULT_PRIOR_ODDS`
         Prior odds of exact calibration of each model: each model's draws
         are averaged with the identity curve (ECE exactly 0) by its
@@ -522,40 +519,24 @@ def smooth_compare(
     >>> bool(c.interval(0.9)[1] < 0)               # t is calibrated, t**0.7 is not
     True
     """
-    check_options(from_logits, row_sum_tol)
-    pa, pb = check_pair(y_prob_a, y_prob_b, from_logits, row_sum_tol)
-    n = pa.shape[0]
-    if (y_pred_a is None) != (y_pred_b is None):
-        raise ValueError("give both y_pred_a and y_pred_b, or neither")
-    if y_pred_a is not None:
-        pred_a = label_values(y_pred_a, "y_pred_a", n)
-        pred_b = label_values(y_pred_b, "y_pred_b", n)
-        same = np.asarray(pred_a == pred_b, dtype=bool)
-    elif pa.ndim == 2:
-        same = np.argmax(pa, axis=1) == np.argmax(pb, axis=1)
-    else:
-        same = np.ones(n, dtype=bool)
+    o = paired_outcomes(y_true, y_prob_a, y_prob_b, (y_pred_a, y_pred_b), inputs)
+    z_a, p_a, z_b, p_b, n = o.z_a, o.p_a, o.z_b, o.p_b, o.p_a.shape[0]
     num_samples = positive_int(num_samples, "num_samples")
     prior_odds = check_prior_odds(prior_odds)
     check_coupling(coupling)
     rng = as_generator(seed)
-    options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
-                               "row_sum_tol": row_sum_tol}
-    z_a, p_a = as_outcomes(y_true, pa, y_pred_a, **options)
-    z_b, p_b = as_outcomes(y_true, pb, y_pred_b, **options)
     bin_a, bin_b = make_binning(p_a, n_bins, binning), make_binning(p_b, n_bins, binning)
     r = check_grid(grid, n)
     check_smooth_draws(2 * num_samples, 10, max(bin_a.n_bins, bin_b.n_bins))
     with single_threaded_blas():
         a = PairedSide.fit(z_a, p_a, bin_a, r)
         b = PairedSide.fit(z_b, p_b, bin_b, r)
-        d = paired_draws(a, b, same, num_samples, rng)
+        d = paired_draws(a, b, o.same, num_samples, rng)
     ia, ib = bin_a.index(p_a), bin_b.index(p_b)
     m_a, m_b = bin_a.n_bins, bin_b.n_bins
     cell = ((z_a.astype(np.int64) * m_a + ia) * 2 + z_b.astype(np.int64)) * m_b + ib
     counts = np.bincount(cell, minlength=4 * m_a * m_b).astype(np.int64).reshape(2, m_a, 2, m_b)
-    kind = input_kind(pa, y_pred_a)
-    return paired_comparison(a, b, d, (kind, kind), counts, prior_odds, coupling, rng)
+    return paired_comparison(a, b, d, (o.kind, o.kind), counts, prior_odds, coupling, rng)
 
 
 def paired_comparison(a: PairedSide, b: PairedSide, d: dict[str, np.ndarray],

@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike
 from ..base.typing import BinningSpec
 from .binning import Binning
 from .fused import binned_sums, outcome_sums
-from .inputs import KINDS, check_options, describe_bad, input_kind
+from .inputs import KINDS, Inputs, describe_bad, input_kind
 
 __all__ = [
     "CalibrationStats",
@@ -303,21 +303,8 @@ class CalibrationStats:
         >>> s.counts.tolist(), s.sum_p.tolist()
         ([[1, 0], [0, 2]], [0.1, 1.7000000000000002])
         """
-        from .device import device_sums, is_jax_array
-        from .distributed import array_sums, is_dask
-
-        check_options(from_logits, row_sum_tol)
-        options: dict[str, Any] = {"labels": labels, "pos_label": pos_label, "from_logits": from_logits,
-                   "row_sum_tol": row_sum_tol}
-        kind = input_kind(y_prob, y_pred)
-        if is_jax_array(y_prob):
-            return cls._computed(*device_sums(y_true, y_prob, y_pred, n_bins, binning, **options),
-                                 kind)
-        if any(is_dask(a) for a in (y_true, y_prob, y_pred)):
-            return cls._computed(*array_sums(y_true, y_prob, y_pred=y_pred, n_bins=n_bins,
-                                             binning=binning, **options), kind)
-        return cls._computed(*binned_sums(y_true, y_prob, y_pred, n_bins, binning, **options),
-                             kind)
+        return statistics_of(y_true, y_prob, y_pred, n_bins, binning,
+                             Inputs(labels, pos_label, from_logits, row_sum_tol))
 
     @classmethod
     def from_dataframe(
@@ -375,10 +362,9 @@ class CalibrationStats:
         """
         from .distributed import dataframe_sums
 
-        check_options(from_logits, row_sum_tol)
         bins, counts, sum_p, sum_p2, kind = dataframe_sums(
             df, y_true=y_true, y_prob=y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning,
-            labels=labels, pos_label=pos_label, from_logits=from_logits, row_sum_tol=row_sum_tol,
+            inputs=Inputs(labels, pos_label, from_logits, row_sum_tol),
         )
         return cls._computed(bins, counts, sum_p, sum_p2, kind)
 
@@ -506,3 +492,23 @@ def _check_kind(kind: Any) -> str | None:
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} or None, got {kind!r}")
     return kind
+
+
+def statistics_of(y_true: ArrayLike, y_prob: ArrayLike, y_pred: ArrayLike | None,
+                  n_bins: int | None, binning: BinningSpec | Binning,
+                  inputs: Inputs) -> CalibrationStats:
+    """:meth:`CalibrationStats.from_arrays` with its input keywords as one
+    :class:`~bece.stats.inputs.Inputs`: NumPy in one fused pass, a
+    ``jax.Array`` on its device, Dask block by block."""
+    from .device import device_sums, is_jax_array
+    from .distributed import array_sums, is_dask
+
+    kind = input_kind(y_prob, y_pred)
+    if is_jax_array(y_prob):
+        return CalibrationStats._computed(
+            *device_sums(y_true, y_prob, y_pred, n_bins, binning, inputs), kind)
+    if any(is_dask(a) for a in (y_true, y_prob, y_pred)):
+        return CalibrationStats._computed(*array_sums(y_true, y_prob, y_pred=y_pred, n_bins=n_bins,
+                                                      binning=binning, inputs=inputs), kind)
+    return CalibrationStats._computed(*binned_sums(y_true, y_prob, y_pred, n_bins, binning, inputs),
+                                      kind)

@@ -63,8 +63,9 @@ import numpy as np
 from ..base.jaxcompat import enable_x64
 from .binning import Binning, make_binning
 from .inputs import (
+    DEFAULT_INPUTS,
+    Inputs,
     as_array,
-    check_row_sum_tol,
     range_hint,
     row_sum_message,
     row_sum_tolerance,
@@ -276,8 +277,8 @@ def _check_shapes(y_prob: Any, y_true: Any, y_pred: Any) -> None:
             raise ValueError(f"{name} must hold integer class labels, got dtype {y.dtype}")
 
 
-def _host_labels(yt: Any, yp: Any, y_prob: Any, kind: str, labels: Any,
-                 pos_label: Any) -> tuple[np.ndarray, np.ndarray | None]:
+def _host_labels(yt: Any, yp: Any, y_prob: Any, kind: str,
+                 inputs: Inputs) -> tuple[np.ndarray, np.ndarray | None]:
     """Labels read on the host (:mod:`bece.stats.labels`): the 0/1 outcome of
     binary labels, or the column indices (``"pairs"``: common indices) of
     class labels; the device then checks them as integers."""
@@ -286,12 +287,12 @@ def _host_labels(yt: Any, yp: Any, y_prob: Any, kind: str, labels: Any,
     n = y_prob.shape[0]
     host_t = np.asarray(yt)
     host_p = None if yp is None else np.asarray(yp)
-    if pos_label is not None and kind != "binary":
+    if inputs.pos_label is not None and kind != "binary":
         raise ValueError("pos_label applies to P(y = 1) of shape (n,) without y_pred")
     if kind == "binary":
-        return binary_outcome(host_t, n, pos_label=pos_label, labels=labels), None
+        return binary_outcome(host_t, n, inputs), None
     k = y_prob.shape[1] if kind == "matrix" else None
-    t, p, _ = class_indices(host_t, host_p, n, k, labels=labels)
+    t, p, _ = class_indices(host_t, host_p, n, k, labels=inputs.labels)
     return t, p
 
 
@@ -301,18 +302,16 @@ def device_sums(
     y_pred: Any,
     n_bins: Any,
     binning: Any,
+    inputs: Inputs = DEFAULT_INPUTS,
     *,
     method: str | None = None,
-    labels: Any = None,
-    pos_label: Any = None,
-    from_logits: bool = False,
-    row_sum_tol: float | None = None,
 ) -> tuple[Binning, np.ndarray, np.ndarray, np.ndarray]:
     """Checks and per-bin statistics of a ``jax.Array`` ``y_prob`` on its device.
 
-    Parameters are those of :meth:`bece.CalibrationStats.from_arrays`;
-    ``method`` (``"scatter"`` or ``"onehot"``) overrides the reduction
-    chosen for the device's platform. Labels given as NumPy (or with
+    Parameters are those of :meth:`bece.CalibrationStats.from_arrays`
+    (the input keywords as :class:`~bece.stats.inputs.Inputs`); ``method``
+    (``"scatter"`` or ``"onehot"``) overrides the reduction chosen for the
+    device's platform. Labels given as NumPy (or with
     ``labels``/``pos_label``) are read on the host by
     :mod:`bece.stats.labels` and sent as 0/1 outcomes or column indices;
     ``from_logits`` is refused (apply ``jax.nn.softmax`` on the device).
@@ -345,7 +344,7 @@ def device_sums(
             return y
         return as_array(y, name)
 
-    if from_logits:
+    if inputs.from_logits:
         raise ValueError(
             "from_logits=True is not applied to a jax.Array on its device: pass "
             "jax.nn.softmax(logits, axis=-1) (jax.nn.sigmoid for shape (n,)), or the logits as "
@@ -355,15 +354,15 @@ def device_sums(
     yp = on_device(y_pred, "y_pred")
     _check_shapes(y_prob, yt, yp)
     kind = "matrix" if y_prob.ndim == 2 else ("pairs" if yp is not None else "binary")
-    if labels is not None or pos_label is not None or not is_jax_array(yt):
-        yt, yp = _host_labels(yt, yp, y_prob, kind, labels, pos_label)
+    if inputs.labels is not None or inputs.pos_label is not None or not is_jax_array(yt):
+        yt, yp = _host_labels(yt, yp, y_prob, kind, inputs)
     if method is None:
         method = "scatter" if _platform(y_prob) == "cpu" else "onehot"
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     in_dtype = np.dtype(y_prob.dtype)
     k = y_prob.shape[1] if y_prob.ndim == 2 else 0
-    tol = check_row_sum_tol(row_sum_tol)
+    tol = inputs.row_sum_tol
     if tol is None:
         tol = row_sum_tolerance(in_dtype, k) if k else 0.0
     shape = (m, bins.rule == "uniform", kind, yp is not None, method)
@@ -391,7 +390,7 @@ def device_sums(
             count, row, total, worst = rep["rows"]
             if count:
                 raise ValueError(row_sum_message("y_prob", tol, int(count), int(row), float(total),
-                                                 float(worst), row_sum_tol))
+                                                 float(worst), inputs.row_sum_tol))
         n_classes = 2 if kind == "binary" else (k if kind == "matrix" else None)
         _label_errors(rep["y_true"], "y_true", n_classes)
         if yp is not None:

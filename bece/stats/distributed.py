@@ -34,7 +34,7 @@ import numpy as np
 
 from .binning import Binning, make_binning
 from .fused import Sums, binned_sums
-from .inputs import as_array, input_kind, located
+from .inputs import DEFAULT_INPUTS, Inputs, as_array, input_kind, located
 
 __all__ = [
     "array_sums",
@@ -98,17 +98,17 @@ def _known_chunks(a: Any, name: str) -> None:
 
 
 def _block(y_true: Any, y_prob: Any, y_pred: Any, binning: Binning, where: str,
-           options: dict[str, Any]) -> Sums:
+           inputs: Inputs) -> Sums:
     try:
-        return binned_sums(y_true, y_prob, y_pred, None, binning, infer_labels=False, **options)
+        return binned_sums(y_true, y_prob, y_pred, None, binning, inputs, infer_labels=False)
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
 
 
 def _rows_block(y_true: Any, y_prob: Any, y_pred: Any, binning: Binning, start: int,
-                options: dict[str, Any]) -> Sums:
+                inputs: Inputs) -> Sums:
     try:
-        return binned_sums(y_true, y_prob, y_pred, None, binning, infer_labels=False, **options)
+        return binned_sums(y_true, y_prob, y_pred, None, binning, inputs, infer_labels=False)
     except ValueError as exc:
         raise located(exc, "dask array", start) from None
 
@@ -120,16 +120,15 @@ def array_sums(
     y_pred: Any = None,
     n_bins: int | None = None,
     binning: Any = "uniform",
-    **options: Any,
+    inputs: Inputs = DEFAULT_INPUTS,
 ) -> Sums:
     """Per-bin sums of Dask (or NumPy) arrays, one block of rows at a time.
 
     ``y_prob`` of shape (n,) or (n, K) is chunked along rows only (its
     columns are merged into one chunk if needed); ``y_true`` and ``y_pred``
     are rechunked to the same rows (NumPy arrays are wrapped). Errors name the
-    offending row of the whole array. ``options``: ``labels``,
-    ``pos_label``, ``from_logits``, ``row_sum_tol`` of
-    :meth:`bece.CalibrationStats.from_arrays`, applied to every block (text
+    offending row of the whole array. ``inputs`` (the input keywords of
+    :meth:`bece.CalibrationStats.from_arrays`) apply to every block (text
     labels need ``labels``: a block cannot see the others' values).
     """
     import dask.array as da
@@ -171,7 +170,7 @@ def array_sums(
     starts = np.concatenate([[0], np.cumsum(rows)[:-1]]).tolist()
     one = delayed(_rows_block, pure=True)
     parts = [
-        one(t, q, y, bins, int(s), options)
+        one(t, q, y, bins, int(s), inputs)
         for t, q, y, s, size in zip(blocks_t, blocks_p, blocks_y, starts, rows)
         if size > 0
     ]
@@ -186,10 +185,10 @@ def dataframe_sums(
     y_pred: Hashable | None = None,
     n_bins: int | None = None,
     binning: Any = "uniform",
-    **options: Any,
+    inputs: Inputs = DEFAULT_INPUTS,
 ) -> tuple[Binning, np.ndarray, np.ndarray, np.ndarray, str]:
     """Per-bin sums of a pandas or Dask DataFrame and the input kind (see
-    :meth:`bece.CalibrationStats.from_dataframe`; ``options`` as
+    :meth:`bece.CalibrationStats.from_dataframe`; ``inputs`` as
     :func:`array_sums`)."""
     from .columns import select_columns
 
@@ -232,7 +231,7 @@ def dataframe_sums(
     kind = input_kind([0.0] if len(probs) == 1 else [[0.0, 1.0]], yp)
     if not is_dask(df):
         a, b, c = arrays(df)
-        return (*binned_sums(a, b, c, n_bins, binning, **options), kind)
+        return (*binned_sums(a, b, c, n_bins, binning, inputs), kind)
 
     from dask import delayed
 
@@ -242,7 +241,7 @@ def dataframe_sums(
         if len(frame) == 0:
             return None
         a, b, c = arrays(frame)
-        return _block(a, b, c, bins, f"dask dataframe partition {i}", options)
+        return _block(a, b, c, bins, f"dask dataframe partition {i}", inputs)
 
     one = delayed(part, pure=True)
     stats = _tree_sum([one(frame, i) for i, frame in enumerate(df[cols].to_delayed())])

@@ -94,6 +94,7 @@ import numpy as np
 
 from ..base.memory import check_allocation
 from .binning import Binning
+from .inputs import DEFAULT_INPUTS, Inputs
 
 #: Per-bin sums: (binning, counts (2, M) int64, sum_p (M,) float64, sum_p2 (M,) float64).
 Sums = tuple[Binning, np.ndarray, np.ndarray, np.ndarray]
@@ -418,18 +419,16 @@ def binned_sums(
     y_pred: Any,
     n_bins: Any,
     binning: Any,
+    inputs: Inputs = DEFAULT_INPUTS,
     *,
     engine: str = "auto",
-    labels: Any = None,
-    pos_label: Any = None,
-    from_logits: bool = False,
-    row_sum_tol: float | None = None,
     infer_labels: bool = True,
 ) -> Sums:
     """Check classifier outputs and compute their per-bin statistics.
 
-    Parameters are those of :meth:`bece.CalibrationStats.from_arrays`
-    (``infer_labels``: :func:`bece.stats.inputs.as_outcomes`'s);
+    Parameters are those of :meth:`bece.CalibrationStats.from_arrays`, the
+    input keywords as :class:`~bece.stats.inputs.Inputs` (``infer_labels``:
+    :func:`bece.stats.inputs.as_outcomes`'s);
     ``engine`` picks the loop (``"auto"``: numba when it is importable and
     either already loaded or ``y_prob`` has at least :data:`AUTO_ROWS`
     entries, else NumPy, with the summation order set by the size alone, so
@@ -455,7 +454,7 @@ def binned_sums(
     p = _try_array(y_prob)
     kernels = _kernels(engine, 0 if p is None else p.size)
     quantile = isinstance(binning, str) and binning in ("quantile", "equal-mass")
-    plain = labels is None and pos_label is None and not from_logits and row_sum_tol is None
+    plain = inputs.plain
     if kernels is not None and not quantile and plain:
         yt = _try_array(y_true)
         yp = _try_array(y_pred)
@@ -484,9 +483,7 @@ def binned_sums(
             # a bad value, or labels -1/1: the NumPy path below raises its
             # message, or reads them
 
-    z, conf = as_outcomes(y_true, y_prob, y_pred, labels=labels, pos_label=pos_label,
-                          from_logits=from_logits, row_sum_tol=row_sum_tol,
-                          infer_labels=infer_labels)
+    z, conf = as_outcomes(y_true, y_prob, y_pred, inputs, infer_labels=infer_labels)
     bins = make_binning(conf, n_bins, binning)
     return (bins, *outcome_sums(z, conf, bins, engine=engine))
 

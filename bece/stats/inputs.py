@@ -19,6 +19,7 @@ Three input forms are accepted (DESIGN.md §4):
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,12 +27,12 @@ import numpy as np
 from .arrays import as_array, check_labels, describe_bad, object_error
 
 __all__ = [
+    "DEFAULT_INPUTS",
+    "Inputs",
     "as_array",
     "as_outcomes",
     "check_labels",
-    "check_options",
     "check_pair",
-    "check_row_sum_tol",
     "check_probabilities",
     "check_top_label",
     "checked_array",
@@ -168,22 +169,74 @@ def _row_deviation(block: np.ndarray, ones: np.ndarray, tol: float) -> np.ndarra
     return dev
 
 
-def check_row_sum_tol(row_sum_tol: Any) -> float | None:
-    """``row_sum_tol=`` checked: None (the default tolerance of
+def _check_row_sum_tol(value: Any) -> float | None:
+    """``row_sum_tol=`` (``value``) checked: None (the default tolerance of
     :func:`row_sum_tolerance`) or a number in [0, 1)."""
-    if row_sum_tol is None:
+    if value is None:
         return None
-    if isinstance(row_sum_tol, (bool, np.bool_)) or not isinstance(
-            row_sum_tol, (int, float, np.integer, np.floating)):
-        raise ValueError(f"row_sum_tol must be a number in [0, 1) or None, got {row_sum_tol!r}")
-    tol = float(row_sum_tol)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"row_sum_tol must be a number in [0, 1) or None, got {value!r}")
+    tol = float(value)
     if not 0.0 <= tol < 1.0:  # NaN fails too
-        raise ValueError(f"row_sum_tol must be a number in [0, 1) or None, got {row_sum_tol!r}")
+        raise ValueError(f"row_sum_tol must be a number in [0, 1) or None, got {value!r}")
     return tol
 
 
+@dataclass(frozen=True, eq=False)
+class Inputs:
+    """How predictions are read: the input keywords of every entry point,
+    checked once.
+
+    The public functions take ``labels``, ``pos_label``, ``from_logits`` and
+    ``row_sum_tol`` as keywords, build one ``Inputs`` and hand it to the
+    layers below, which never see the keywords themselves.
+
+    Attributes
+    ----------
+    labels : array_like or None
+        The class of each column of ``y_prob`` in order (``clf.classes_``);
+        for a 1-D ``y_prob`` the two classes, negative then positive.
+        Checked against the data where it is used (:mod:`bece.stats.labels`).
+    pos_label : label or None
+        For a 1-D ``y_prob`` without ``y_pred``: the value of ``y_true``
+        that is ``y = 1``.
+    from_logits : bool
+        ``y_prob`` holds logits (sigmoid for shape (n,), softmax over the
+        columns for shape (n, K), in float64).
+    row_sum_tol : float or None
+        Tolerance of the row sums of a 2-D ``y_prob`` (None: the default of
+        :func:`row_sum_tolerance`).
+    """
+
+    labels: Any = None
+    pos_label: Any = None
+    from_logits: bool = False
+    row_sum_tol: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.from_logits, (bool, np.bool_)):
+            raise ValueError(f"from_logits must be True or False, got {self.from_logits!r}")
+        object.__setattr__(self, "from_logits", bool(self.from_logits))
+        object.__setattr__(self, "row_sum_tol", _check_row_sum_tol(self.row_sum_tol))
+        if self.from_logits and self.row_sum_tol is not None:
+            raise ValueError("row_sum_tol applies to probabilities; with from_logits=True the "
+                             "rows are logits, whose softmax sums to 1")
+
+    @property
+    def plain(self) -> bool:
+        """Whether these are the defaults (probabilities, labels needing no
+        naming, the default row-sum tolerance): the fast paths' condition."""
+        return (self.labels is None and self.pos_label is None and not self.from_logits
+                and self.row_sum_tol is None)
+
+
+#: The default reading: probabilities, labels 0 .. K-1 (or 0/1, -1/1).
+DEFAULT_INPUTS = Inputs()
+
+
 def scan_rows(arr: np.ndarray, name: str, top: bool, visit: Any = None,
-              row_sum_tol: float | None = None):
+              tol: float | None = None):
     """Check a 2-D array block by block; optionally reduce it to the top label.
 
     Each block of rows is read once while it is in cache: min and max (exact
@@ -191,10 +244,11 @@ def scan_rows(arr: np.ndarray, name: str, top: bool, visit: Any = None,
     :func:`row_sum_tolerance`), with ``top`` the argmax and its value, and
     ``visit(start, block)`` for any further reduction a caller wants fused
     into the same pass. The matrix is never converted as a whole, and rows
-    are used as given (never renormalised).
+    are used as given (never renormalised). ``tol``: the user's
+    ``row_sum_tol`` (None: :func:`row_sum_tolerance`).
     """
     n, k = arr.shape
-    tol = row_sum_tolerance(arr.dtype, k) if row_sum_tol is None else row_sum_tol
+    given, tol = tol, row_sum_tolerance(arr.dtype, k) if tol is None else tol
     rows = max(1, _BLOCK // k)
     ones = np.ones(k, dtype=arr.dtype)
     pred = np.empty(n, dtype=np.int64) if top else None
@@ -207,7 +261,7 @@ def scan_rows(arr: np.ndarray, name: str, top: bool, visit: Any = None,
                          start, k)
         dev = _row_deviation(block, ones, tol)
         if not dev.max() <= tol:
-            raise _row_sum_error(arr, name, tol, start + int(np.argmax(dev > tol)), row_sum_tol)
+            raise _row_sum_error(arr, name, tol, start + int(np.argmax(dev > tol)), given)
         if pred is not None and conf is not None:  # top
             j = block.argmax(axis=1)
             pred[start:start + rows] = j
@@ -240,9 +294,7 @@ def row_sum_message(name: str, tol: float, total: int, bad: int, bad_sum: float,
     return text
 
 
-def check_probabilities(
-    y_prob: Any, name: str = "y_prob", *, row_sum_tol: float | None = None
-) -> np.ndarray:
+def check_probabilities(y_prob: Any, name: str = "y_prob", tol: float | None = None) -> np.ndarray:
     """Check ``y_prob``'s shape, finiteness and range; return it as an array.
 
     Parameters
@@ -255,9 +307,10 @@ def check_probabilities(
         does not).
     name : str, default "y_prob"
         The argument's name in error messages.
-    row_sum_tol : float, optional
-        A tolerance of your own instead (e.g. 1e-3 for rows written with
-        four decimals); accepted rows are used as given, never renormalised.
+    tol : float, optional
+        The user's ``row_sum_tol`` (:class:`Inputs`) instead, e.g. 1e-3 for
+        rows written with four decimals; accepted rows are used as given,
+        never renormalised.
 
     Returns
     -------
@@ -273,12 +326,11 @@ def check_probabilities(
         infinity, has values outside [0, 1] (with a hint when they look like
         logits), has K < 2 columns, or has rows that do not sum to one.
     """
-    tol = check_row_sum_tol(row_sum_tol)
     arr = checked_array(y_prob, name)
     if arr.ndim == 2:
         if arr.dtype.kind != "f":
             arr = arr.astype(np.float64)
-        scan_rows(arr, name, top=False, row_sum_tol=tol)
+        scan_rows(arr, name, top=False, tol=tol)
         return arr
     p = np.asarray(arr, dtype=np.float64)
     if not (p.min() >= 0.0 and p.max() <= 1.0):  # NaN propagates through min/max
@@ -287,13 +339,12 @@ def check_probabilities(
 
 
 def check_top_label(
-    y_prob: Any, name: str = "y_prob", *, row_sum_tol: float | None = None,
-    from_logits: bool = False,
+    y_prob: Any, inputs: Inputs = DEFAULT_INPUTS, name: str = "y_prob",
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Check a (n, K) probability matrix and reduce it to its top label in one pass.
 
-    With ``from_logits`` the rows are logits: the confidence is the largest
-    softmax probability, computed block by block in float64
+    With ``inputs.from_logits`` the rows are logits: the confidence is the
+    largest softmax probability, computed block by block in float64
     (:func:`softmax_rows`).
 
     Returns
@@ -305,18 +356,17 @@ def check_top_label(
     k : int
         The number of classes K.
     """
-    tol = check_row_sum_tol(row_sum_tol)
     arr = checked_array(y_prob, name)
     if arr.ndim != 2:
         raise ValueError(
             f"{name} must have shape (n, K) with class probabilities, got shape {arr.shape}"
         )
-    if from_logits:
+    if inputs.from_logits:
         pred, conf, _ = softmax_rows(arr, name)
         return pred, conf, arr.shape[1]
     if arr.dtype.kind != "f":
         arr = arr.astype(np.float64)
-    pred, conf = scan_rows(arr, name, top=True, row_sum_tol=tol)
+    pred, conf = scan_rows(arr, name, top=True, tol=inputs.row_sum_tol)
     assert pred is not None and conf is not None
     return pred, conf, arr.shape[1]
 
@@ -403,25 +453,12 @@ def input_kind(y_prob: Any, y_pred: Any = None) -> str:
     return "top-label" if ndim == 2 else "binary"
 
 
-def check_options(from_logits: Any = False, row_sum_tol: Any = None) -> None:
-    """Refuse a ``from_logits`` that is not a bool and a bad ``row_sum_tol``."""
-    if not isinstance(from_logits, (bool, np.bool_)):
-        raise ValueError(f"from_logits must be True or False, got {from_logits!r}")
-    check_row_sum_tol(row_sum_tol)
-    if from_logits and row_sum_tol is not None:
-        raise ValueError("row_sum_tol applies to probabilities; with from_logits=True the rows "
-                         "are logits, whose softmax sums to 1")
-
-
 def as_outcomes(
     y_true: Any,
     y_prob: Any,
     y_pred: Any = None,
+    inputs: Inputs = DEFAULT_INPUTS,
     *,
-    labels: Any = None,
-    pos_label: Any = None,
-    from_logits: bool = False,
-    row_sum_tol: float | None = None,
     infer_labels: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Reduce classifier outputs to outcomes ``z`` and confidences ``p``.
@@ -439,18 +476,11 @@ def as_outcomes(
         :math:`P(y = 1)` reading of scikit-learn's ``calibration_curve``).
     y_pred : array_like of shape (n,), optional
         Predicted labels: triples (y_pred, y_true, confidence of y_pred).
-    labels : array_like, optional
-        The class of each column of ``y_prob`` in order (``clf.classes_``);
-        for a 1-D ``y_prob`` the two classes, negative then positive.
-    pos_label : int, str or other label, optional
-        For a 1-D ``y_prob`` without ``y_pred``: the value of ``y_true``
-        that is ``y = 1`` (default 1 for labels 0/1 and -1/1).
-    from_logits : bool, default False
-        ``y_prob`` holds logits: sigmoid (shape (n,)) or softmax over the
-        columns (shape (n, K)), in float64, block by block.
-    row_sum_tol : float, optional
-        Tolerance of the row sums of a 2-D ``y_prob`` (default
-        :func:`row_sum_tolerance`, strict); rows are used as given.
+    inputs : Inputs, optional
+        How to read them: ``labels``, ``pos_label`` (default 1 for labels
+        0/1 and -1/1), ``from_logits`` (sigmoid or softmax in float64, block
+        by block) and ``row_sum_tol`` (default :func:`row_sum_tolerance`,
+        strict; rows are used as given).
     infer_labels : bool, default True
         Whether text labels may be mapped to columns by their sorted values
         without ``labels`` (False for blocks reduced separately).
@@ -464,9 +494,9 @@ def as_outcomes(
     """
     from .labels import binary_outcome, class_indices
 
-    check_options(from_logits, row_sum_tol)
+    labels, from_logits = inputs.labels, inputs.from_logits
     y_prob = as_array(y_prob, "y_prob")
-    if pos_label is not None and (y_pred is not None or y_prob.ndim != 1):
+    if inputs.pos_label is not None and (y_pred is not None or y_prob.ndim != 1):
         raise ValueError(
             "pos_label applies to P(y = 1) of shape (n,) without y_pred; "
             + ("with y_pred, y_true and y_pred are compared" if y_pred is not None else
@@ -474,7 +504,7 @@ def as_outcomes(
                "for scikit-learn's P(y = 1) reading pass y_prob[:, 1] with pos_label=")
         )
     if y_pred is None and y_prob.ndim == 2:
-        yp, conf, k = check_top_label(y_prob, row_sum_tol=row_sum_tol, from_logits=from_logits)
+        yp, conf, k = check_top_label(y_prob, inputs)
         yt, _, _ = class_indices(y_true, None, conf.shape[0], k, labels=labels, infer=infer_labels)
         return yt == yp, conf
     if from_logits and y_prob.ndim == 2:  # triples: the softmax probability of y_pred
@@ -485,10 +515,10 @@ def as_outcomes(
         _, _, own = softmax_rows(arr, "y_prob", ypi)
         assert own is not None
         return yt == ypi, own
-    p = sigmoid(y_prob) if from_logits else check_probabilities(y_prob, row_sum_tol=row_sum_tol)
+    p = sigmoid(y_prob) if from_logits else check_probabilities(y_prob, tol=inputs.row_sum_tol)
     n = p.shape[0]
     if p.ndim == 1 and y_pred is None:
-        return binary_outcome(y_true, n, pos_label=pos_label, labels=labels), p
+        return binary_outcome(y_true, n, inputs), p
     columns: int | None = None if p.ndim == 1 else p.shape[1]
     yt, ypi, _ = class_indices(y_true, y_pred, n, columns, labels=labels, infer=infer_labels)
     assert ypi is not None
@@ -506,17 +536,17 @@ def located(exc: ValueError, source: str, start: int) -> ValueError:
     return ValueError(f"{source}: {text}")
 
 
-def check_pair(y_prob_a: Any, y_prob_b: Any, from_logits: bool,
-               row_sum_tol: float | None) -> tuple[np.ndarray, np.ndarray]:
+def check_pair(y_prob_a: Any, y_prob_b: Any,
+               inputs: Inputs = DEFAULT_INPUTS) -> tuple[np.ndarray, np.ndarray]:
     """Two models' predictions on the same test examples, checked for a paired
     comparison: each as :func:`check_probabilities` (only the shape with
     ``from_logits``: the values are checked where the softmax is taken), the
     same number of rows and the same shape."""
-    if from_logits:
+    if inputs.from_logits:
         pa, pb = checked_array(y_prob_a, "y_prob_a"), checked_array(y_prob_b, "y_prob_b")
     else:
-        pa = check_probabilities(y_prob_a, "y_prob_a", row_sum_tol=row_sum_tol)
-        pb = check_probabilities(y_prob_b, "y_prob_b", row_sum_tol=row_sum_tol)
+        pa = check_probabilities(y_prob_a, "y_prob_a", inputs.row_sum_tol)
+        pb = check_probabilities(y_prob_b, "y_prob_b", inputs.row_sum_tol)
     if pa.shape[0] != pb.shape[0]:
         raise ValueError(
             f"y_prob_a has {pa.shape[0]} predictions but y_prob_b has {pb.shape[0]}; a paired "

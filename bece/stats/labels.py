@@ -27,11 +27,14 @@ values, or a ``pos_label``/``labels`` of the other type is refused.
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .arrays import as_array, check_labels, describe_bad, object_error
+
+if TYPE_CHECKING:
+    from .inputs import Inputs
 
 __all__ = [
     "binary_outcome",
@@ -245,8 +248,9 @@ def _in_default_pair(values: np.ndarray) -> bool:
     return bool(lo >= -1 and hi <= 1 and not (values == 0).any())
 
 
-def binary_outcome(y_true: Any, n: int, *, pos_label: Any = None, labels: Any = None) -> np.ndarray:
-    """The outcome ``z = [y_true == pos_label]`` of binary labels, int64 (module docstring).
+def binary_outcome(y_true: Any, n: int, inputs: Inputs) -> np.ndarray:
+    """The outcome ``z = [y_true == pos_label]`` of binary labels, int64
+    (module docstring), with ``inputs.pos_label`` and ``inputs.labels``.
 
     Raises
     ------
@@ -256,6 +260,7 @@ def binary_outcome(y_true: Any, n: int, *, pos_label: Any = None, labels: Any = 
         a ``pos_label`` that is none of two distinct values; values not in
         ``labels``.
     """
+    pos_label, labels = inputs.pos_label, inputs.labels
     yt = label_values(y_true, "y_true", n, 2 if pos_label is None and labels is None else None)
     classes = None if labels is None else check_class_labels(labels, None, binary=True)
     if classes is not None:

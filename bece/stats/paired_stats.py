@@ -25,6 +25,7 @@ rounding. Summing over one model's cells gives the other model's
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ from numpy.typing import ArrayLike
 from ..base.typing import BinningSpec
 from .binning import Binning, make_binning
 from .calibration_stats import CalibrationStats
-from .inputs import KINDS, as_outcomes, check_options, check_pair, input_kind
+from .inputs import KINDS, Inputs, as_outcomes, check_pair, input_kind
 from .labels import label_values
 
 __all__ = [
@@ -219,26 +220,11 @@ class PairedStats:
             For anything :func:`bece.compare` refuses: different numbers of
             rows or shapes, only one ``y_pred``, bad labels or probabilities.
         """
-        check_options(from_logits, row_sum_tol)
-        pa, pb = check_pair(y_prob_a, y_prob_b, from_logits, row_sum_tol)
-        n = pa.shape[0]
-        if (y_pred_a is None) != (y_pred_b is None):
-            raise ValueError("give both y_pred_a and y_pred_b, or neither")
-        if y_pred_a is not None:
-            same = np.asarray(label_values(y_pred_a, "y_pred_a", n)
-                              == label_values(y_pred_b, "y_pred_b", n), dtype=bool)
-        elif pa.ndim == 2:
-            same = np.argmax(pa, axis=1) == np.argmax(pb, axis=1)
-        else:
-            same = np.ones(n, dtype=bool)
-        options: dict[str, Any] = {"labels": labels, "pos_label": pos_label,
-                                   "from_logits": from_logits, "row_sum_tol": row_sum_tol}
-        z_a, p_a = as_outcomes(y_true, pa, y_pred_a, **options)
-        z_b, p_b = as_outcomes(y_true, pb, y_pred_b, **options)
-        bin_a = make_binning(p_a, n_bins, binning)
-        bin_b = make_binning(p_b, n_bins, binning if binning_b is None else binning_b)
-        return cls.from_outcomes(z_a, p_a, z_b, p_b, same, bin_a, bin_b,
-                                 kind=input_kind(pa, y_pred_a))
+        o = paired_outcomes(y_true, y_prob_a, y_prob_b, (y_pred_a, y_pred_b),
+                            Inputs(labels, pos_label, from_logits, row_sum_tol))
+        bin_a = make_binning(o.p_a, n_bins, binning)
+        bin_b = make_binning(o.p_b, n_bins, binning if binning_b is None else binning_b)
+        return cls.from_outcomes(o.z_a, o.p_a, o.z_b, o.p_b, o.same, bin_a, bin_b, kind=o.kind)
 
     # ------------------------------------------------------------------ merge
     def to_dict(self) -> dict[str, Any]:
@@ -392,3 +378,41 @@ def _check_kind(kind: Any) -> str | None:
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} or None, got {kind!r}")
     return kind
+
+
+@dataclass(frozen=True)
+class PairedOutcomes:
+    """Two models' predictions on the same examples, read: outcomes ``z_*``
+    and confidences ``p_*`` of each (shape (n,)), ``same``: whether both
+    predicted the same label (all True for binary data), and ``kind``, how
+    they were read (:func:`bece.stats.inputs.input_kind`)."""
+
+    z_a: np.ndarray
+    p_a: np.ndarray
+    z_b: np.ndarray
+    p_b: np.ndarray
+    same: np.ndarray
+    kind: str
+
+
+def paired_outcomes(y_true: ArrayLike, y_prob_a: ArrayLike, y_prob_b: ArrayLike,
+                    y_preds: tuple[ArrayLike | None, ArrayLike | None],
+                    inputs: Inputs) -> PairedOutcomes:
+    """Check two models' predictions for a paired comparison
+    (:func:`bece.stats.inputs.check_pair`: same rows, same shape; both
+    ``y_pred`` or neither) and read each with ``inputs``."""
+    y_pred_a, y_pred_b = y_preds
+    pa, pb = check_pair(y_prob_a, y_prob_b, inputs)
+    n = pa.shape[0]
+    if (y_pred_a is None) != (y_pred_b is None):
+        raise ValueError("give both y_pred_a and y_pred_b, or neither")
+    if y_pred_a is not None:
+        same = np.asarray(label_values(y_pred_a, "y_pred_a", n)
+                          == label_values(y_pred_b, "y_pred_b", n), dtype=bool)
+    elif pa.ndim == 2:
+        same = np.argmax(pa, axis=1) == np.argmax(pb, axis=1)
+    else:
+        same = np.ones(n, dtype=bool)
+    z_a, p_a = as_outcomes(y_true, pa, y_pred_a, inputs)
+    z_b, p_b = as_outcomes(y_true, pb, y_pred_b, inputs)
+    return PairedOutcomes(z_a, p_a, z_b, p_b, same, input_kind(pa, y_pred_a))

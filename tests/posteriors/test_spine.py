@@ -125,3 +125,58 @@ def test_no_new_public_function_takes_more_than_twelve_parameters():
         if len(params) > 12:
             over[name] = len(params)
     assert set(over) <= set(OVER_TWELVE), sorted(set(over) - set(OVER_TWELVE))
+
+
+#: the input keywords that only public functions take: they build one
+#: :class:`bece.stats.inputs.Inputs`, which the layers below take instead
+INPUT_KEYWORDS = {"row_sum_tol", "from_logits", "pos_label"}
+
+
+def _functions_taking(keywords: set[str]) -> set[tuple[str, str]]:
+    """(module, qualified name) of every function in bece/ with a parameter in ``keywords``."""
+    found = set()
+    for path in sorted((ROOT / "bece").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+        def visit(node: ast.AST, prefix: str) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.ClassDef):
+                    visit(child, f"{prefix}{child.name}.")
+                elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    a = child.args
+                    names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+                    if names & keywords:
+                        found.add((module, prefix + child.name))
+                    visit(child, f"{prefix}{child.name}.<locals>.")
+
+        visit(ast.parse(path.read_text()), "")
+    return found
+
+
+def test_only_public_functions_take_the_input_keywords():
+    from tests.test_typing import CALLABLES
+
+    public = {(obj.__module__, obj.__qualname__) for obj in CALLABLES.values()
+              if inspect.isfunction(obj)}
+    inner = _functions_taking(INPUT_KEYWORDS) - public
+    assert not inner, f"non-public functions take {sorted(INPUT_KEYWORDS)}: {sorted(inner)}"
+
+
+def test_the_input_keyword_finder_finds_methods_and_functions():
+    found = _functions_taking(INPUT_KEYWORDS)
+    assert ("bece.api.ece", "bayesian_ece") in found
+    assert ("bece.stats.calibration_stats", "CalibrationStats.from_arrays") in found
+    assert ("bece.posteriors.binned", "BinnedModel.statistics") in found
+
+
+def test_inputs_are_checked_once_where_they_are_built():
+    from bece.stats.inputs import Inputs
+
+    with pytest.raises(ValueError, match="from_logits must be True or False"):
+        Inputs(from_logits="yes")
+    with pytest.raises(ValueError, match="row_sum_tol must be a number"):
+        Inputs(row_sum_tol=2.0)
+    with pytest.raises(ValueError, match="row_sum_tol applies to probabilities"):
+        Inputs(from_logits=True, row_sum_tol=1e-3)
+    assert Inputs().plain and not Inputs(labels=["a", "b"]).plain
+    assert Inputs(row_sum_tol=1e-3).row_sum_tol == 1e-3

@@ -14,8 +14,14 @@ from scipy.special import expit, softmax
 
 import bece
 from bece import CalibrationStats
-from bece.stats.inputs import as_outcomes, softmax_rows
+from bece.stats.inputs import Inputs, as_outcomes, softmax_rows
 from bece.stats.labels import class_indices, fixed_labels
+
+
+def outcomes(y_true, y_prob, y_pred=None, **inputs):
+    """``as_outcomes`` with the input keywords of the public functions, as
+    they build their :class:`~bece.stats.inputs.Inputs`."""
+    return as_outcomes(y_true, y_prob, y_pred, Inputs(**inputs))
 
 
 def _same_stats(a: CalibrationStats, b: CalibrationStats) -> None:
@@ -82,15 +88,15 @@ def test_pos_label_reads_as_scikit_learns_calibration_curve(binary):
 )
 def test_binary_label_errors_name_the_values(y_true, options, message):
     with pytest.raises(ValueError, match=re.escape(message)):
-        as_outcomes(y_true, [0.2, 0.7, 0.4], **options)
+        outcomes(y_true, [0.2, 0.7, 0.4], **options)
 
 
 def test_pos_label_is_for_p_y1_input_only():
     prob = np.array([[0.6, 0.4], [0.3, 0.7]])
     with pytest.raises(ValueError, match=re.escape("pass y_prob[:, 1] with pos_label")):
-        as_outcomes([0, 1], prob, pos_label=1)
+        outcomes([0, 1], prob, pos_label=1)
     with pytest.raises(ValueError, match="pos_label applies to P"):
-        as_outcomes([0, 1], [0.6, 0.7], y_pred=[0, 1], pos_label=1)
+        outcomes([0, 1], [0.6, 0.7], y_pred=[0, 1], pos_label=1)
 
 
 # --------------------------------------------------------- class labels
@@ -110,7 +116,7 @@ def _top_label_loop(y_index, prob):
 def test_text_labels_are_sorted_columns_as_scikit_learns_classes(multiclass):
     y, prob = multiclass
     names = np.array(["setosa", "versicolor", "virginica"])  # sorted: classes_ order
-    z, conf = as_outcomes(names[y], prob)
+    z, conf = outcomes(names[y], prob)
     z_ref, conf_ref = _top_label_loop(y, prob)
     assert np.array_equal(z, z_ref) and np.array_equal(conf, conf_ref)
     assert bece.top_label_ece(names[y], prob) == bece.top_label_ece(y, prob)
@@ -123,13 +129,13 @@ def test_labels_give_the_class_of_each_column(multiclass):
     shuffled = prob[:, order]  # shuffled[:, j] is the probability of class order[j]
     labels = np.array(["c0", "c1", "c2"])[order]
     names = np.array(["c0", "c1", "c2"])[y]
-    z, conf = as_outcomes(names, shuffled, labels=labels)
+    z, conf = outcomes(names, shuffled, labels=labels)
     z_ref, conf_ref = _top_label_loop(y, prob)
     assert np.array_equal(z, z_ref) and np.array_equal(conf, conf_ref)
     assert bece.classwise_ece(names, shuffled, labels=labels) == pytest.approx(
         bece.classwise_ece(y, prob), abs=1e-15)
     # integer class values other than 0..K-1, named by labels (clf.classes_)
-    z2, _ = as_outcomes(y + 1, prob, labels=[1, 2, 3])
+    z2, _ = outcomes(y + 1, prob, labels=[1, 2, 3])
     assert np.array_equal(z2, z_ref)
     r = bece.bayesian_top_label_ece(names, shuffled, labels=labels, num_samples=200)
     assert set(r.labels.tolist()) <= set(labels.tolist())
@@ -138,7 +144,7 @@ def test_labels_give_the_class_of_each_column(multiclass):
 def test_integer_labels_are_column_indices_never_remapped(multiclass):
     y, prob = multiclass
     with pytest.raises(ValueError, match=re.escape("y_true must hold labels in 0..2")) as err:
-        as_outcomes(y + 1, prob)
+        outcomes(y + 1, prob)
     assert "pass labels=" in str(err.value)
 
 
@@ -156,17 +162,17 @@ def test_integer_labels_are_column_indices_never_remapped(multiclass):
 def test_class_label_errors_name_them(y_true, options, message):
     prob = np.array([[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7]])
     with pytest.raises(ValueError, match=re.escape(message)):
-        as_outcomes(y_true, prob, **options)
+        outcomes(y_true, prob, **options)
 
 
 def test_pandas_object_and_categorical_labels(multiclass):
     pd = pytest.importorskip("pandas")
     y, prob = multiclass
     names = np.array(["x", "y", "z"])[y]
-    ref = as_outcomes(names, prob)
+    ref = outcomes(names, prob)
     for col in (pd.Series(names, dtype=object), pd.Series(names, dtype="category"),
                 pd.Series(names, dtype="string")):
-        z, conf = as_outcomes(col, prob)
+        z, conf = outcomes(col, prob)
         assert np.array_equal(z, ref[0]) and np.array_equal(conf, ref[1])
 
 
@@ -175,10 +181,10 @@ def test_triples_with_text_labels(rng):
     pred = np.where(rng.uniform(size=300) < 0.7, y, rng.integers(0, 4, 300))
     conf = rng.uniform(0.25, 1.0, 300)
     names = np.array(["ant", "bee", "cat", "dog"])
-    z, p = as_outcomes(names[y], conf, y_pred=names[pred])
+    z, p = outcomes(names[y], conf, y_pred=names[pred])
     assert np.array_equal(z, y == pred) and np.array_equal(p, conf)
     with pytest.raises(ValueError, match="y_true holds text but y_pred holds numbers"):
-        as_outcomes(names[y], conf, y_pred=pred)
+        outcomes(names[y], conf, y_pred=pred)
     assert bece.top_label_ece(names[y], conf, y_pred=names[pred]) == bece.top_label_ece(
         y, conf, y_pred=pred)
 
@@ -197,18 +203,18 @@ def test_fixed_labels_pin_the_first_chunks_classes():
 def test_from_logits_is_the_float64_softmax_and_sigmoid(rng):
     logits = rng.normal(scale=4.0, size=(700, 6)).astype(np.float32)
     y = rng.integers(0, 6, 700)
-    z, conf = as_outcomes(y, logits, from_logits=True)
+    z, conf = outcomes(y, logits, from_logits=True)
     prob = softmax(logits.astype(np.float64), axis=1)
     assert np.array_equal(z, prob.argmax(axis=1) == y)
     np.testing.assert_allclose(conf, prob.max(axis=1), rtol=1e-14)
     # triples: the softmax probability of y_pred
     pred = rng.integers(0, 6, 700)
-    _, own = as_outcomes(y, logits, y_pred=pred, from_logits=True)
+    _, own = outcomes(y, logits, y_pred=pred, from_logits=True)
     np.testing.assert_allclose(own, prob[np.arange(700), pred], rtol=1e-13)
     # binary: sigmoid, e.g. scikit-learn's decision_function
     x = rng.normal(scale=3.0, size=500)
     yb = (rng.uniform(size=500) < expit(x)).astype(int)
-    zb, pb = as_outcomes(yb, x, from_logits=True)
+    zb, pb = outcomes(yb, x, from_logits=True)
     assert np.array_equal(pb, expit(x)) and np.array_equal(zb, yb)
     assert bece.classwise_ece(y, logits, from_logits=True) == pytest.approx(
         bece.classwise_ece(y, prob), rel=1e-12)
@@ -218,8 +224,8 @@ def test_extreme_logits_warn_of_nothing():
     logits = np.array([[1e4, -1e4, 0.0], [-3e3, 5e3, 5e3]])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        z, conf = as_outcomes([0, 1], logits, from_logits=True)
-        _, p = as_outcomes([0, 1], np.array([-1e4, 1e4]), from_logits=True)
+        z, conf = outcomes([0, 1], logits, from_logits=True)
+        _, p = outcomes([0, 1], np.array([-1e4, 1e4]), from_logits=True)
     assert conf.tolist() == [1.0, 0.5] and p.tolist() == [0.0, 1.0]
 
 
@@ -250,13 +256,13 @@ def test_softmax_of_logits_makes_no_float64_copy_of_the_matrix(rng):
 )
 def test_out_of_range_probabilities_get_a_hint(y_prob, message):
     with pytest.raises(ValueError, match=re.escape(message)):
-        as_outcomes([0, 1], y_prob)
+        outcomes([0, 1], y_prob)
 
 
 def test_nan_logits_are_named():
     with pytest.raises(ValueError, match=re.escape("y_prob (logits) contains NaN: 1 value(s) "
                                                    "(row 1, column 0: nan)")):
-        as_outcomes([0, 1], np.array([[1.0, 2.0], [np.nan, 0.0]]), from_logits=True)
+        outcomes([0, 1], np.array([[1.0, 2.0], [np.nan, 0.0]]), from_logits=True)
 
 
 # -------------------------------------------------------- row-sum tolerance
@@ -277,7 +283,7 @@ def test_rounded_rows_need_row_sum_tol_and_are_used_as_given(multiclass):
 @pytest.mark.parametrize("tol", [-1e-3, 1.0, np.nan, "1e-3", True])
 def test_bad_row_sum_tol(tol):
     with pytest.raises(ValueError, match="row_sum_tol must be a number in"):
-        as_outcomes([0, 1], [[0.5, 0.5], [0.4, 0.6]], row_sum_tol=tol)
+        outcomes([0, 1], [[0.5, 0.5], [0.4, 0.6]], row_sum_tol=tol)
 
 
 # -------------------------------------------------------------------- kind
