@@ -10,6 +10,7 @@ from . import regression
 from .api import (
                   bayesian_ece,
                   bayesian_top_label_ece,
+                  calibration_test,
                   compare,
                   posterior_compare,
                   posterior_ece,
@@ -29,7 +30,7 @@ from .posteriors import (
 from .results.comparison import Comparison
 from .results.ece import BayesianECE, BayesianTopLabelECE, SmoothBayesianECE
 from .results.recalibration import Recalibration
-from .smooth.calibration_test import CalibrationTest, calibration_test
+from .smooth.calibration_test import CalibrationTest
 from .stats.binning import Binning
 from .stats.calibration_stats import CalibrationStats
 from .stats.label_stats import LabelStats

@@ -22,7 +22,7 @@ replication, from one data set:
 * ``binned``: the same for ``bece.bayesian_ece(model="binned")`` (the binned
   BECE posterior, closed form);
 * ``smooth``: the same for the smooth model alone
-  (``bece.smooth.smooth_ece(prior_odds=0, zero_gap_prior=0)``: Laplace,
+  (``bece.smooth.posterior.smooth_ece(prior_odds=0, zero_gap_prior=0)``: Laplace,
   averaged neither with exact calibration nor with a zero gap per bin);
 * ``bootstrap``: the percentile interval of the plug-in ECE over
   ``--boot`` resamples of the data; its point estimate is the plug-in ECE;

@@ -9,7 +9,8 @@ import pytest
 import bece
 from bece import CalibrationStats, posterior_ece
 from bece.results import SmoothBayesianECE
-from bece.smooth import fine_binning, smooth_ece
+from bece.smooth import fine_binning
+from bece.smooth.posterior import smooth_ece
 
 from .conftest import _data, simulate_binary
 

@@ -139,7 +139,7 @@ def test_plot_path_checked_before_any_work(tmp_path, capsys, target, message):
 
 def test_compare_text_and_json_match_the_library(tmp_path, capsys, rng):
     y, pa, pb, a, b = _two_models(tmp_path, rng)
-    from bece.binned import binned_compare as compare
+    from bece.binned.compare import binned_compare as compare
 
     lib = compare(y, pa, pb, n_bins=10, num_samples=2000, seed=4)
     code, out, err = run(capsys, "compare", str(a), str(b), "--n-bins", "10", "--samples", "2000",
@@ -308,7 +308,7 @@ def _smooth_file(tmp_path, rng, n, fmt="parquet"):
 def test_report_model_smooth_is_the_library_on_fine_statistics(tmp_path, capsys, rng, fmt):
     """Above 2,000 rows `--model smooth` reads the file in chunks into fine
     statistics: its numbers are smooth_ece(..., grid=128) on the arrays."""
-    from bece.smooth import smooth_ece
+    from bece.smooth.posterior import smooth_ece
 
     y, p, path = _smooth_file(tmp_path, rng, 6000, fmt)
     ref = smooth_ece(y, p, n_bins=10, grid=128, num_samples=1000, seed=4)
@@ -358,7 +358,7 @@ def test_report_default_is_the_smooth_model_exact_on_a_small_file_with_the_binne
 
 
 def test_report_model_smooth_quantile_bins_take_a_first_pass(tmp_path, capsys, rng):
-    from bece.smooth import smooth_ece
+    from bece.smooth.posterior import smooth_ece
 
     y, p, path = _smooth_file(tmp_path, rng, 5000)
     ref = smooth_ece(y, p, n_bins=8, binning="quantile", grid=128, num_samples=500, seed=1)

@@ -9,7 +9,7 @@ import pytest
 from scipy.special import expit, logit
 
 import bece
-from bece.smooth import smooth_ece
+from bece.smooth.posterior import smooth_ece
 
 from .conftest import simulate_binary, simulate_multiclass
 

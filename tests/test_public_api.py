@@ -41,8 +41,8 @@ PUBLIC = {
         "top_label_model", "top_label_collapsed", "smooth_model", "DirichletGammaReparam", "pit_model",
         "temperature_model", "pit_dirichlet_model",
     ],
-    "bece.io": ["read_predictions", "read_statistics", "example_path", "file_statistics", "iter_chunks"],
-    "bece.smooth": ["smooth_ece", "smooth_posterior_ece", "fine_binning", "SmoothBayesianECE"],
+    "bece.io": ["read_predictions", "read_statistics", "example_path", "iter_chunks"],
+    "bece.smooth": ["smooth_posterior_ece", "fine_binning", "SmoothBayesianECE"],
     "bece.validation": ["sbc", "literal_gap", "SBCResult"],
     "bece.metrics": [
         "peer_ece", "l2_calibration_error", "ece_sweep", "smooth_calibration_error",

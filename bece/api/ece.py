@@ -158,7 +158,7 @@ def bayesian_ece(
         ``"smooth"`` (the default, :class:`bece.SmoothModel`): a smooth calibration curve (natural
         cubic spline in logit(p) with a learned smoothness scale) and a
         Bayesian bootstrap over the confidences, by Laplace
-        (:func:`bece.smooth.smooth_ece`), averaged
+        (:func:`bece.smooth.posterior.smooth_ece`), averaged
         with exact calibration by its posterior probability
         (:mod:`bece.smooth.average`), so the interval can reach 0. It pools
         information across bins, so its intervals stay honest at small n

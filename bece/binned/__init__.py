@@ -7,7 +7,6 @@ draws), :mod:`~bece.binned.posterior` the ECE posterior from statistics,
 :mod:`~bece.binned.compare` the joint posterior of two models' ECEs.
 """
 
-from .compare import binned_compare
 from .conjugate import PRESETS, ConjugatePosterior, conjugate_posterior
 from .posterior import binned_posterior_ece
 from .toplabel import binned_posterior_top_label_ece
@@ -15,7 +14,6 @@ from .toplabel import binned_posterior_top_label_ece
 __all__ = [
     "binned_posterior_ece",
     "binned_posterior_top_label_ece",
-    "binned_compare",
     "conjugate_posterior",
     "ConjugatePosterior",
     "PRESETS",

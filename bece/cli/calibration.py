@@ -12,7 +12,7 @@ opens with the same verdict (:func:`file_test`).
 A file of at most 2,000 predictions is read whole (one atom per
 prediction, as :func:`bece.calibration_test` gives); a larger one is read
 in chunks into statistics on the fine grid of
-:func:`bece.smooth.fine_binning` (:func:`bece.smooth.calibration_test_stats.calibration_test_from_stats`,
+:func:`bece.smooth.fine_binning` (:meth:`bece.SmoothModel.calibration_test`,
 the same atoms as ``calibration_test(..., grid=128)``).
 
 For class probabilities (n, K) the test is of the top-label reading the
@@ -50,10 +50,10 @@ def file_test(path: Any, args: argparse.Namespace, *, n: int | None = None, edge
     file on :func:`bece.smooth.fine_binning` of those bins, when already
     read (``bece report --model smooth``).
     """
+    from ..api import calibration_test
     from ..io.files import read_predictions, read_statistics
+    from ..posteriors import SmoothModel
     from ..smooth.atoms import EXACT_MAX_N, fine_binning
-    from ..smooth.calibration_test import calibration_test
-    from ..smooth.calibration_test_stats import calibration_test_from_stats
 
     columns, options = input_options(args)
     resamples, odds = getattr(args, "resamples", None), getattr(args, "prior_odds", None)
@@ -75,7 +75,7 @@ def file_test(path: Any, args: argparse.Namespace, *, n: int | None = None, edge
                                      **options, **columns).stats
     if fine_stats.n <= EXACT_MAX_N:
         return file_test(path, args, n=fine_stats.n)
-    return calibration_test_from_stats(fine_stats, n_bins=n_bins, binning=binning, **test_options)
+    return SmoothModel(n_bins=n_bins, binning=binning).calibration_test(fine_stats, **test_options)
 
 
 def test_dict(test: Any, level: float = 0.05) -> dict[str, Any]:

@@ -4,12 +4,11 @@
 """
 
 from .files import Predictions, example_path, read_predictions, read_statistics
-from .stream import DEFAULT_BATCH_SIZE, FileStatistics, file_statistics, iter_chunks
+from .stream import DEFAULT_BATCH_SIZE, FileStatistics, iter_chunks
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
     "example_path",
-    "file_statistics",
     "FileStatistics",
     "iter_chunks",
     "Predictions",

@@ -498,6 +498,6 @@ def read_statistics(
         read_predictions(path)  # raises the unknown-type message
     size = stream.DEFAULT_BATCH_SIZE if batch_size is None else batch_size
     return stream.file_statistics(
-        path, n_bins=n_bins, binning=binning, batch_size=size, progress=progress, labels=labels,
-        pos_label=pos_label, from_logits=from_logits, row_sum_tol=row_sum_tol, **columns,
+        path, n_bins=n_bins, binning=binning, batch_size=size, progress=progress, inputs=inputs,
+        **columns,
     )

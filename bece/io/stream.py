@@ -410,10 +410,7 @@ def file_statistics(
     binning: BinningSpec | Binning = "uniform",
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: bool = False,
-    labels: Any = None,
-    pos_label: Any = None,
-    from_logits: bool = False,
-    row_sum_tol: float | None = None,
+    inputs: Inputs = DEFAULT_INPUTS,
     y_true_col: str = "y_true",
     y_prob_col: str | None = None,
     prob_prefix: str = "p_",
@@ -437,11 +434,13 @@ def file_statistics(
     progress : bool, default False
         Show a tqdm progress bar on stderr (the ``bece`` command turns it on
         when stderr is a terminal).
-    labels, pos_label, from_logits, row_sum_tol
-        As :meth:`bece.CalibrationStats.from_arrays`, for every chunk. Text
-        labels of class probabilities without ``labels`` are mapped to the
-        columns by the first chunk's values (:func:`bece.stats.labels.fixed_labels`),
-        which every later chunk must then use.
+    inputs : Inputs, optional
+        How every chunk is read: the input keywords of
+        :func:`bece.io.read_statistics` as one :class:`bece.stats.inputs.Inputs`.
+        Text labels of class probabilities without ``labels`` are mapped to
+        the columns by the first chunk's values
+        (:func:`bece.stats.labels.fixed_labels`), which every later chunk
+        must then use.
     y_true_col, y_prob_col, prob_prefix, y_pred_col
         The column names (:func:`bece.io.read_predictions`).
 
@@ -472,7 +471,7 @@ def file_statistics(
     fmt = _format(path)
     columns: dict[str, Any] = {"y_true_col": y_true_col, "y_prob_col": y_prob_col, "prob_prefix": prob_prefix,
                "y_pred_col": y_pred_col}
-    inputs = Inputs(labels, pos_label, from_logits, row_sum_tol)
+    given = inputs.labels
     try:
         total, compiled = _rows_hint(path, fmt)
         names, _ = _open_batches(path, fmt, 1, columns)
@@ -502,7 +501,7 @@ def file_statistics(
             y_true, y_prob, y_pred = _arrays(cols, yt, probs, yp)
             try:
                 if start == 0:  # text classes fixed by the first chunk
-                    inputs = replace(inputs, labels=fixed_labels(y_true, y_prob, y_pred, labels))
+                    inputs = replace(inputs, labels=fixed_labels(y_true, y_prob, y_pred, given))
                 part = CalibrationStats(*_fused.binned_sums(y_true, y_prob, y_pred, None, bins,
                                                             inputs, engine=engine))
             except ValueError as exc:

@@ -29,6 +29,9 @@ SHORTHANDS: dict[str, dict[str, Any]] = {
         "binned": BinnedModel,
         "conjugate": lambda: BinnedModel(form="conjugate"),
     },
+    "test": {
+        "smooth": SmoothModel,
+    },
     "regression": {
         "smooth": SmoothPITModel,
         "dirichlet": DirichletPITModel,
@@ -57,9 +60,10 @@ def resolve_model(model: str | Model | None, task: str, **options: Any) -> Model
         A shorthand of :data:`SHORTHANDS` (``"smooth"``, ``"binned"``,
         ``"conjugate"``, ``"literal"``), a model object, or None for the
         task's default (its first shorthand, ``"smooth"``).
-    task : {"binary", "top-label", "paired", "regression"}
+    task : {"binary", "top-label", "paired", "test", "regression"}
         The posterior asked for (:func:`bece.bayesian_ece`,
-        :func:`bece.bayesian_top_label_ece`, :func:`bece.compare` or
+        :func:`bece.bayesian_top_label_ece`, :func:`bece.compare`,
+        :func:`bece.calibration_test` or
         :func:`bece.regression.bayesian_calibration_error`).
     **options
         Options given at the entry point (``n_bins=...``, ``alpha=...``);

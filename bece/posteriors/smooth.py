@@ -22,6 +22,7 @@ from ..results.ece import BayesianTopLabelECE, SmoothBayesianECE
 from ..smooth.atoms import DEFAULT_SUBCELLS, atoms_and_ece_stats, check_grid, fine_binning
 from ..smooth.average import DEFAULT_PRIOR_ODDS
 from ..smooth.basis import DEFAULT_N_KNOTS
+from ..smooth.calibration_test import CalibrationTest
 from ..smooth.posterior import check_prior_odds, smooth_ece, smooth_posterior_ece
 from ..smooth.scale_prior import SHARED_PROB
 from ..smooth.zero_gaps import DEFAULT_ZERO_GAP_PRIOR, check_zero_gap_prior
@@ -96,7 +97,7 @@ class SmoothModel(Model):
     zero_gap_prior: float = DEFAULT_ZERO_GAP_PRIOR
 
     shorthand: ClassVar[str] = "smooth"
-    tasks: ClassVar[tuple[str, ...]] = ("binary", "paired")
+    tasks: ClassVar[tuple[str, ...]] = ("binary", "paired", "test")
     compares: ClassVar[str] = (
         "the ECE, each bin's accuracy and the curve at 9 confidences at their 5, 50 and 95% "
         "quantiles; P(exactly calibrated) by bridge sampling; P(tau > 0.3)")
@@ -157,6 +158,62 @@ class SmoothModel(Model):
                             zero_gap_prior=self.zero_gap_prior, seed=seed,
                             num_samples=10_000 if num_samples is None else num_samples)
         return replace(result, stats=result.stats.with_kind(input_kind(y_prob, y_pred)))
+
+    # ------------------------------------------------------------ test
+    TEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        "n_bins", "binning", "n_knots", "intercept_scale", "slope_scale", "smoothness_scale",
+        "bin_scale", "grid")
+
+    def calibration_test(self, stats: CalibrationStats, *, num_resamples: int = 1000,
+                         prior_odds: float = 1.0, num_samples: int = 2000,
+                         seed: Seed = 0) -> CalibrationTest:
+        """Is it calibrated? :func:`bece.calibration_test` from fine statistics.
+
+        The statistics (:meth:`statistics`, possibly summed over chunks)
+        give the atoms that :func:`bece.calibration_test` builds with
+        ``grid=128`` on the same predictions: with the same seed, the same
+        p-value and Bayes factor. ``prior_odds`` is the test's (default
+        even odds: ``prob_calibrated`` is the Bayes factor on the
+        probability scale), not the model's averaging.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bece import SmoothModel, calibration_test
+        >>> rng = np.random.default_rng(0)
+        >>> p = rng.uniform(size=6000); y = rng.uniform(size=6000) < p
+        >>> model = SmoothModel()
+        >>> stats = sum(model.statistics(y[i:i + 2000], p[i:i + 2000]) for i in range(0, 6000, 2000))
+        >>> t = model.calibration_test(stats, seed=1)
+        >>> u = calibration_test(y, p, grid=128, seed=1)
+        >>> t.p_value == u.p_value, bool(abs(t.log_bayes_factor - u.log_bayes_factor) < 1e-9)
+        (True, True)
+        """
+        from ..smooth.atoms import atoms_and_ece_stats
+        from ..smooth.calibration_test import calibration_test_of_atoms
+
+        self._uses_only("calibration test", self.TEST_OPTIONS)
+        if not isinstance(stats, CalibrationStats):
+            raise ValueError(f"stats must be a CalibrationStats in fine bins "
+                             f"(SmoothModel.statistics), got {type(stats).__name__}")
+        atoms, coarse = atoms_and_ece_stats(stats, self.n_bins, self.binning)
+        return calibration_test_of_atoms(
+            atoms, coarse.n_bins, stats.kind, num_resamples=num_resamples, prior_odds=prior_odds,
+            num_samples=num_samples, spline=self._laplace_options, seed=seed)
+
+    def _test_predictions(self, y_true: ArrayLike, y_prob: ArrayLike, y_pred: ArrayLike | None,
+                          inputs: Inputs, **settings: Any) -> CalibrationTest:
+        from ..smooth.atoms import check_grid, make_atoms
+        from ..smooth.calibration_test import calibration_test_of_atoms
+        from ..stats.binning import make_binning
+        from ..stats.inputs import as_outcomes, input_kind
+
+        self._uses_only("calibration test", self.TEST_OPTIONS)
+        z, p = as_outcomes(y_true, y_prob, y_pred, inputs)
+        bins = make_binning(p, self.n_bins, self.binning)
+        atoms = make_atoms(z, p, bins, check_grid(self.grid, p.size))
+        return calibration_test_of_atoms(atoms, bins.n_bins, input_kind(y_prob, y_pred),
+                                         spline=self._laplace_options, **settings)
 
     # ---------------------------------------------------------- paired
     PAIRED_OPTIONS: ClassVar[tuple[str, ...]] = ("n_bins", "binning", "grid", "prior_odds")

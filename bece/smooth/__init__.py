@@ -78,7 +78,7 @@ al. 2009). We integrate rather than take the MAP of :math:`\eta` because at
 small n its posterior is wide — often piled against 0, the linear curve —
 and plugging in one value would understate the curve's uncertainty exactly
 where the binned posterior already fails. The same mixture gives the
-marginal likelihood used by :func:`bece.smooth.calibration_test.calibration_test`.
+marginal likelihood used by :func:`bece.calibration_test`.
 The Laplace draws are then corrected by Pareto-smoothed importance
 resampling (:func:`importance_draws`): with weights
 :math:`p(\text{data}, \theta \mid \eta_k)\,\text{mass}_k / q(k, \theta)`
@@ -170,15 +170,15 @@ from .atoms import (
     make_atoms,
 )
 from .basis import SmoothBasis, logit_confidence, natural_cubic_basis, roughness_penalty
-from .calibration_test import CalibrationTest, calibration_test, resampled_ece
+from .calibration_test import CalibrationTest, calibration_test_of_atoms, resampled_ece
 from .draws import draw_loglik, ece_draws, importance_draws
 from .fit import SmoothPosterior, fit_smooth, single_threaded_blas
-from .posterior import smooth_ece, smooth_posterior_ece
+from .posterior import smooth_posterior_ece
 
 __all__ = [
     "Atoms",
     "atoms_from_stats",
-    "calibration_test",
+    "calibration_test_of_atoms",
     "CalibrationTest",
     "DEFAULT_SUBCELLS",
     "draw_loglik",
@@ -193,7 +193,6 @@ __all__ = [
     "resampled_ece",
     "roughness_penalty",
     "single_threaded_blas",
-    "smooth_ece",
     "smooth_posterior_ece",
     "SmoothBasis",
     "SmoothBayesianECE",

@@ -73,23 +73,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 from scipy.special import expit
 
 from ..base.checks import positive_int
 from ..base.memory import check_allocation
 from ..base.random import as_generator
-from ..base.typing import BinningSpec, Seed
-from ..stats.binning import Binning, make_binning
-from ..stats.inputs import Inputs, as_outcomes, input_kind
-from .atoms import Atoms, check_grid, make_atoms
+from ..base.typing import Seed
+from .atoms import Atoms
 from .basis import DEFAULT_N_KNOTS
 from .draws import importance_draws
 from .fit import SmoothPosterior, check_scale, fit_smooth, single_threaded_blas
 from .posterior import check_smooth_draws
 
 __all__ = [
-    "calibration_test",
+    "calibration_test_of_atoms",
     "CalibrationTest",
     "resampled_ece",
 ]
@@ -292,72 +289,18 @@ def resampled_ece(atoms: Atoms, num_resamples: int, rng: np.random.Generator,
     return statistic, out
 
 
-def calibration_test(
-    y_true: ArrayLike,
-    y_prob: ArrayLike,
-    *,
-    y_pred: ArrayLike | None = None,
-    n_bins: int | None = None,
-    binning: BinningSpec | Binning = "uniform",
-    num_resamples: int = 1000,
-    prior_odds: float = 1.0,
-    num_samples: int = 2000,
-    n_knots: int = DEFAULT_N_KNOTS,
-    intercept_scale: float = 1.0,
-    slope_scale: float = 0.5,
-    smoothness_scale: float = 0.5,
-    bin_scale: float | None = 0.25,
-    grid: str | int | None = "auto",
+def calibration_test_of_atoms(
+    atoms: Atoms, n_bins: int, kind: str | None, *, num_resamples: int = 1000,
+    prior_odds: float = 1.0, num_samples: int = 2000, spline: dict[str, Any] | None = None,
     seed: Seed = 0,
-    labels: ArrayLike | None = None,
-    pos_label: Any = None,
-    from_logits: bool = False,
-    row_sum_tol: float | None = None,
 ) -> CalibrationTest:
-    """Test whether a classifier is perfectly calibrated.
+    """The test on atoms: the p-value of the plug-in ECE in the ``n_bins`` ECE
+    bins that the atoms refine (:func:`resampled_ece`), and the Bayes factor
+    of the identity curve against the smooth model with ``spline`` (the
+    keywords of :func:`bece.smooth.fit_smooth`; module docstring).
 
-    Parameters
-    ----------
-    y_true, y_prob, y_pred, n_bins, binning
-        As :func:`bece.bayesian_ece` (binary, top-label or (y_pred, y_true, confidence)
-        triples; the bins of the statistic).
-    num_resamples : int, default 1000
-        Consistency resamples B; the smallest attainable p-value is 1/(B+1).
-    prior_odds : float, default 1.0
-        :math:`P(\\text{calibrated})/P(\\text{not})` before seeing the data:
-        even odds, so that ``prob_calibrated`` is the Bayes factor on the
-        probability scale.
-    num_samples : int, default 2000
-        Importance samples for the smooth model's marginal likelihood
-        (:func:`bece.smooth.importance_draws`; the Laplace value is used if
-        their Pareto :math:`\\hat k` is 0.7 or more).
-    n_knots, intercept_scale, slope_scale, smoothness_scale, bin_scale
-        The alternative (smooth) model; see :func:`bece.smooth.fit_smooth`.
-    grid : "auto", None or int, default "auto"
-        Atoms as in :func:`bece.smooth.smooth_ece` (exact up to 2,000
-        predictions).
-    seed : int or numpy.random.Generator, default 0
-    labels, pos_label, from_logits, row_sum_tol
-        How ``y_true`` and ``y_prob`` are read, as in :func:`bece.bayesian_ece`
-        (:mod:`bece.stats.labels`).
-
-    Returns
-    -------
-    CalibrationTest
-        ``.p_value``, ``.prob_calibrated``, ``.bayes_factor``, ``.statistic``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from bece.smooth.calibration_test import calibration_test
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=2000)
-    >>> t = calibration_test(rng.uniform(size=2000) < p, p, seed=1)   # calibrated
-    >>> bool(t.p_value > 0.05), bool(t.prob_calibrated > 0.5)
-    (True, True)
-    >>> t = calibration_test(rng.uniform(size=2000) < p**1.5, p, seed=1)
-    >>> bool(t.p_value < 0.01), bool(t.prob_calibrated < 0.01)
-    (True, True)
+    :func:`bece.calibration_test` builds the atoms from predictions and
+    :meth:`bece.SmoothModel.calibration_test` from fine statistics.
     """
     num_resamples = positive_int(num_resamples, "num_resamples")
     num_samples = positive_int(num_samples, "num_samples")
@@ -369,19 +312,15 @@ def calibration_test(
     )
     prior_odds = check_scale(prior_odds, "prior_odds")
     rng = as_generator(seed)
-    z, p = as_outcomes(y_true, y_prob, y_pred, Inputs(labels, pos_label, from_logits, row_sum_tol))
-    bins = make_binning(p, n_bins, binning)
-    atoms = make_atoms(z, p, bins, check_grid(grid, p.size))
-    check_smooth_draws(num_samples, n_knots, bins.n_bins)
+    spline = {} if spline is None else spline
+    check_smooth_draws(num_samples, spline.get("n_knots", DEFAULT_N_KNOTS), atoms.binning.n_bins)
     with single_threaded_blas():
-        post = fit_smooth(atoms, n_knots=n_knots, intercept_scale=intercept_scale,
-                          slope_scale=slope_scale, smoothness_scale=smoothness_scale,
-                          bin_scale=bin_scale)
+        post = fit_smooth(atoms, **spline)
         *_, post = importance_draws(atoms, post, num_samples, rng)
     statistic, resampled = resampled_ece(atoms, num_resamples, rng)
     p_value = (1.0 + np.count_nonzero(resampled >= statistic)) / (num_resamples + 1.0)
     return CalibrationTest(
         statistic=statistic, p_value=float(p_value), resampled=resampled,
         log_bayes_factor=post.log_bayes_factor, prior_odds=prior_odds, n=atoms.n,
-        n_bins=bins.n_bins, posterior=post, kind=input_kind(y_prob, y_pred),
+        n_bins=n_bins, posterior=post, kind=kind,
     )

@@ -77,13 +77,13 @@ the exact law of the cell's total), shared by both ECEs:
 likewise :math:`\mathrm{ECE}_b` with B's bins, curve and confidences, and
 :math:`\Delta = \mathrm{ECE}_a - \mathrm{ECE}_b` per draw.
 
-What differs from :func:`bece.smooth.smooth_ece` on one model: the draws
+What differs from :func:`bece.smooth.posterior.smooth_ece` on one model: the draws
 are the Laplace mixture itself (no Pareto-smoothed importance resampling:
 resampling each model by its own weights would break the coupling), and
 each model's average with exact calibration uses its Laplace Bayes factor
 (:mod:`bece.smooth.paired_average`, which also says how the two models'
 indicators of exact calibration are drawn jointly).
-The fits are those of :func:`~bece.smooth.smooth_ece` (same atoms, same
+The fits are those of :func:`~bece.smooth.posterior.smooth_ece` (same atoms, same
 defaults). Above 2,000 predictions the atoms are the fine grid's sub-cells
 (:mod:`bece.smooth.atoms`); the perturbations and bootstrap weights live on
 the joint cells (A's sub-cell, B's sub-cell, same label or not), so their
@@ -156,7 +156,7 @@ class PairedSide:
     Attributes
     ----------
     atoms : Atoms
-        The model's atoms (as :func:`bece.smooth.smooth_ece` builds them).
+        The model's atoms (as :func:`bece.smooth.posterior.smooth_ece` builds them).
     post : SmoothPosterior
         Its Laplace mixture (:func:`~bece.smooth.fit_smooth`).
     stats : CalibrationStats
@@ -469,7 +469,7 @@ def smooth_compare(
     binning : {"uniform", "quantile"} or array_like, default "uniform"
         Applied to each model's confidences separately.
     grid : "auto", None or int, default "auto"
-        Atoms of each model's fit, as :func:`bece.smooth.smooth_ece`
+        Atoms of each model's fit, as :func:`bece.smooth.posterior.smooth_ece`
         (exact up to 2,000 predictions, 128 sub-cells per bin above).
     num_samples : int, default 10_000
         Joint draws S. Cost per draw: both curves at the joint atoms (at

@@ -164,7 +164,7 @@ def smooth_ece(
     Examples
     --------
     >>> import numpy as np
-    >>> from bece.smooth import smooth_ece
+    >>> from bece.smooth.posterior import smooth_ece
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=500)
     >>> y = rng.uniform(size=500) < p ** 2          # over-confident on class 1
@@ -250,7 +250,8 @@ def smooth_posterior_ece(
     --------
     >>> import numpy as np
     >>> from bece import CalibrationStats
-    >>> from bece.smooth import fine_binning, smooth_ece, smooth_posterior_ece
+    >>> from bece.smooth import fine_binning, smooth_posterior_ece
+    >>> from bece.smooth.posterior import smooth_ece
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=20_000)
     >>> y = rng.uniform(size=20_000) < p ** 2

@@ -34,7 +34,7 @@ import numpy as np
 from .arrays import as_array, check_labels, describe_bad, object_error
 
 if TYPE_CHECKING:
-    from .inputs import Inputs
+    from .reading import Inputs
 
 __all__ = [
     "binary_outcome",

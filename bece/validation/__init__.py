@@ -9,17 +9,12 @@ the binned and smooth closed forms, :mod:`~bece.validation.sbc` and
 """
 
 from .agreement import CrossCheck
-from .crosscheck import cross_check_label_stats, cross_check_stats
 from .literal import literal_gap
 from .nuts import NutsRun, run_nuts
 from .sbc import SBCResult, closed_form_draws, sbc, stats_from_cells
-from .smooth import cross_check_smooth
 
 __all__ = [
     "closed_form_draws",
-    "cross_check_label_stats",
-    "cross_check_smooth",
-    "cross_check_stats",
     "CrossCheck",
     "literal_gap",
     "NutsRun",

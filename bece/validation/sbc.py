@@ -30,7 +30,6 @@ import numpy as np
 
 from ..base.checks import positive_int
 from ..base.random import sample_dirichlet
-from ..base.typing import PriorParam
 from ..binned.conjugate import conjugate_posterior, ece_of_draws, sample_posterior
 from ..binned.literal import sample_bin_confidence
 from ..stats.binning import Binning, make_binning
@@ -71,7 +70,7 @@ class SBCResult:
     >>> def overconfident(stats, num_draws, rng):
     ...     draws = closed_form_draws(stats, num_draws, rng)
     ...     return {**draws, "ece": 0.5 * draws["ece"]}
-    >>> r = sbc(num_simulations=100, posterior=overconfident, seed=0)
+    >>> r = sbc(num_simulations=100, method=overconfident, seed=0)
     >>> r.method, r.uniform, min(r.pvalues, key=r.pvalues.get)
     ('overconfident', False, 'ece')
     >>> bool(r.histogram("ece")[-1] > 50)      # most ranks in the top group
@@ -193,16 +192,11 @@ def _nuts_draws_factory(prior, literal, warmup, thin, seed):
 
 def sbc(
     *,
+    model: Any = "conjugate",
     n: int = 50,
-    n_bins: int = 4,
     num_simulations: int = 200,
     num_draws: int = 99,
-    model: str = "conjugate",
-    method: str = "conjugate",
-    alpha: PriorParam = None,
-    sigma: PriorParam = None,
-    tau: PriorParam = None,
-    posterior: Callable[..., dict[str, np.ndarray]] | None = None,
+    method: str | Callable[..., dict[str, np.ndarray]] = "conjugate",
     num_hist_bins: int = 10,
     false_alarm: float = 1e-4,
     nuts_warmup: int = 300,
@@ -213,29 +207,27 @@ def sbc(
 
     Parameters
     ----------
+    model : {"conjugate", "literal"} or BinnedModel, default "conjugate"
+        The NumPyro model that simulates the truth and the data, with its
+        bins and prior: a :class:`bece.BinnedModel` (its ``form``,
+        ``n_bins`` uniform bins, default 15, and ``alpha``, ``sigma``,
+        ``tau``, the same prior simulating and assumed by the posterior), or
+        the name of a form with M = 4 uniform bins and the default prior.
     n : int, default 50
         Observations per simulated data set.
-    n_bins : int, default 4
-        Uniform bins M.
     num_simulations : int, default 200
         Replications (each a prior draw and a data set).
     num_draws : int, default 99
         Posterior draws L per replication; ``num_draws + 1`` must be a
         multiple of ``num_hist_bins``.
-    model : {"conjugate", "literal"}
-        The NumPyro model that simulates the truth and the data.
-    method : {"conjugate", "literal", "nuts"}
+    method : {"conjugate", "literal", "nuts"} or callable, default "conjugate"
         Posterior under test: the conjugate closed form, the literal
         model's exact sampler (:func:`literal_draws`), or NUTS on the
         collapsed version of ``model`` (one chain, ``nuts_warmup`` warm-up
-        iterations, every ``nuts_thin``-th draw kept).
-    alpha, sigma, tau
-        Prior, as for :func:`bece.bayesian_ece`; the same prior simulates
-        and is assumed by the posterior.
-    posterior : callable, optional
+        iterations, every ``nuts_thin``-th draw kept); or a function
         ``posterior(stats, num_draws, rng) -> {"q": (L, 2, M),
-        "confidence": (L, M), "ece": (L,)}`` replaces ``method`` (to test a
-        deliberately wrong posterior, for instance).
+        "confidence": (L, M), "ece": (L,)}`` (to test a deliberately wrong
+        posterior, for instance).
     num_hist_bins : int, default 10
     false_alarm : float, default 1e-4
         Family-wise false-alarm rate of :attr:`SBCResult.uniform`.
@@ -247,7 +239,7 @@ def sbc(
 
     Notes
     -----
-    Under ``model="literal"`` with ``method="conjugate"`` the posterior is
+    Under the literal form with ``method="conjugate"`` the posterior is
     the conjugate form's approximation of the literal model; non-uniform
     ranks there measure that approximation, not a bug. ``method="literal"``
     is exact for ``model="literal"``.
@@ -255,7 +247,7 @@ def sbc(
     Examples
     --------
     >>> from bece.validation import sbc
-    >>> r = sbc(n=50, n_bins=4, num_simulations=100, seed=0)   # the closed form
+    >>> r = sbc(n=50, num_simulations=100, seed=0)   # the closed form, 4 bins
     >>> r.num_simulations, r.ranks["ece"].shape, r.uniform
     (100, (100,), True)
     >>> int(r.histogram("ece").sum())          # ranks of the true ECE in 10 groups
@@ -266,8 +258,16 @@ def sbc(
 
     from ..models import conjugate_model, literal_model
 
+    if isinstance(model, str):
+        form, m, prior = model, 4, {"alpha": None, "sigma": None, "tau": None}
+    elif all(hasattr(model, a) for a in ("form", "n_bins", "alpha", "sigma", "tau")):
+        form, m = model.form, 15 if model.n_bins is None else model.n_bins
+        prior = {"alpha": model.alpha, "sigma": model.sigma, "tau": model.tau}
+    else:
+        raise ValueError(f"model must be 'conjugate', 'literal' or a bece.BinnedModel, "
+                         f"got {type(model).__name__}")
     n = positive_int(n, "n")
-    m = positive_int(n_bins, "n_bins")
+    m = positive_int(m, "n_bins")
     num_simulations = positive_int(num_simulations, "num_simulations")
     num_draws = positive_int(num_draws, "num_draws")
     num_hist_bins = positive_int(num_hist_bins, "num_hist_bins")
@@ -275,18 +275,17 @@ def sbc(
         raise ValueError(
             f"num_draws + 1 = {num_draws + 1} must be a multiple of num_hist_bins = {num_hist_bins}"
         )
-    if model not in ("conjugate", "literal"):
-        raise ValueError(f"model must be 'conjugate' or 'literal', got {model!r}")
-    if posterior is None and method not in ("conjugate", "literal", "nuts"):
+    if form not in ("conjugate", "literal"):
+        raise ValueError(f"model must be 'conjugate', 'literal' or a bece.BinnedModel, got {model!r}")
+    if not callable(method) and method not in ("conjugate", "literal", "nuts"):
         raise ValueError(f"method must be 'conjugate', 'literal' or 'nuts', got {method!r}")
     if not 0 < false_alarm < 1:
         raise ValueError(f"false_alarm must be in (0, 1), got {false_alarm!r}")
     binning = make_binning(None, m, "uniform")
-    prior: dict[str, Any] = {"alpha": alpha, "sigma": sigma, "tau": tau}
     # prior parameters as arrays, from the closed form's own defaults
     empty = CalibrationStats(binning, np.zeros((2, m)), np.zeros(m), np.zeros(m))
     base = conjugate_posterior(empty, **prior)
-    model_fn = literal_model if model == "literal" else conjugate_model
+    model_fn = literal_model if form == "literal" else conjugate_model
     sim = Predictive(model_fn, num_samples=num_simulations)(
         jax.random.PRNGKey(seed), binning.edges, base.alpha, base.sigma, base.tau, n=n
     )
@@ -296,17 +295,17 @@ def sbc(
         "confidence": sim["confidence"],
         "ece": sim["ece"],
     }
-    if posterior is None:
-        if method in ("conjugate", "literal"):
-            draws_of = closed_form_draws if method == "conjugate" else literal_draws
+    if callable(method):
+        posterior, label = method, getattr(method, "__name__", "custom")
+    elif method in ("conjugate", "literal"):
+        draws_of = closed_form_draws if method == "conjugate" else literal_draws
 
-            def posterior(stats, num, rng):
-                return draws_of(stats, num, rng, **prior)
-        else:
-            posterior = _nuts_draws_factory(prior, model == "literal", nuts_warmup, nuts_thin, seed)
+        def posterior(stats, num, rng):
+            return draws_of(stats, num, rng, **prior)
         label = method
     else:
-        label = getattr(posterior, "__name__", "custom")
+        posterior = _nuts_draws_factory(prior, form == "literal", nuts_warmup, nuts_thin, seed)
+        label = method
     rng = np.random.default_rng([seed, 2])
     names = [f"q[{z},{j}]" for z in range(2) for j in range(m)]
     names += [f"confidence[{j}]" for j in range(m)] + ["ece"]
@@ -330,7 +329,7 @@ def sbc(
         num_hist_bins=num_hist_bins,
         pvalues=pvalues,
         false_alarm=false_alarm,
-        model=model,
+        model=form,
         method=label,
     )
 

@@ -11,7 +11,7 @@ from scipy import integrate, special, stats
 
 import bece
 from bece import bayesian_ece
-from bece.binned import binned_compare as compare
+from bece.binned.compare import binned_compare as compare
 from bece.binned.compare import joint_concentration, joint_counts
 from bece.results import Comparison
 from bece.stats import CalibrationStats

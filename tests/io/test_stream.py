@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from bece import CalibrationStats
-from bece.io import example_path, file_statistics, iter_chunks, read_predictions, read_statistics
+from bece.io import example_path, iter_chunks, read_predictions, read_statistics
+from bece.io.stream import file_statistics
 
 
 def _assert_same(got: CalibrationStats, ref: CalibrationStats) -> None:

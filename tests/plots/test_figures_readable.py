@@ -13,7 +13,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
 import bece
-from bece.binned import binned_compare as compare
+from bece.binned.compare import binned_compare as compare
 from bece.plots import plot_comparison, reliability_diagram
 from bece.plots.reliability import COUNTS_LABEL, CURVE_LABEL
 

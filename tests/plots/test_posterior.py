@@ -9,7 +9,7 @@ import pytest
 from matplotlib.collections import PolyCollection
 
 import bece
-from bece.binned import binned_compare as compare
+from bece.binned.compare import binned_compare as compare
 from bece.plots import plot_comparison, plot_ece_posterior
 from bece.plots.reliability import COUNTS_LABEL
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bece.smooth import smooth_ece
 from bece.smooth.average import DEFAULT_PRIOR_ODDS, average_with_calibrated, prob_calibrated
+from bece.smooth.posterior import smooth_ece
 
 from ..conftest import simulate_binary
 

@@ -1,4 +1,4 @@
-"""bece.smooth.calibration_test: consistency-resampling p-value and Bayes factor of perfect calibration.
+"""bece.calibration_test: consistency-resampling p-value and Bayes factor of perfect calibration.
 
 The statistic is checked against the plug-in ECE, the resampling against a
 naive loop fed the same random numbers, the Bayes factor against a
@@ -14,9 +14,9 @@ import pytest
 from scipy import special
 
 import bece
+from bece import calibration_test
 from bece.smooth import (
     CalibrationTest,
-    calibration_test,
     fit_smooth,
     importance_draws,
     make_atoms,

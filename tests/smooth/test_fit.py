@@ -139,4 +139,4 @@ def test_fewer_than_three_knots_are_refused(n_knots):
     with pytest.raises(ValueError, match=f"n_knots must be an integer >= 3, got {n_knots}"):
         bece.calibration_test(y, p, n_knots=n_knots)
     with pytest.raises(ValueError, match="n_knots must be an integer >= 3"):
-        bece.smooth.smooth_ece(y, p, n_knots=n_knots, num_samples=100)
+        bece.smooth.posterior.smooth_ece(y, p, n_knots=n_knots, num_samples=100)

@@ -146,7 +146,7 @@ def test_marginals_match_each_models_own_posterior():
     y, pa, pb = _pair(400, 7)
     c = smooth_compare(y, pa, pb, num_samples=2000, seed=2, prior_odds=0)
     for res, p in ((c.a, pa), (c.b, pb)):
-        one = bece.smooth.smooth_ece(y, p, num_samples=2000, seed=3, prior_odds=0,
+        one = bece.smooth.posterior.smooth_ece(y, p, num_samples=2000, seed=3, prior_odds=0,
                                      zero_gap_prior=0)
         assert abs(res.mean - one.mean) < 5 * one.std / np.sqrt(1000) + 0.05 * one.std
         assert res.std == pytest.approx(one.std, rel=0.15)

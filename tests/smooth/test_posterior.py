@@ -30,7 +30,8 @@ from scipy import special
 
 import bece
 from bece.io import read_statistics
-from bece.smooth import atoms_from_stats, fine_binning, fit_smooth, smooth_ece, smooth_posterior_ece
+from bece.smooth import atoms_from_stats, fine_binning, fit_smooth, smooth_posterior_ece
+from bece.smooth.posterior import smooth_ece
 from bece.stats import CalibrationStats, make_binning
 
 from ..conftest import _data, simulate_binary, simulate_multiclass

@@ -16,8 +16,9 @@ import math
 import numpy as np
 import pytest
 
-from bece.smooth import make_atoms, smooth_ece
+from bece.smooth import make_atoms
 from bece.smooth.fit import fit_smooth
+from bece.smooth.posterior import smooth_ece
 from bece.smooth.zero_gaps import (
     DEFAULT_ZERO_GAP_PRIOR,
     ZERO_GAP_TAU,

@@ -22,8 +22,8 @@ from bece.base import sample_dirichlet
 from bece.binned import conjugate_posterior
 from bece.binned.conjugate import ece_of_draws
 from bece.results import BayesianECE, BayesianTopLabelECE
-from bece.validation import cross_check_stats
 from bece.validation.agreement import compare_draws
+from bece.validation.crosscheck import cross_check_stats
 
 from ..conftest import simulate_binary, simulate_multiclass
 
