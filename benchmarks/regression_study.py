@@ -76,7 +76,7 @@ biases beyond 3 of its Monte Carlo standard errors, from the paired
 replications). n = 10^5 goes through the statistics path: PIT histograms
 of chunks of 20,000 forecasts, added.
 
-Test table (``calibration_test`` and its alternatives): the fraction of
+Test table (``pit_calibration_test`` and its alternatives): the fraction of
 replications rejected at level 0.05 by the Anderson--Darling test on the grid
 (the default; its p-value from 10,000 null histograms per n, shared by the
 replications), scipy's Cramer--von Mises and
@@ -110,8 +110,8 @@ from bece.regression import (
     DEFAULT_LEVELS,
     PITHistogram,
     bayesian_calibration_error,
-    calibration_test,
     pit,
+    pit_calibration_test,
 )
 from bece.regression.calibration_test import anderson_darling_grid, resampled_statistic
 
@@ -298,17 +298,17 @@ def rejection_block(f: Forecaster, form: str, n: int, start: int, stop: int, see
     """Replications start..stop-1 of a test row: per replication, rejected by
     (Anderson--Darling on the grid, Cramer--von Mises, Kolmogorov--Smirnov,
     B01 < 1, P(calibrated) < 0.5). The Anderson--Darling p-value is
-    calibration_test's, (1 + #{null >= A2}) / (B + 1), with one set of B = 10,000
+    pit_calibration_test's, (1 + #{null >= A2}) / (B + 1), with one set of B = 10,000
     null histograms per n shared by the replications (each p-value is still
-    valid; drawing 1000 per replication, as calibration_test does, tripled the
-    study's time); the Bayes factor is calibration_test's (500 importance samples), with
+    valid; drawing 1000 per replication, as pit_calibration_test does, tripled the
+    study's time); the Bayes factor is pit_calibration_test's (500 importance samples), with
     the form's ``forecast_levels`` / ``forecast_draws``."""
     null = null_statistics(n)
     out = []
     for r in range(start, stop):
         rng = np.random.default_rng([seed, n, r, 1])
         u = _chunk_pit(f, form, n, rng)
-        t = calibration_test(u, method="cramer-von-mises", num_samples=500, seed=rng,
+        t = pit_calibration_test(u, method="cramer-von-mises", num_samples=500, seed=rng,
                              forecast_levels=forecast_levels(form), forecast_draws=forecast_draws(form))
         stat = anderson_darling_grid(PITHistogram.from_pit(u).counts)
         p_ad = (1 + np.count_nonzero(null >= stat)) / (null.size + 1)
@@ -535,7 +535,7 @@ def write_markdown(path: Path, records: list[dict], full: list[Task], command: s
     lines += ["**Coverage of 90% intervals of the cal score (99 levels); "
               "interval goal >= 0.85 - 2 MC s.e.**", "", COVERAGE_HEADER]
     lines += [coverage_line(r) for r in rows if isinstance(r, CoverageRow)]
-    lines += ["", f"**Rejection rates of calibration_test at level {TEST_LEVEL} "
+    lines += ["", f"**Rejection rates of pit_calibration_test at level {TEST_LEVEL} "
               "(calibrated rows: false alarms)**", "", TEST_HEADER]
     lines += [test_line(r) for r in rows if isinstance(r, RejectionRow)]
     earlier_rows = superseded_rows(records)

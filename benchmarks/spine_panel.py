@@ -78,7 +78,7 @@ def run_panel() -> dict:
 
     import bece
     from bece.io import example_path, read_predictions
-    from bece.regression import bayesian_calibration_error, calibration_test, pit
+    from bece.regression import bayesian_calibration_error, pit, pit_calibration_test
 
     cases: dict[str, dict] = {}
     cases["cli:report"] = {"text": _cli("report")}
@@ -114,7 +114,7 @@ def run_panel() -> dict:
     rr = bayesian_calibration_error(u, seed=0)
     cases["python:regression example"] = {
         "text": f"calibration error {rr.mean:.3f}, 90% interval [{rr.interval(0.9)[0]:.3f}, "
-                f"{rr.interval(0.9)[1]:.3f}]\n{calibration_test(u, seed=0)}",
+                f"{rr.interval(0.9)[1]:.3f}]\n{pit_calibration_test(u, seed=0)}",
         "json": _summary(rr)}
     # the public CIFAR outputs (a study: absent from a clone)
     for path in sorted(DATA.glob("*.npz")):

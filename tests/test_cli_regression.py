@@ -20,7 +20,7 @@ import pytest
 from scipy import stats
 
 from bece.cli import main
-from bece.regression import bayesian_calibration_error, calibration_error, calibration_test, pit
+from bece.regression import bayesian_calibration_error, calibration_error, pit, pit_calibration_test
 
 LEVELS = np.arange(1, 100) / 100  # the report's default levels
 
@@ -79,7 +79,7 @@ def test_gaussian_forecast_matches_an_independent_pit(tmp_path, capsys, rng, suf
     np.testing.assert_allclose([c["interval"] for c in d["curve"]], np.column_stack([lo, hi]),
                                rtol=1e-12)
     v = d["verdict"]
-    test = calibration_test(u, seed=5)
+    test = pit_calibration_test(u, seed=5)
     assert v["test"] == "anderson-darling" and v["alpha"] == 0.05
     assert v["p_value"] == test.p_value and v["calibrated"] == (not test.reject(0.05))
     assert v["prob_calibrated"] == pytest.approx(test.prob_calibrated, rel=1e-9)
@@ -149,7 +149,7 @@ def test_quantile_forecast_at_its_own_levels(tmp_path, capsys, rng):
     # fitted to the counts between the forecast's levels, where the randomised PIT is uniform
     ref = bayesian_calibration_error(u, levels, num_samples=1000, seed=7, forecast_levels=levels)
     assert d["calibration_error"]["mean"] == pytest.approx(ref.mean, rel=1e-12)
-    t = calibration_test(u, seed=7, forecast_levels=levels)  # the verdict's Bayes factor: the same counts
+    t = pit_calibration_test(u, seed=7, forecast_levels=levels)  # the verdict's Bayes factor: the same counts
     assert d["verdict"]["bayes_factor"] == pytest.approx(t.bayes_factor, rel=1e-12)
     code, text, _ = run(capsys, "report", path, "--samples", 1000, "--seed", 7)
     assert "5 level(s) 0.05, 0.25, 0.5, 0.75, 0.95" in text and "randomised" in text
@@ -177,7 +177,7 @@ def test_sample_forecast_randomised_pit(tmp_path, capsys, rng):
     # fitted with the model of the ranks among the S draws; the verdict's Bayes factor too
     ref = bayesian_calibration_error(u, num_samples=500, seed=3, forecast_draws=s)
     assert d["calibration_error"]["mean"] == pytest.approx(ref.mean, rel=1e-12)
-    t = calibration_test(u, seed=3, forecast_draws=s)
+    t = pit_calibration_test(u, seed=3, forecast_draws=s)
     assert d["verdict"]["bayes_factor"] == pytest.approx(t.bayes_factor, rel=1e-12)
 
 
@@ -218,7 +218,7 @@ def test_text_notes_a_band_on_the_diagonal():
 
 def test_report_prints_the_results_own_text(tmp_path, capsys):
     """A header naming the file, its forecasts and the PIT, then the result's text."""
-    from bece.regression import bayesian_calibration_error, calibration_test, pit
+    from bece.regression import bayesian_calibration_error, pit, pit_calibration_test
 
     rng = np.random.default_rng(4)
     mu = rng.normal(size=300)
@@ -230,7 +230,7 @@ def test_report_prints_the_results_own_text(tmp_path, capsys):
     u = pit(y, mean=mu, std=0.8)
     r = bayesian_calibration_error(u, num_samples=1000, seed=0)
     head = f"bece report: {path} (300 Gaussian regression forecasts of y by mean, std; continuous PIT)"
-    assert out == f"{head}\n{r.text(test=calibration_test(u, seed=0))}"
+    assert out == f"{head}\n{r.text(test=pit_calibration_test(u, seed=0))}"
 
 
 def test_warnings_are_one_line_each(tmp_path, capsys, rng, monkeypatch):

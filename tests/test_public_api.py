@@ -33,7 +33,7 @@ PUBLIC = {
         "pit", "calibration_curve", "calibration_error", "Recalibrator", "bayesian_calibration_error",
         "BayesianCalibrationError", "mean_absolute_calibration_error",
         "root_mean_squared_calibration_error", "miscalibration_area", "sharpness", "forecast_quantiles",
-        "calibration_test", "RegressionCalibrationTest", "PITHistogram", "DiscretePITWarning",
+        "pit_calibration_test", "RegressionCalibrationTest", "PITHistogram", "DiscretePITWarning",
         "SmoothPITModel", "DirichletPITModel",
     ],
     "bece.models": [

@@ -128,7 +128,7 @@ def test_result_types_are_returned():
         bece.compare: bece.Comparison,
         bece.calibration_test: bece.CalibrationTest,
         bece.cross_check: bece.CrossCheck,
-        smooth.smooth_ece: bece.SmoothBayesianECE,
+        smooth.smooth_posterior_ece: bece.SmoothBayesianECE,
         regression.bayesian_calibration_error: regression.BayesianCalibrationError,
         io.read_statistics: io.FileStatistics,
         io.read_predictions: io.Predictions,

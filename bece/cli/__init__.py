@@ -21,7 +21,7 @@ model's (``band_prior=None``).
 with ``mean``/``std``, quantile columns ``q_<level>`` or sample columns
 ``s_0 ... s_{S-1}``; :mod:`bece.io.forecast_columns`, which tells the two
 kinds of file apart by their columns) prints a verdict
-(:func:`bece.regression.calibration_test`), Kuleshov's calibration error
+(:func:`bece.regression.pit_calibration_test`), Kuleshov's calibration error
 (:func:`bece.regression.bayesian_calibration_error`) and the calibration
 curve with its band; ``--plot`` draws the curve
 (:func:`bece.plots.regression.plot_calibration_curve`). See

@@ -6,7 +6,7 @@ The file's forecasts (:func:`bece.io.files.read_forecasts`: Gaussian
 (:func:`bece.regression.pit`; randomised for sample and quantile forecasts,
 whose PIT is otherwise discrete, with ``--seed``), and the PIT gives
 
-* the verdict: :func:`bece.regression.calibration_test` (:func:`verdict`);
+* the verdict: :func:`bece.regression.pit_calibration_test` (:func:`verdict`);
 * Kuleshov's calibration error
   :math:`\\mathrm{cal} = \\sum_j (p_j - \\hat p_j)^2` over the levels
   :math:`p_j`: its posterior (:func:`bece.regression.bayesian_calibration_error`,
@@ -73,7 +73,7 @@ def verdict(
 ) -> dict[str, Any]:
     """The one-line verdict on calibration and the numbers behind it.
 
-    :func:`bece.regression.calibration_test` on the PIT (``seed`` for its
+    :func:`bece.regression.pit_calibration_test` on the PIT (``seed`` for its
     resampled p-value and its Bayes factor): "miscalibrated" when its
     p-value rejects a uniform PIT at ``alpha`` (its false-alarm rate on a
     calibrated forecaster, exact for the randomised PIT too), else "no
@@ -99,10 +99,10 @@ def verdict(
 
 def regression_test(u: np.ndarray, *, seed: int, forecast_levels: Any = None,
                     forecast_draws: int | None = None) -> Any:
-    """:func:`bece.regression.calibration_test` of the PIT values behind the verdict."""
-    from ..regression.calibration_test import calibration_test
+    """:func:`bece.regression.pit_calibration_test` of the PIT values behind the verdict."""
+    from ..regression.calibration_test import pit_calibration_test
 
-    return calibration_test(u, seed=seed, forecast_levels=forecast_levels,
+    return pit_calibration_test(u, seed=seed, forecast_levels=forecast_levels,
                             forecast_draws=forecast_draws)
 
 

@@ -8,7 +8,7 @@ from numpy.typing import ArrayLike
 
 from ..base.typing import BinningSpec
 from ..regression.histogram import PITHistogram
-from ..results.ece import BayesianECE, BayesianTopLabelECE
+from ..results.ece import BayesianECE, BayesianTopLabelECE, SmoothBayesianECE
 from ..stats.binning import Binning
 from ..stats.calibration_stats import CalibrationStats
 from ..stats.label_stats import LabelStats
@@ -45,14 +45,18 @@ def cross_check(
     Parameters
     ----------
     y_true, y_prob, y_pred
-        A result of the binned model alone (``bece.cross_check(result)``:
-        NUTS on its model, with its prior and statistics, against its own
-        draws); or the predictions, as for :func:`bece.bayesian_ece` (or, with
-        ``top_label=True``, :func:`bece.bayesian_top_label_ece`). Or the
-        binned model's statistics in place of ``y_true`` (a
-        :class:`bece.CalibrationStats`, or a :class:`bece.LabelStats` for
-        the top-label ECE), e.g. summed over chunks; the smooth models'
-        checks run on the predictions. For a regression model
+        A result in place of ``y_true`` (``bece.cross_check(result)``): NUTS
+        on the model behind it, with its prior and its data (the binned
+        model's statistics, against the result's own draws; the smooth
+        model's atoms, against its fast path, the result's own draws being
+        averaged with exact calibration). Or the predictions, as for
+        :func:`bece.bayesian_ece` (or, with ``top_label=True``,
+        :func:`bece.bayesian_top_label_ece`). Or the model's statistics in
+        place of ``y_true``, e.g. summed over chunks: a
+        :class:`bece.CalibrationStats` (:meth:`bece.SmoothModel.statistics`
+        for the smooth model), or a :class:`bece.LabelStats` for the binned
+        top-label ECE; the hierarchical top-label model's check runs on the
+        predictions. For a regression model
         (:class:`bece.regression.SmoothPITModel`,
         :class:`bece.regression.DirichletPITModel`): PIT values or their
         :class:`~bece.regression.PITHistogram` in place of ``y_true``.
@@ -133,9 +137,31 @@ def cross_check(
                                         average=average, top_label=top_label)
 
 
+def _check_smooth_result(result: SmoothBayesianECE, mcmc: MCMCSettings) -> CrossCheck:
+    """NUTS on the smooth model behind ``result`` (its atoms, its prior) against
+    a fresh fast path of the same model: the result's own draws are averaged
+    with exact calibration, which the check judges as a probability."""
+    from ..validation.smooth import cross_check_smooth_atoms
+
+    if result.atoms is None:
+        raise ValueError("this smooth result holds no atoms (a paired comparison's side): "
+                         "cross-check the model on the predictions, "
+                         "bece.cross_check(y_true, y_prob, model=...)")
+    post = result.params  # the fit: its knots and prior scales are the model's options
+    return cross_check_smooth_atoms(
+        result.atoms, result.stats, result.curve_grid, n_knots=int(post.basis.knots.size),
+        intercept_scale=float(post.prior_scales[0]), slope_scale=float(post.prior_scales[1]),
+        smoothness_scale=float(post.smoothness_scale),
+        bin_scale=float(post.bin_scale) if post.basis.n_bins else None,
+        prior_odds=result.prior_odds or 0.0, **mcmc.as_kwargs())
+
+
 def _check_result(result: BayesianECE, mcmc: MCMCSettings) -> CrossCheck:
-    """NUTS on the model behind a binned ``result`` (its prior, its statistics)
-    against that result's own draws."""
+    """NUTS on the model behind ``result`` (its prior, its statistics or
+    atoms) against that result's own draws (binned) or its model's fast
+    path (smooth)."""
+    if isinstance(result, SmoothBayesianECE) and result.model == "smooth":
+        return _check_smooth_result(result, mcmc)
     forms = {"binned": "conjugate", "binned-literal": "literal",
              "binned-top-label": "conjugate", "binned-top-label-literal": "literal"}
     if result.model not in forms or result.method not in ("conjugate", "exact"):

@@ -274,8 +274,28 @@ class SmoothModel(Model):
     def cross_check(self, stats: CalibrationStats, *, mcmc: MCMCSettings | None = None,
                     closed_form: SmoothBayesianECE | None = None,
                     average: str = "label") -> CrossCheck:
-        """Refused: the check runs on the predictions (``bece.cross_check(y_true, y_prob, model=...)``)."""
-        raise _needs_predictions(self)
+        """NUTS on :meth:`numpyro` against the fast path, from fine statistics.
+
+        ``stats``: :meth:`statistics` (possibly summed over chunks), whose
+        fine cells are the model's atoms, as the fast path reads them above
+        2,000 predictions; :func:`bece.cross_check` on the predictions
+        themselves uses one atom per prediction up to 2,000 of them. The
+        agreement rule of :mod:`bece.validation.agreement` judges the ECE,
+        each bin's accuracy, the curve at 9 confidences and the probability
+        of exact calibration (``average`` is the top-label models').
+        """
+        from ..smooth.atoms import atoms_and_ece_stats
+        from ..smooth.draws import curve_grid
+        from ..validation.smooth import cross_check_smooth_atoms
+
+        if not isinstance(stats, CalibrationStats):
+            raise ValueError(f"stats must be a CalibrationStats in fine bins "
+                             f"(SmoothModel.statistics), got {type(stats).__name__}")
+        mcmc = MCMCSettings() if mcmc is None else mcmc
+        atoms, coarse = atoms_and_ece_stats(stats, self.n_bins, self.binning)
+        return cross_check_smooth_atoms(atoms, coarse.with_kind(stats.kind), curve_grid(atoms.p),
+                                        **self._laplace_options, prior_odds=self.prior_odds,
+                                        closed_form=closed_form, **mcmc.as_kwargs())
 
     def _cross_check_predictions(self, y_true: ArrayLike, y_prob: ArrayLike,
                                  y_pred: ArrayLike | None, *, mcmc: MCMCSettings,

@@ -18,7 +18,7 @@ the probability integral transform :math:`u_t = F_t(y_t)`:
   with a posterior probability of exact calibration (its draws are 0 with
   that probability), ``model="dirichlet"`` for a Dirichlet over the PIT
   histogram;
-* :func:`calibration_test`: is the PIT uniform? An Anderson--Darling p-value
+* :func:`pit_calibration_test`: is the PIT uniform? An Anderson--Darling p-value
   and the smooth model's Bayes factor;
 * :class:`PITHistogram`: the PIT counted on a grid of 1000 cells, int64
   counts that add across chunks; both functions above take it in place of
@@ -42,7 +42,7 @@ A Gaussian forecaster whose predictive sd is 0.7 times too small:
 >>> levels, observed = regression.calibration_curve(u, levels=[0.1, 0.5, 0.9])
 >>> bool(observed[0] > 0.15), bool(observed[2] < 0.85)      # too many targets in the tails
 (True, True)
->>> t = regression.calibration_test(u)
+>>> t = regression.pit_calibration_test(u)
 >>> t.reject(0.05), bool(t.prob_calibrated < 1e-6)
 (True, True)
 >>> good = regression.pit(y, mean=0.0, std=1.0)
@@ -53,7 +53,7 @@ True
 from ..api.regression import bayesian_calibration_error
 from ..posteriors.regression import DirichletPITModel, SmoothPITModel
 from .bayesian import BayesianCalibrationError
-from .calibration_test import RegressionCalibrationTest, calibration_test
+from .calibration_test import RegressionCalibrationTest, pit_calibration_test
 from .forecast import CorrelatedSamplesWarning, forecast_quantiles, pit
 from .histogram import DiscretePITWarning, PITHistogram
 from .metrics import (
@@ -81,7 +81,7 @@ __all__ = [
     "SmoothPITModel",
     "bayesian_calibration_error",
     "calibration_curve",
-    "calibration_test",
+    "pit_calibration_test",
     "calibration_error",
     "forecast_quantiles",
     "mean_absolute_calibration_error",

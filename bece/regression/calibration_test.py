@@ -1,7 +1,7 @@
 r"""Is a regression forecaster calibrated? A test of PIT uniformity and a Bayes factor.
 
 A forecaster is calibrated when its PIT :math:`u = F(y)` is uniform on
-[0, 1]. :func:`calibration_test` answers two ways.
+[0, 1]. :func:`pit_calibration_test` answers two ways.
 
 **p-value** (default ``method="anderson-darling"``). The Anderson--Darling
 statistic of uniformity,
@@ -109,7 +109,7 @@ from .smooth import (
 
 __all__ = [
     "anderson_darling_grid",
-    "calibration_test",
+    "pit_calibration_test",
     "METHODS",
     "RegressionCalibrationTest",
 ]
@@ -142,7 +142,7 @@ def anderson_darling_grid(counts: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, repr=False, eq=False)
 class RegressionCalibrationTest:
-    """Result of :func:`calibration_test`.
+    """Result of :func:`pit_calibration_test`.
 
     Attributes
     ----------
@@ -167,9 +167,9 @@ class RegressionCalibrationTest:
     Examples
     --------
     >>> import numpy as np
-    >>> from bece.regression import calibration_test, pit
+    >>> from bece.regression import pit_calibration_test, pit
     >>> y = np.random.default_rng(0).normal(size=2000)
-    >>> t = calibration_test(pit(y, mean=0.0, std=0.7))          # over-confident
+    >>> t = pit_calibration_test(pit(y, mean=0.0, std=0.7))          # over-confident
     >>> t  # doctest: +ELLIPSIS
     RegressionCalibrationTest(method='anderson-darling', statistic=..., n=2000)
     >>> t.reject(0.05), bool(t.log_bayes_factor < -10), t.resampled.shape
@@ -204,6 +204,60 @@ class RegressionCalibrationTest:
             raise ValueError(f"level must be a number in (0, 1), got {level!r}")
         return bool(self.p_value <= level)
 
+    def to_dict(self, level: float = 0.05) -> dict[str, Any]:
+        """Plain Python (JSON): ``method``, ``statistic``, ``p_value``,
+        ``num_resamples`` (None without resampling), ``n``, ``n_cells``,
+        ``bayes_factor`` (None beyond float64's range), ``log_bayes_factor``,
+        ``prior_odds``, ``prob_calibrated``, and ``level`` with ``reject``:
+        whether the p-value rejects a uniform PIT there."""
+        with np.errstate(over="ignore", under="ignore"):
+            bf = float(np.exp(self.log_bayes_factor))
+        return {
+            "method": self.method, "statistic": self.statistic, "p_value": self.p_value,
+            "num_resamples": None if self.resampled is None else int(self.resampled.size),
+            "n": self.n, "n_cells": self.n_cells,
+            "bayes_factor": bf if 0.0 < bf < float("inf") else None,
+            "log_bayes_factor": self.log_bayes_factor, "prior_odds": self.prior_odds,
+            "prob_calibrated": self.prob_calibrated, "level": level, "reject": self.reject(level),
+        }
+
+    def summary(self, level: float = 0.05) -> Any:  # pandas.DataFrame
+        """One row, ``pit_calibration_test``: the numbers of :meth:`to_dict`."""
+        from ..results.summaries import numbers_table
+
+        return numbers_table({"pit_calibration_test": self.to_dict(level)})
+
+    def text(self, level: float = 0.05) -> str:
+        """The lines a person reads: the answer at ``level``, each number and what it means."""
+        from ..results.text import format_prob
+        from .report_text import TEST_WORDS
+
+        d = self.to_dict(level)
+        name = TEST_WORDS.get(self.method, self.method)
+        floor = self.resampled is not None and self.p_value <= 1.0 / (self.resampled.size + 1) * (
+            1 + 1e-12)
+        p = f"<= {self.p_value:.2g}" if floor else f"{self.p_value:.3g}"
+        how = (f"{d['num_resamples']:,} resamples" if d["num_resamples"] is not None
+               else "asymptotic")
+        bf = d["bayes_factor"]
+        bf_text = (f"{bf:.3g}" if bf is not None else
+                   "0" if self.log_bayes_factor < 0 else "inf")
+        answer = "miscalibrated" if d["reject"] else "no evidence of miscalibration"
+        return "\n".join([
+            f"  {answer} (a uniform PIT at level {level:g})",
+            f"  PIT values    {self.n:,}, {self.n_cells:,} cells",
+            "",
+            f"  p-value       {p:<9} {name} test of a uniform PIT ({how})",
+            f"  Bayes factor  {bf_text:<9} for calibration against a smooth miscalibrated PIT "
+            f"distribution (log B = {self.log_bayes_factor:.3g})",
+            f"  P(calibrated) {format_prob(self.prob_calibrated):<9} posterior probability of "
+            f"calibration, prior odds {self.prior_odds:g}",
+            f"  statistic     {self.statistic:<9.4g} the test statistic",
+        ])
+
+    def __str__(self) -> str:
+        return self.text()
+
     def __repr__(self) -> str:
         return (
             f"RegressionCalibrationTest(method={self.method!r}, statistic={self.statistic:.4g}, "
@@ -223,7 +277,7 @@ def resampled_statistic(n: int, n_cells: int, num_resamples: int, rng: np.random
     return out
 
 
-def calibration_test(
+def pit_calibration_test(
     pit: ArrayLike | PITHistogram,
     *,
     method: str = "anderson-darling",
@@ -292,12 +346,12 @@ def calibration_test(
     Examples
     --------
     >>> import numpy as np
-    >>> from bece.regression import calibration_test, pit
+    >>> from bece.regression import pit_calibration_test, pit
     >>> y = np.random.default_rng(0).normal(size=1000)
-    >>> t = calibration_test(pit(y, mean=0.0, std=1.0))          # calibrated
+    >>> t = pit_calibration_test(pit(y, mean=0.0, std=1.0))          # calibrated
     >>> bool(t.p_value > 0.05), bool(t.prob_calibrated > 0.9)
     (True, True)
-    >>> t = calibration_test(pit(y, mean=0.0, std=0.7))          # over-confident
+    >>> t = pit_calibration_test(pit(y, mean=0.0, std=0.7))          # over-confident
     >>> t.reject(0.05), bool(t.prob_calibrated < 1e-6)
     (True, True)
     """

@@ -233,7 +233,7 @@ def forecast_cells(forecast_levels: ArrayLike | None, forecast_draws: int | None
                    values: np.ndarray | None) -> ObservedCells | None:
     """The observed cells for the keywords ``forecast_levels=`` / ``forecast_draws=`` of
     :func:`~bece.regression.bayesian_calibration_error` and
-    :func:`~bece.regression.calibration_test` (None when neither is given).
+    :func:`~bece.regression.pit_calibration_test` (None when neither is given).
 
     Raises
     ------

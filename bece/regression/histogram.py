@@ -10,7 +10,7 @@ What the grid keeps and loses. At a level p on the grid (a multiple of
 1/G: with G = 1000 every level with three decimals, so the default levels
 0.01, ..., 0.99) the number of PIT values :math:`\le p` is a sum of cells,
 so the calibration curve, the cal score and the Anderson--Darling statistic
-of :func:`~bece.regression.calibration_test` at those levels are exact. The
+of :func:`~bece.regression.pit_calibration_test` at those levels are exact. The
 smooth model of :func:`~bece.regression.bayesian_calibration_error` is
 fitted to the cell counts (a multinomial likelihood: its posterior is exact
 given the histogram); what the histogram loses is where each value lies
@@ -66,12 +66,12 @@ class DiscretePITWarning(UserWarning):
 
     >>> import warnings
     >>> import numpy as np
-    >>> from bece.regression import DiscretePITWarning, calibration_test, pit
+    >>> from bece.regression import DiscretePITWarning, pit_calibration_test, pit
     >>> rng = np.random.default_rng(0)
     >>> y, draws = rng.normal(size=2000), rng.normal(size=(2000, 20))
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
-    ...     t = calibration_test(pit(y, samples=draws))
+    ...     t = pit_calibration_test(pit(y, samples=draws))
     >>> [w.category.__name__ for w in caught]
     ['DiscretePITWarning']
     >>> u = pit(y, samples=draws, randomize=True, seed=0)       # what the message advises
@@ -174,7 +174,7 @@ class PITHistogram:
     :meth:`from_pit` or :meth:`from_forecast`; add histograms of chunks with
     ``+`` (or ``sum``); pass one wherever PIT values are accepted
     (:func:`~bece.regression.bayesian_calibration_error`,
-    :func:`~bece.regression.calibration_test`). See the module docstring for
+    :func:`~bece.regression.pit_calibration_test`). See the module docstring for
     what the grid keeps.
 
     Parameters

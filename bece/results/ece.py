@@ -384,6 +384,10 @@ class SmoothBayesianECE(BayesianECE):
         :math:`(a, b, \\lambda u, \\tau v)` of each draw.
     smoothness, bin_sd : ndarray of shape (S,)
         :math:`\\lambda` and :math:`\\tau` of each draw.
+    atoms : bece.smooth.Atoms or None
+        The data the model was fitted to (one atom per prediction, or the
+        fine grid's cells), so that :func:`bece.cross_check` can check the
+        result without the predictions; None for a paired comparison's sides.
 
     Examples
     --------
@@ -409,6 +413,7 @@ class SmoothBayesianECE(BayesianECE):
     coefficients: np.ndarray
     smoothness: np.ndarray
     bin_sd: np.ndarray
+    atoms: Any = field(default=None, repr=False)
 
     def to_inference_data(self) -> Any:  # arviz.InferenceData (0.2x) or xarray.DataTree (1.x)
         """As :meth:`BayesianECE.to_inference_data`, plus in ``posterior``:

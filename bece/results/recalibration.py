@@ -237,6 +237,14 @@ class Recalibration:
         """:meth:`text` at 90%: what ``bece recalibrate`` prints under its header."""
         return self.text()
 
+    def summary(self, *, hdi_prob: float = 0.9) -> Any:  # pandas.DataFrame
+        """The comparison's summary table (:meth:`bece.Comparison.summary`)
+        with its rows named for what they are: ``ece_after``,
+        ``ece_before`` and ``ece_after - ece_before``."""
+        table = self.comparison.summary(hdi_prob=hdi_prob)
+        return table.rename(index={"ece_a": "ece_after", "ece_b": "ece_before",
+                                   "ece_diff": "ece_after - ece_before"})
+
 
 def verdict(prob_better: float, interval: tuple[float, float], prob: float = 0.9) -> str:
     """One sentence: whether the test set shows recalibration lowered the ECE."""

@@ -12,7 +12,17 @@ from ..base.checks import check_prob
 __all__ = [
     "DrawSummaries",
     "draws_table",
+    "numbers_table",
 ]
+
+
+def numbers_table(rows: dict[str, dict[str, Any]]) -> Any:  # pandas.DataFrame
+    """The ``summary()`` of a result without draws: one row per named
+    quantity (or per result), one column per number, as ``to_dict()`` gives
+    them; tables of several results concatenate (``pandas.concat``)."""
+    import pandas as pd
+
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 class DrawSummaries:

@@ -196,6 +196,15 @@ class CalibrationTest:
             },
         }
 
+    def summary(self, level: float = 0.05) -> Any:  # pandas.DataFrame
+        """One row, ``calibration_test``: the numbers of :meth:`to_dict` and
+        the verdict's label at ``level``."""
+        from ..results.summaries import numbers_table
+
+        d = self.to_dict(level)
+        return numbers_table({"calibration_test": {**d["calibration_test"],
+                                                    "verdict": d["verdict"]["verdict"]}})
+
     def __repr__(self) -> str:
         return (
             f"CalibrationTest(statistic={self.statistic:.4f}, p_value={self.p_value:.4f}, "

@@ -64,7 +64,7 @@ def smooth_result(
         draws=ece, accuracy=acc, confidence=conf, weight=wt, plugin=plugin_ece(stats),
         stats=stats, model="smooth", method=method, preset=None, params=post,
         curve_grid=grid_points, curve=curve_values(post.basis, atoms.binning, grid_points, beta),
-        coefficients=beta, smoothness=lam, bin_sd=tau,
+        coefficients=beta, smoothness=lam, bin_sd=tau, atoms=atoms,
     )
 
 

@@ -392,7 +392,8 @@ class CrossCheck:
         """Plain Python (JSON): the verdict (``agree``, ``converged``,
         ``reasons``), the rule (``z``, ``delta``, ``false_alarm``), the
         diagnostics (``max_ratio``, ``rhat_max``, ``ess_bulk_min``,
-        ``ess_tail_min``, ``divergences``, ``target_accept_prob``), the
+        ``ess_tail_min``: None where undefined, as R-hat of one chain;
+        ``divergences``, ``target_accept_prob``), the
         ``evidence`` of exact calibration where the model has it, and the
         comparison ``table`` as one record per row (NaN as None)."""
         table = [{k: (None if isinstance(v, float) and v != v else
@@ -403,8 +404,8 @@ class CrossCheck:
             "reasons": list(self.reasons),
             "rule": {"z": self.z, "delta": self.delta, "false_alarm": self.false_alarm,
                      "rhat_max": RHAT_MAX, "ess_min": ESS_MIN},
-            "max_ratio": self.max_ratio, "rhat_max": self.rhat_max,
-            "ess_bulk_min": self.ess_bulk_min, "ess_tail_min": self.ess_tail_min,
+            "max_ratio": self.max_ratio, "rhat_max": _number(self.rhat_max),
+            "ess_bulk_min": _number(self.ess_bulk_min), "ess_tail_min": _number(self.ess_tail_min),
             "divergences": self.divergences, "target_accept_prob": self.target_accept_prob,
             "evidence": dict(self.evidence), "table": table,
         }
@@ -419,7 +420,18 @@ class CrossCheck:
             f"(gap {g['mean']:+.2e}))"
         )
 
+    def summary(self) -> Any:  # pandas.DataFrame
+        """The agreement rule's table: one row per compared quantile of each
+        quantity, NUTS against the fast path (``diff``, ``tolerance``,
+        ``ratio``: within the rule when at most 1)."""
+        return self.table.copy()
+
     def __str__(self) -> str:
+        return self.text()
+
+    def text(self) -> str:
+        """The lines a person reads: the verdict, the rule, the diagnostics,
+        the evidence of exact calibration and each reason it does not agree."""
         verdict = "agree" if self.agree else ("do not agree" if self.converged else "not converged")
         lines = [
             f"NUTS and the fast path ({self.model} model): {verdict}",
@@ -434,6 +446,11 @@ class CrossCheck:
                          f"bridge sampling on NUTS {e['nuts']:.3f} (se {e['se']:.3f})")
         lines += [f"  - {r}" for r in self.reasons]
         return "\n".join(lines)
+
+
+def _number(x: float) -> float | None:
+    """A diagnostic as JSON: None where it is undefined (R-hat of one chain: NaN)."""
+    return None if x != x else float(x)
 
 
 def gap_table(nuts: BayesianECE, closed: BayesianECE) -> Any:  # pandas.DataFrame

@@ -107,6 +107,47 @@ class SBCResult:
         """Counts of the ranks of ``name`` in ``num_hist_bins`` equal groups."""
         return _hist(self.ranks[name], self.num_draws, self.num_hist_bins)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python (JSON): ``model``, ``method``, ``num_simulations``,
+        ``num_draws``, ``num_hist_bins``, ``false_alarm``, ``uniform``,
+        ``adjusted_pvalue`` and, per quantity, its ``pvalue`` and rank
+        ``histogram``."""
+        return {
+            "model": self.model, "method": self.method, "num_simulations": self.num_simulations,
+            "num_draws": self.num_draws, "num_hist_bins": self.num_hist_bins,
+            "false_alarm": self.false_alarm, "uniform": self.uniform,
+            "adjusted_pvalue": self.adjusted_pvalue,
+            "quantities": {name: {"pvalue": self.pvalues[name],
+                                  "histogram": self.histogram(name).tolist()}
+                           for name in self.pvalues},
+        }
+
+    def summary(self) -> Any:  # pandas.DataFrame
+        """One row per quantity: the chi-square p-value of its ranks'
+        uniformity and the Bonferroni-adjusted one."""
+        from ..results.summaries import numbers_table
+
+        k = len(self.pvalues)
+        return numbers_table({name: {"pvalue": p, "adjusted_pvalue": min(1.0, p * k)}
+                              for name, p in self.pvalues.items()})
+
+    def text(self) -> str:
+        """The lines a person reads: the answer, the run and the worst quantities."""
+        worst = sorted(self.pvalues, key=self.pvalues.__getitem__)[:3]
+        answer = ("ranks uniform: no sign of a miscalibrated posterior" if self.uniform else
+                  "ranks not uniform: the posterior is not calibrated on its model")
+        return "\n".join([
+            f"SBC of the {self.method} posterior on the {self.model} model: {answer}",
+            f"  {self.num_simulations:,} simulations, {self.num_draws} draws each, ranks in "
+            f"{self.num_hist_bins} groups; chi-square per quantity, Bonferroni over "
+            f"{len(self.pvalues)} at family-wise rate {self.false_alarm:g}",
+            f"  adjusted p-value {self.adjusted_pvalue:.3g}; smallest p-values: "
+            + ", ".join(f"{n} {self.pvalues[n]:.2g}" for n in worst),
+        ])
+
+    def __str__(self) -> str:
+        return self.text()
+
     def __repr__(self) -> str:
         worst = min(self.pvalues, key=self.pvalues.__getitem__)
         return (

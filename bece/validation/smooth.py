@@ -9,17 +9,20 @@ from numpy.typing import ArrayLike
 
 from ..base.typing import BinningSpec
 from ..results.ece import BayesianECE, SmoothBayesianECE
+from ..smooth.atoms import Atoms
 from ..smooth.average import DEFAULT_PRIOR_ODDS
 from ..smooth.basis import DEFAULT_N_KNOTS
 from ..smooth.draws import curve_values, importance_draws
 from ..smooth.fit import fit_smooth, single_threaded_blas
 from ..smooth.posterior import prepare_atoms, smooth_result
 from ..stats.binning import Binning
+from ..stats.calibration_stats import CalibrationStats
 from .agreement import FALSE_ALARM, CrossCheck, Probability
 
 __all__ = [
     "SMOOTH_TARGET",
     "cross_check_smooth",
+    "cross_check_smooth_atoms",
     "exact_calibration",
     "identity_curve",
     "smooth_model_kwargs",
@@ -43,12 +46,26 @@ def cross_check_smooth(
     y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
     binning: BinningSpec | Binning = "uniform",
+    grid: str | int | None = "auto",
+    **options: Any,
+) -> CrossCheck:
+    """:func:`cross_check_smooth_atoms` on the atoms of predictions: one per
+    prediction up to 2,000 of them, the fine grid above (``grid``, as
+    :func:`bece.smooth.posterior.smooth_ece`); ``options`` are its keywords."""
+    atoms, stats, grid_points = prepare_atoms(y_true, y_prob, y_pred, n_bins, binning, grid)
+    return cross_check_smooth_atoms(atoms, stats, grid_points, **options)
+
+
+def cross_check_smooth_atoms(
+    atoms: Atoms,
+    stats: CalibrationStats,
+    grid_points: np.ndarray,
+    *,
     n_knots: int = DEFAULT_N_KNOTS,
     intercept_scale: float = 1.0,
     slope_scale: float = 0.5,
     smoothness_scale: float = 0.5,
     bin_scale: float | None = 0.25,
-    grid: str | int | None = "auto",
     num_chains: int = 4,
     num_warmup: int = 1000,
     num_samples: int = 1000,
@@ -63,8 +80,11 @@ def cross_check_smooth(
 ) -> CrossCheck:
     """NUTS on :func:`bece.models.smooth.smooth_model` against the Laplace path.
 
-    The model's knots, transform, atoms and prior are those of
-    :func:`smooth_ece`; NUTS samples :math:`(a, b, \\lambda, u, \\tau, v)`
+    ``atoms`` are the data the model sees (:class:`bece.smooth.Atoms`: from
+    predictions, fine statistics or a result), ``stats`` the statistics in
+    the ECE bins, ``grid_points`` the confidences where curves are drawn.
+    The model's knots, transform and prior are those of
+    :func:`bece.smooth.posterior.smooth_ece`; NUTS samples :math:`(a, b, \\lambda, u, \\tau, v)`
     (non-centred, so the funnels at :math:`\\lambda, \\tau \\to 0` are no
     problem), and each NUTS draw gets its own Bayesian-bootstrap weights
     (the posterior factorises, see the module docstring). Compared under the
@@ -96,7 +116,6 @@ def cross_check_smooth(
     if closed_form is not None and not isinstance(closed_form, SmoothBayesianECE):
         raise ValueError("closed_form must be a SmoothBayesianECE (the smooth model's draws, with their "
                          "curve coefficients)")
-    atoms, stats, grid_points = prepare_atoms(y_true, y_prob, y_pred, n_bins, binning, grid)
     with single_threaded_blas():
         post = fit_smooth(atoms, n_knots=n_knots, intercept_scale=intercept_scale,
                           slope_scale=slope_scale, smoothness_scale=smoothness_scale,

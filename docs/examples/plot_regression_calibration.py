@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from bece.plots import plot_calibration_curve
-from bece.regression import bayesian_calibration_error, calibration_test, pit
+from bece.regression import bayesian_calibration_error, pit, pit_calibration_test
 
 rng = np.random.default_rng(0)
 mu = rng.normal(size=1000)
@@ -22,7 +22,7 @@ u = pit(y, mean=mu, std=0.8)  # the forecasts: N(mu, 0.8^2), too sure
 r = bayesian_calibration_error(u, seed=0)
 lo, hi = r.interval(0.9)
 print(f"calibration error {r.mean:.3f}, 90% interval [{lo:.3f}, {hi:.3f}]")
-print(calibration_test(u, seed=0))
+print(pit_calibration_test(u, seed=0))
 
 # %%
 # An S-shaped curve: too few targets below the low quantiles and too many

@@ -126,10 +126,23 @@ def test_binned_cross_check_from_merged_statistics_agrees():
     assert cc.agree, cc.reasons
 
 
-def test_smooth_models_check_the_predictions():
-    y, p = _binary(200)
+def test_the_smooth_check_runs_from_predictions_statistics_or_a_result():
+    """Above 2,000 predictions the smooth model reads the fine grid's cells,
+    so its check from the predictions, from their statistics and from the
+    default's result runs NUTS on the same atoms: the same draws."""
+    y, p = _binary(2050, seed=6)
+    model = SmoothModel()
+    mcmc = MCMCSettings(num_chains=1, num_warmup=60, num_samples=60, num_closed_form=500,
+                        progress_bar=False)
+    from_predictions = bece.cross_check(y, p, mcmc=mcmc)
+    from_stats = model.cross_check(model.statistics(y, p), mcmc=mcmc)
+    from_result = bece.cross_check(bece.bayesian_ece(y, p, num_samples=500), mcmc=mcmc)
+    for cc in (from_stats, from_result):
+        np.testing.assert_array_equal(cc.nuts.draws, from_predictions.nuts.draws)
+        np.testing.assert_array_equal(cc.closed_form.draws, from_predictions.closed_form.draws)
+        assert cc.evidence == from_predictions.evidence
     with pytest.raises(ValueError, match="runs NUTS on the predictions"):
-        bece.cross_check(SmoothModel().statistics(y, p))
+        bece.cross_check(SmoothTopLabelModel().label_statistics(*_multiclass(200)))
 
 
 # ----------------------------------------------------------------- model=
@@ -315,7 +328,8 @@ def test_a_binned_result_is_cross_checked_against_its_own_draws():
     ct = bece.cross_check(t, mcmc=MCMCSettings(progress_bar=False))
     assert ct.agree, ct.reasons
     assert ct.closed_form is t and "label_ece" in set(ct.table["variable"])
-    with pytest.raises(ValueError, match="needs the predictions"):
-        bece.cross_check(bece.bayesian_ece(y, p, num_samples=100))
+    side = bece.compare(y, p, p ** 1.1, num_samples=100).a  # a paired side holds no atoms
+    with pytest.raises(ValueError, match="holds no atoms"):
+        bece.cross_check(side)
     with pytest.raises(ValueError, match="pass it alone"):
         bece.cross_check(r, p)

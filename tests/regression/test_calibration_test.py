@@ -1,4 +1,4 @@
-"""bece.regression.calibration_test: Anderson-Darling on the PIT grid, its
+"""bece.regression.pit_calibration_test: Anderson-Darling on the PIT grid, its
 resampled p-value, scipy's tests, and the Bayes factor.
 
 The statistic is checked by hand on a 10-cell grid and against the
@@ -23,8 +23,8 @@ from bece.regression import (
     PITHistogram,
     RegressionCalibrationTest,
     bayesian_calibration_error,
-    calibration_test,
     pit,
+    pit_calibration_test,
 )
 from bece.regression.calibration_test import anderson_darling_grid, resampled_statistic
 
@@ -82,7 +82,7 @@ def test_p_value_is_valid_under_calibration():
 
 def test_result_fields_and_p_value(rng):
     u = pit(rng.normal(size=300), mean=0.2, std=1.3)
-    t = calibration_test(u, num_resamples=199, num_samples=300, seed=4)
+    t = pit_calibration_test(u, num_resamples=199, num_samples=300, seed=4)
     assert isinstance(t, RegressionCalibrationTest) and t.method == "anderson-darling"
     assert t.statistic == anderson_darling_grid(PITHistogram.from_pit(u).counts)
     assert t.resampled.shape == (199,)
@@ -97,15 +97,15 @@ def test_result_fields_and_p_value(rng):
     assert t.posterior.log_marginal == r.params.log_marginal
     assert t.posterior.log_marginal_calibrated == r.params.log_marginal_calibrated
     # prior odds change prob_calibrated only
-    t4 = calibration_test(u, num_resamples=199, num_samples=300, seed=4, prior_odds=4.0)
+    t4 = pit_calibration_test(u, num_resamples=199, num_samples=300, seed=4, prior_odds=4.0)
     assert t4.log_bayes_factor == t.log_bayes_factor and t4.p_value == t.p_value
     assert t4.prob_calibrated == pytest.approx(4 * t.bayes_factor / (1 + 4 * t.bayes_factor), rel=1e-12)
 
 
 def test_values_and_histogram_agree(rng):
     u = rng.uniform(size=500)
-    a = calibration_test(u, num_resamples=99, num_samples=200, seed=5)
-    b = calibration_test(sum(PITHistogram.from_pit(u[i:i + 100]) for i in range(0, 500, 100)),
+    a = pit_calibration_test(u, num_resamples=99, num_samples=200, seed=5)
+    b = pit_calibration_test(sum(PITHistogram.from_pit(u[i:i + 100]) for i in range(0, 500, 100)),
                          num_resamples=99, num_samples=200, seed=5)
     assert (a.statistic, a.p_value, a.log_bayes_factor) == (b.statistic, b.p_value, b.log_bayes_factor)
 
@@ -114,11 +114,11 @@ def test_values_and_histogram_agree(rng):
                                         ("kolmogorov-smirnov", "kstest")])
 def test_scipy_methods(rng, method, fn):
     u = rng.beta(1.2, 1.0, size=200)
-    t = calibration_test(u, method=method, num_samples=100)
+    t = pit_calibration_test(u, method=method, num_samples=100)
     ref = getattr(sps, fn)(u, "uniform")
     assert (t.statistic, t.p_value) == (ref.statistic, ref.pvalue) and t.resampled is None
     with pytest.raises(ValueError, match="PIT values"):
-        calibration_test(PITHistogram.from_pit(u), method=method)
+        pit_calibration_test(PITHistogram.from_pit(u), method=method)
 
 
 @pytest.mark.parametrize(
@@ -135,15 +135,15 @@ def test_scipy_methods(rng, method, fn):
 )
 def test_bad_options(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        calibration_test([0.1, 0.5, 0.7], **kwargs)
+        pit_calibration_test([0.1, 0.5, 0.7], **kwargs)
 
 
 def test_bad_inputs_and_levels():
     with pytest.raises(ValueError, match="pit"):
-        calibration_test([0.1, np.nan])
+        pit_calibration_test([0.1, np.nan])
     with pytest.raises(ValueError, match="empty"):
-        calibration_test(PITHistogram(np.zeros(100, dtype=np.int64)))
-    t = calibration_test([0.1, 0.5, 0.7], num_resamples=9, num_samples=50)
+        pit_calibration_test(PITHistogram(np.zeros(100, dtype=np.int64)))
+    t = pit_calibration_test([0.1, 0.5, 0.7], num_resamples=9, num_samples=50)
     for bad in (0.0, 1.0, True, "0.05"):
         with pytest.raises(ValueError, match="level"):
             t.reject(bad)
@@ -154,16 +154,16 @@ def test_discrete_pit_warns():
     y = r.normal(size=500)
     q = np.tile([-1.0, 0.0, 1.0], (500, 1))
     with pytest.warns(DiscretePITWarning):
-        calibration_test(pit(y, quantiles=q, levels=[0.16, 0.5, 0.84]), num_resamples=9, num_samples=50)
+        pit_calibration_test(pit(y, quantiles=q, levels=[0.16, 0.5, 0.84]), num_resamples=9, num_samples=50)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        calibration_test(pit(y, quantiles=q, levels=[0.16, 0.5, 0.84], randomize=True, seed=0),
+        pit_calibration_test(pit(y, quantiles=q, levels=[0.16, 0.5, 0.84], randomize=True, seed=0),
                          num_resamples=9, num_samples=50)
 
 
 @pytest.mark.slow
 def test_false_alarm_rate_of_the_full_test():
-    """calibration_test on 1000 calibrated Gaussian forecasts of n = 1000 (the
+    """pit_calibration_test on 1000 calibrated Gaussian forecasts of n = 1000 (the
     study's design): rejection rate at 0.05 at most 0.05 + 3 binomial sd."""
     import importlib.util
     import sys
@@ -219,8 +219,8 @@ def test_grouped_bayes_factor_by_hand_and_against_prior_monte_carlo():
     Bayes factor is the one bayesian_calibration_error reports with the same keyword."""
     tau = np.array([0.25, 0.5, 0.75])
     u = np.array([0.01, 0.1, 0.2, 0.2, 0.24, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99, 1.0])  # counts 5, 1, 1, 5
-    t = calibration_test(u, method="cramer-von-mises", n_cells=100, forecast_levels=tau, num_samples=20_000,
-                         seed=1)
+    t = pit_calibration_test(u, method="cramer-von-mises", n_cells=100, forecast_levels=tau,
+                             num_samples=20_000, seed=1)
     post = t.posterior
     np.testing.assert_array_equal(post.cells.counts, [5, 1, 1, 5])
     assert post.log_marginal_calibrated == pytest.approx(12 * np.log(0.25), rel=1e-14)
@@ -239,11 +239,11 @@ def test_forecast_draws_gives_the_ranks_bayes_factor(rng):
     bayesian_calibration_error with the same keyword; both keywords together refused."""
     size, n = 20, 500
     u = pit(rng.normal(size=n), samples=rng.normal(size=(n, size)), randomize=True, seed=rng)
-    t = calibration_test(u, method="kolmogorov-smirnov", forecast_draws=size, num_samples=500, seed=4)
+    t = pit_calibration_test(u, method="kolmogorov-smirnov", forecast_draws=size, num_samples=500, seed=4)
     assert t.posterior.log_marginal_calibrated == pytest.approx(-n * np.log(size + 1), rel=1e-12)
     r = bayesian_calibration_error(u, forecast_draws=size, num_samples=500, seed=4)
     assert r.log_bayes_factor == pytest.approx(t.log_bayes_factor, rel=1e-12)
     with pytest.raises(ValueError, match="not both"):
-        calibration_test(u, forecast_draws=size, forecast_levels=[0.5], num_samples=50)
+        pit_calibration_test(u, forecast_draws=size, forecast_levels=[0.5], num_samples=50)
     with pytest.raises(ValueError, match="forecast_draws"):
-        calibration_test(u, forecast_draws=-1, num_samples=50)
+        pit_calibration_test(u, forecast_draws=-1, num_samples=50)

@@ -103,3 +103,67 @@ def test_recalibrate_json_is_the_results_to_dict(tmp_path, capsys):
     own = bece.recalibrate(y[:300], t[:300], y[300:], t[300:], method="platt", seed=0).to_dict()
     for key in ("method", "calibrator", "before", "after", "diff", "prob_after_better"):
         assert d[key] == own[key], key
+
+
+def _every_result():
+    """One of each result type, small."""
+    from bece.regression import bayesian_calibration_error, pit, pit_calibration_test
+    from bece.validation import sbc
+
+    rng = np.random.default_rng(2)
+    p = rng.uniform(size=400)
+    y = (rng.uniform(size=400) < p ** 1.2).astype(int)
+    logits = rng.normal(scale=2.0, size=(600, 3))
+    labels = (rng.uniform(size=(600, 1)) > np.cumsum(
+        np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True), axis=1)).sum(axis=1)
+    u = pit(rng.normal(size=300), mean=0.0, std=0.8)
+    tiny = bece.MCMCSettings(num_chains=1, num_warmup=100, num_samples=100, progress_bar=False)
+    return {
+        "BayesianECE": bece.bayesian_ece(y, p, model="binned", num_samples=300),
+        "SmoothBayesianECE": bece.bayesian_ece(y, p, num_samples=300),
+        "BayesianTopLabelECE": bece.bayesian_top_label_ece(labels, logits, from_logits=True,
+                                                           model="binned", num_samples=300),
+        "Comparison": bece.compare(y, p, p ** 0.8, num_samples=300),
+        "CalibrationTest": bece.calibration_test(y, p, num_resamples=99, num_samples=200),
+        "Recalibration": bece.recalibrate(labels[:300], logits[:300], labels[300:], logits[300:],
+                                          input="logits", num_samples=300),
+        "CrossCheck": bece.cross_check(y, p, model=bece.BinnedModel(n_bins=4), mcmc=tiny),
+        "BayesianCalibrationError": bayesian_calibration_error(u, num_samples=300),
+        "RegressionCalibrationTest": pit_calibration_test(u, num_resamples=99, num_samples=200),
+        "SBCResult": sbc(n=20, num_simulations=20, num_draws=9, num_hist_bins=5),
+    }
+
+
+def test_every_result_has_its_text_summary_and_json():
+    """str() is the text a person reads; summary() a pandas table of the
+    numbers; to_dict() plain JSON."""
+    import pandas as pd
+
+    for name, r in _every_result().items():
+        assert type(r).__name__ == name
+        text = str(r)
+        assert text.strip() and "object at 0x" not in text, name
+        table = r.summary()
+        assert isinstance(table, pd.DataFrame) and len(table) >= 1, name
+        d = r.to_dict()
+        assert json.loads(json.dumps(d)) == d, name
+
+
+def test_the_summaries_of_results_without_draws_hold_their_numbers():
+    rs = _every_result()
+    t = rs["CalibrationTest"]
+    row = t.summary().loc["calibration_test"]
+    assert row["p_value"] == t.p_value and row["prob_calibrated"] == t.prob_calibrated
+    assert row["verdict"] == t.verdict().label
+    rt = rs["RegressionCalibrationTest"]
+    assert rt.summary().loc["pit_calibration_test", "p_value"] == rt.p_value
+    assert rt.to_dict(0.5)["reject"] == rt.reject(0.5)
+    cc = rs["CrossCheck"]
+    assert cc.summary().equals(cc.table) and str(cc) == cc.text()
+    rc = rs["Recalibration"]
+    s = rc.summary()
+    assert list(s.index) == ["ece_after", "ece_before", "ece_after - ece_before"]
+    assert s.loc["ece_after", "mean"] == pytest.approx(rc.after.mean)
+    sb = rs["SBCResult"]
+    assert set(sb.summary().index) == set(sb.pvalues)
+    assert sb.to_dict()["uniform"] == sb.uniform
