@@ -169,7 +169,7 @@ from .atoms import (
     fine_binning,
     make_atoms,
 )
-from .basis import SmoothBasis, logit_confidence, natural_cubic_basis, roughness_penalty
+from .basis import SmoothBasis, logit_confidence, roughness_penalty
 from .calibration_test import CalibrationTest, calibration_test_of_atoms, resampled_ece
 from .draws import draw_loglik, ece_draws, importance_draws
 from .fit import SmoothPosterior, fit_smooth, single_threaded_blas
@@ -189,7 +189,6 @@ __all__ = [
     "importance_draws",
     "logit_confidence",
     "make_atoms",
-    "natural_cubic_basis",
     "resampled_ece",
     "roughness_penalty",
     "single_threaded_blas",

@@ -174,3 +174,19 @@ def test_inputs_are_checked_once_where_they_are_built():
         Inputs(from_logits=True, row_sum_tol=1e-3)
     assert Inputs().plain and not Inputs(labels=["a", "b"]).plain
     assert Inputs(row_sum_tol=1e-3).row_sum_tol == 1e-3
+
+
+def test_each_public_name_is_defined_once():
+    """A name in two public namespaces is the same object in both (a
+    re-export), never two functions or classes that share a name."""
+    import importlib
+
+    from tests.test_typing import PUBLIC
+
+    where: dict[str, dict[int, str]] = {}
+    for modname in [*PUBLIC, "bece.models", "bece.calibrate"]:
+        module = importlib.import_module(modname)
+        for name in module.__all__:
+            where.setdefault(name, {})[id(getattr(module, name))] = modname
+    twice = {name: sorted(objs.values()) for name, objs in where.items() if len(objs) > 1}
+    assert not twice, twice

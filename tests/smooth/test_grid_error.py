@@ -31,11 +31,10 @@ from bece.smooth import (
     fit_smooth,
     logit_confidence,
     make_atoms,
-    natural_cubic_basis,
     smooth_posterior_ece,
 )
 from bece.smooth.atoms import END_LOGIT_WIDTH, cell_knots
-from bece.smooth.basis import natural_cubic_derivatives
+from bece.smooth.basis import natural_cubic_basis, natural_cubic_derivatives
 from bece.smooth.grid_error import CellCurve, draw_bounds
 from bece.stats import CalibrationStats, make_binning
 
