@@ -50,6 +50,10 @@ REASONS = {
 _POSTERIOR_TEXT = ("str() of the posterior is now the text bece report prints under its header "
                    "(the ECE, its interval, the plug-in, the input, bins and the per-bin table); "
                    "the numbers of before are in it")
+REASONS[("python:regression example", "text")] = (
+    "str() of the PIT test (bece.regression.pit_calibration_test, before calibration_test) is "
+    "now its text (the answer, p-value, Bayes factor, P(calibrated), statistic) instead of its "
+    "repr; the calibration error line is unchanged")
 REASONS.update({(case, "text"): _POSTERIOR_TEXT for case in (
     "python:bayesian_ece", "python:bayesian_ece binned alpha", "python:bayesian_top_label_ece",
     "python:bayesian_top_label_ece binned")})
@@ -78,7 +82,12 @@ def run_panel() -> dict:
 
     import bece
     from bece.io import example_path, read_predictions
-    from bece.regression import bayesian_calibration_error, pit, pit_calibration_test
+    from bece.regression import bayesian_calibration_error, pit
+
+    try:  # the test of the PIT, named for it since the spine
+        from bece.regression import pit_calibration_test
+    except ImportError:
+        from bece.regression import calibration_test as pit_calibration_test
 
     cases: dict[str, dict] = {}
     cases["cli:report"] = {"text": _cli("report")}

@@ -407,7 +407,8 @@ class CrossCheck:
             "max_ratio": self.max_ratio, "rhat_max": _number(self.rhat_max),
             "ess_bulk_min": _number(self.ess_bulk_min), "ess_tail_min": _number(self.ess_tail_min),
             "divergences": self.divergences, "target_accept_prob": self.target_accept_prob,
-            "evidence": dict(self.evidence), "table": table,
+            "evidence": {k: _number(v) if isinstance(v, float) else v
+                         for k, v in self.evidence.items()}, "table": table,
         }
 
     def __repr__(self) -> str:
