@@ -57,7 +57,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from ..base.checks import check_prob
 from ..base.typing import BinningSpec
@@ -148,8 +148,8 @@ def l2_interval_from_sums(count: ArrayLike, sum_u: ArrayLike, sum_u2: ArrayLike,
     second = float(np.dot(share, ubar**2)) ** 2
     se = float(np.sqrt(max(first - second, 0.0) / n))  # >= 0 in exact arithmetic (Jensen)
     alpha = 1.0 - prob
-    zh = float(norm.ppf(1.0 - alpha / 2.0))
-    z1 = float(norm.ppf(1.0 - alpha))
+    zh = float(ndtri(1.0 - alpha / 2.0))  # the standard normal's quantiles
+    z1 = float(ndtri(1.0 - alpha))
     tplus = max(stat, 0.0)
     if tplus >= 2.0 * zh * se:
         lo, rule = tplus - zh * se, "two-sided"
