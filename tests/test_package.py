@@ -16,6 +16,34 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def test_import_bece_loads_only_its_table_of_names():
+    """``import bece`` and ``import bece.regression`` load their tables of
+    names (PEP 562) and bece.base (numpy); each name imports its module on
+    first use."""
+    code = ("import sys; before = set(sys.modules); import bece, bece.regression; "
+            "print(' '.join(sorted(set(sys.modules) - before)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = out.stdout.split()
+    ours = {m for m in loaded if m.split(".")[0] == "bece"}
+    assert {m for m in ours if not m.startswith("bece.base.")} == {"bece", "bece.base",
+                                                                   "bece.regression"}
+    third_party = {m.split(".")[0] for m in loaded} - set(sys.stdlib_module_names) - {"bece"}
+    assert {m for m in third_party if not m.startswith("_")} <= {"numpy", "cython_runtime"}
+
+
+@pytest.mark.parametrize("name", ["bece", "bece.regression"])
+def test_the_lazy_tables_name_every_public_name(name):
+    import importlib
+
+    module = importlib.import_module(name)
+    assert set(module._WHERE) | ({"regression"} if name == "bece" else set()) == set(module.__all__)
+    for public in module.__all__:
+        assert getattr(module, public) is not None
+    assert set(module.__all__) <= set(dir(module))
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        module.nope  # noqa: B018
+
+
 def test_import_bece_is_light():
     """``import bece`` loads numpy and scipy's special functions (and, for
     now, scipy.linalg), never the libraries of the slow paths: scipy.stats

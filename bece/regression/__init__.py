@@ -50,23 +50,55 @@ A Gaussian forecaster whose predictive sd is 0.7 times too small:
 True
 """
 
-from ..api.regression import bayesian_calibration_error
-from ..posteriors.regression import DirichletPITModel, SmoothPITModel
-from .bayesian import BayesianCalibrationError
-from .calibration_test import RegressionCalibrationTest, pit_calibration_test
-from .forecast import CorrelatedSamplesWarning, forecast_quantiles, pit
-from .histogram import DiscretePITWarning, PITHistogram
-from .metrics import (
-    DEFAULT_LEVELS,
-    UCT_LEVELS,
-    calibration_curve,
-    calibration_error,
-    mean_absolute_calibration_error,
-    miscalibration_area,
-    root_mean_squared_calibration_error,
-    sharpness,
-)
-from .recalibration import Recalibrator
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..api.regression import bayesian_calibration_error
+    from ..posteriors.regression import DirichletPITModel, SmoothPITModel
+    from .bayesian import BayesianCalibrationError
+    from .calibration_test import RegressionCalibrationTest, pit_calibration_test
+    from .forecast import CorrelatedSamplesWarning, forecast_quantiles, pit
+    from .histogram import DiscretePITWarning, PITHistogram
+    from .metrics import (
+        DEFAULT_LEVELS,
+        UCT_LEVELS,
+        calibration_curve,
+        calibration_error,
+        mean_absolute_calibration_error,
+        miscalibration_area,
+        root_mean_squared_calibration_error,
+        sharpness,
+    )
+    from .recalibration import Recalibrator
+
+#: Where each name is defined: imported on first use (PEP 562), so that
+#: importing one module of this package (``bece.regression.histogram``) does
+#: not import them all.
+_WHERE = {
+    "bayesian_calibration_error": "bece.api.regression",
+    "DirichletPITModel": "bece.posteriors.regression",
+    "SmoothPITModel": "bece.posteriors.regression",
+    "BayesianCalibrationError": "bece.regression.bayesian",
+    "RegressionCalibrationTest": "bece.regression.calibration_test",
+    "pit_calibration_test": "bece.regression.calibration_test",
+    "CorrelatedSamplesWarning": "bece.regression.forecast",
+    "forecast_quantiles": "bece.regression.forecast",
+    "pit": "bece.regression.forecast",
+    "DiscretePITWarning": "bece.regression.histogram",
+    "PITHistogram": "bece.regression.histogram",
+    "DEFAULT_LEVELS": "bece.regression.metrics",
+    "UCT_LEVELS": "bece.regression.metrics",
+    "calibration_curve": "bece.regression.metrics",
+    "calibration_error": "bece.regression.metrics",
+    "mean_absolute_calibration_error": "bece.regression.metrics",
+    "miscalibration_area": "bece.regression.metrics",
+    "root_mean_squared_calibration_error": "bece.regression.metrics",
+    "sharpness": "bece.regression.metrics",
+    "Recalibrator": "bece.regression.recalibration",
+}
 
 __all__ = [
     "DEFAULT_LEVELS",
@@ -90,3 +122,16 @@ __all__ = [
     "root_mean_squared_calibration_error",
     "sharpness",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported where it is defined the first time it is used."""
+    if name not in _WHERE:
+        raise AttributeError(f"module 'bece.regression' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -67,7 +67,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy import linalg, special
+from scipy import special
 
 from ..base.psis import psislw
 from .cells import ObservedCells, cell_curve, cell_derivatives, cell_log_likelihood
@@ -282,6 +282,8 @@ def _newton(counts: np.ndarray, grid: PITGrid, lam: float, prec: np.ndarray, the
         observed[:2, :2] -= np.einsum("g,gij->ij", c - n * p, h2)
         return obj, grad, fisher, observed
 
+    from scipy import linalg  # here: import bece loads scipy.special only
+
     obj, grad, fisher, observed = derivatives(theta)
     for _ in range(max_iter):
         try:
@@ -392,6 +394,8 @@ class SmoothPITPosterior:
             \\mathcal N(\\theta; \\hat\\theta_l, H_l^{-1})]`: adding the log
             likelihood gives the importance weight.
         """
+        from scipy import linalg
+
         k = rng.choice(self.lambdas.size, size=num_samples, p=self.weights)
         eps = rng.standard_normal((num_samples, self.modes.shape[1]))
         theta = np.empty_like(eps)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy import linalg, special
+from scipy import special
 
 from ..base.checks import positive_int
 from .atoms import Atoms, cell_knots
@@ -233,6 +233,8 @@ class SmoothPosterior:
             component k: adding the log likelihood gives its importance weight.
         """
         k = rng.choice(self.lambdas.size, size=num_samples, p=self.weights)
+        from scipy import linalg  # here: import bece loads scipy.special only
+
         eps = rng.standard_normal((num_samples, self.modes.shape[1]))
         theta = np.empty_like(eps)
         logdet = np.empty(num_samples)
