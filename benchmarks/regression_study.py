@@ -106,14 +106,9 @@ from pathlib import Path
 import numpy as np
 from scipy import special, stats
 
-from bece.regression import (
-    DEFAULT_LEVELS,
-    PITHistogram,
-    bayesian_calibration_error,
-    pit,
-    pit_calibration_test,
-)
+from bece.regression import PITHistogram, bayesian_calibration_error, pit, pit_calibration_test
 from bece.regression.calibration_test import anderson_darling_grid, resampled_statistic
+from bece.regression.metrics import DEFAULT_LEVELS
 
 LEVEL = 0.9
 TEST_LEVEL = 0.05

@@ -24,7 +24,7 @@ non-linear part of a natural cubic spline with K knots :math:`\xi_1 <
 \dots < \xi_K` (:func:`natural_cubic_basis`, the K - 2 functions
 :math:`N_{k+2}` of Hastie, Tibshirani & Friedman, *Elements of Statistical
 Learning*, §5.2.1) mapped by ``transform`` :math:`T` of shape (K, K - 2).
-The caller (:class:`bece.smooth.SmoothBasis`) builds :math:`T` from the
+The caller (:class:`bece.smooth.basis.SmoothBasis`) builds :math:`T` from the
 eigendecomposition :math:`\Omega = U D U^\top` of the roughness penalty
 :math:`\Omega_{jk} = \int N_j''(x) N_k''(x)\,dx` (Demmler–Reinsch form):
 the functions :math:`N(x) U D^{-1/2}`, less their least-squares linear part

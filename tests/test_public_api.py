@@ -12,47 +12,46 @@ import bece
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: What users call, by the module they import it from (the README's names and bece.__all__).
-PUBLIC = {
-    "bece": [
-        "BayesianECE", "BayesianTopLabelECE", "Binning", "CalibrationStats", "CalibrationTest",
-        "Comparison", "CrossCheck", "SmoothBayesianECE", "bayesian_ece", "bayesian_top_label_ece",
-        "calibration_test", "classwise_ece", "compare", "cross_check", "expected_calibration_error",
-        "maximum_calibration_error", "posterior_ece", "posterior_top_label_ece", "regression",
-        "top_label_ece",
-        "recalibrate", "Recalibration", "PairedStats", "posterior_compare",
-        "BinnedModel", "SmoothModel", "SmoothTopLabelModel", "MCMCSettings", "LabelStats",
-    ],
-    "bece.calibrate": [
-        "TopLabelCalibrator", "CalibrationWarning", "TemperatureScaling", "VectorScaling", "MatrixScaling",
-        "DirichletCalibration", "PlattScaling", "IsotonicCalibration", "BetaCalibration",
-        "ScoreCalibrator", "from_json", "temperature_posterior", "temperature_scaled_ece",
-        "TemperaturePosterior", "TemperatureScaledECE",
-    ],
-    "bece.regression": [
-        "pit", "calibration_curve", "calibration_error", "Recalibrator", "bayesian_calibration_error",
-        "BayesianCalibrationError", "mean_absolute_calibration_error",
-        "root_mean_squared_calibration_error", "miscalibration_area", "sharpness", "forecast_quantiles",
-        "pit_calibration_test", "RegressionCalibrationTest", "PITHistogram", "DiscretePITWarning",
-        "SmoothPITModel", "DirichletPITModel",
-    ],
-    "bece.models": [
-        "conjugate_model", "literal_model", "conjugate_collapsed", "literal_collapsed",
-        "top_label_model", "top_label_collapsed", "smooth_model", "DirichletGammaReparam", "pit_model",
-        "temperature_model", "pit_dirichlet_model",
-    ],
-    "bece.io": ["read_predictions", "read_statistics", "example_path", "iter_chunks"],
-    "bece.smooth": ["smooth_posterior_ece", "fine_binning", "SmoothBayesianECE"],
-    "bece.validation": ["sbc", "literal_gap", "SBCResult"],
-    "bece.metrics": [
-        "peer_ece", "l2_calibration_error", "ece_sweep", "smooth_calibration_error",
-        "smooth_calibration_error_at", "brier_score", "log_loss", "brier_decomposition",
-        "corp_decomposition", "calibration_slope", "calibration_in_the_large", "spiegelhalter_z",
-        "hosmer_lemeshow",
-        "ks_calibration_error", "l2_ece_draws", "bootstrap_interval",
-    ],
-    "bece.plots": ["reliability_diagram", "plot_ece_posterior", "plot_comparison", "plot_calibration_curve"],
-}
+#: The one list of the public API (docs/reference/public_api.txt): module -> names.
+API_FILE = ROOT / "docs" / "reference" / "public_api.txt"
+
+
+def _api_file() -> dict[str, list[str]]:
+    api: dict[str, list[str]] = {}
+    section = None
+    for line in API_FILE.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("["):
+            section = line.strip("[]")
+            api[section] = []
+        else:
+            assert section is not None, f"{API_FILE}: {line} before any [module]"
+            api[section].append(line)
+    return api
+
+
+#: What users call, by the module they import it from; the reference pages
+#: render exactly these (tests/test_docs.py).
+PUBLIC = _api_file()
+
+
+def test_the_api_file_is_the_public_packages_all():
+    for module, names in PUBLIC.items():
+        assert len(set(names)) == len(names), f"{module}: a name listed twice"
+        assert set(names) == set(importlib.import_module(module).__all__), module
+    assert sum(len(names) for names in PUBLIC.values()) <= 200
+
+
+def test_the_api_file_names_the_readme_names():
+    """The names the README shows, in the modules it shows them from."""
+    for module, names in {
+        "bece": ["bayesian_ece", "calibration_test", "compare", "cross_check", "SmoothModel"],
+        "bece.regression": ["pit", "bayesian_calibration_error", "pit_calibration_test"],
+        "bece.io": ["read_predictions", "read_statistics"],
+    }.items():
+        assert set(names) <= set(PUBLIC[module]), module
 
 
 def test_all_is_exactly_the_listed_top_level_names():
@@ -110,3 +109,4 @@ def test_readme_dotted_names_resolve():
         for attr in parts[i:]:
             assert hasattr(obj, attr), f"README names {dotted}, which does not resolve"
             obj = getattr(obj, attr)
+

@@ -42,7 +42,7 @@ def bayesian_calibration_error(
         chunks; then the levels must lie on its grid).
     levels : array_like of shape (J,), optional
         Strictly increasing in (0, 1); default
-        :data:`~bece.regression.DEFAULT_LEVELS` (0.01, ..., 0.99).
+        :data:`~bece.regression.metrics.DEFAULT_LEVELS` (0.01, ..., 0.99).
     model : {"smooth", "dirichlet"} or model object, default "smooth"
         :class:`~bece.regression.SmoothPITModel`, the smooth model with a
         posterior probability of calibration, whose intervals the

@@ -46,7 +46,7 @@ def calibration_test(
         The alternative: :class:`bece.SmoothModel`, whose ``n_bins`` and
         ``binning`` are the bins of the statistic, ``grid`` its atoms (exact
         up to 2,000 predictions) and ``n_knots`` and the ``*_scale`` options
-        its spline and prior (:func:`bece.smooth.fit_smooth`).
+        its spline and prior (:func:`bece.smooth.fit.fit_smooth`).
     num_resamples : int, default 1000
         Consistency resamples B; the smallest attainable p-value is 1/(B+1).
     prior_odds : float, default 1.0
@@ -55,7 +55,7 @@ def calibration_test(
         probability scale.
     num_samples : int, default 2000
         Importance samples for the smooth model's marginal likelihood
-        (:func:`bece.smooth.importance_draws`; the Laplace value is used if
+        (:func:`bece.smooth.draws.importance_draws`; the Laplace value is used if
         their Pareto :math:`\\hat k` is 0.7 or more).
     seed : int or numpy.random.Generator, default 0
     labels, pos_label, from_logits, row_sum_tol

@@ -38,7 +38,7 @@ from .bayes_temperature import (
 from .binary import BetaCalibration, IsotonicCalibration, PlattScaling
 from .linear import DirichletCalibration, MatrixScaling
 from .temperature import TemperatureScaling
-from .toplabel import METHODS, CalibrationWarning, TopLabelCalibrator
+from .toplabel import CalibrationWarning, TopLabelCalibrator
 from .vector import VectorScaling
 
 __all__ = [
@@ -46,7 +46,6 @@ __all__ = [
     "CalibrationWarning",
     "DirichletCalibration",
     "IsotonicCalibration",
-    "METHODS",
     "MatrixScaling",
     "PlattScaling",
     "ScoreCalibrator",

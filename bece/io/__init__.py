@@ -4,10 +4,9 @@
 """
 
 from .files import Predictions, example_path, read_predictions, read_statistics
-from .stream import DEFAULT_BATCH_SIZE, FileStatistics, iter_chunks
+from .stream import FileStatistics, iter_chunks
 
 __all__ = [
-    "DEFAULT_BATCH_SIZE",
     "example_path",
     "FileStatistics",
     "iter_chunks",

@@ -115,7 +115,7 @@ def l2_interval_from_sums(count: ArrayLike, sum_u: ArrayLike, sum_u2: ArrayLike,
 
     Examples
     --------
-    >>> from bece.metrics import l2_interval_from_sums
+    >>> from bece.metrics.l2_interval import l2_interval_from_sums
     >>> iv = l2_interval_from_sums([2, 2], [0.4, -0.2], [0.1, 0.04])
     >>> round(iv.statistic, 12)  # ((0.16 - 0.1) + (0.04 - 0.04)) / 4
     0.015

@@ -19,7 +19,7 @@ chunk in bounded memory. From them, exactly as the in-memory functions:
 * ``citl``: :func:`~bece.metrics.calibration_in_the_large`;
 * ``spiegelhalter``: :func:`~bece.metrics.spiegelhalter_z`.
 
-The other metrics of :data:`~bece.metrics.METRIC_NAMES` need every pair at
+The other metrics of :data:`~bece.metrics.registry.METRIC_NAMES` need every pair at
 once (:data:`WHOLE_DATA`): the smooth ECE and ECE_sweep (sorted pairs), the
 KS error (cumulative sums in sorted order), the calibration slope and the
 logistic calibration intercept (Newton iterations over all pairs),

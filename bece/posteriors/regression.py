@@ -37,7 +37,7 @@ class _PITModel(Model):
 
     @property
     def level_array(self) -> np.ndarray:
-        """The levels as an array (default :data:`~bece.regression.DEFAULT_LEVELS`)."""
+        """The levels as an array (default :data:`~bece.regression.metrics.DEFAULT_LEVELS`)."""
         return DEFAULT_LEVELS.copy() if self.levels is None else np.array(self.levels)
 
     def statistics(self, pit: ArrayLike) -> PITHistogram:
@@ -75,7 +75,7 @@ class SmoothPITModel(_PITModel):
     ----------
     levels : array_like of shape (J,), optional
         Where the calibration curve and the cal score are read (default
-        :data:`~bece.regression.DEFAULT_LEVELS`).
+        :data:`~bece.regression.metrics.DEFAULT_LEVELS`).
     prior_odds : float, default 0.1
         Prior odds of calibration.
     shift_scale, spread_scale, smoothness_scale : float, optional

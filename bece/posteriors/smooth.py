@@ -59,7 +59,7 @@ class SmoothModel(Model):
         ECE bins M (default 15).
     binning : {"uniform", "quantile"}, array_like of edges or Binning, default "uniform"
     n_knots, intercept_scale, slope_scale, smoothness_scale, bin_scale
-        The spline and its prior (:func:`bece.smooth.fit_smooth`).
+        The spline and its prior (:func:`bece.smooth.fit.fit_smooth`).
     grid : "auto", None or int, default "auto"
         Atoms: one per prediction (None), or ``grid`` sub-cells per ECE bin;
         "auto": exact up to 2,000 predictions, 128 sub-cells above (and for

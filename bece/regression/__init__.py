@@ -63,8 +63,6 @@ if TYPE_CHECKING:
     from .forecast import CorrelatedSamplesWarning, forecast_quantiles, pit
     from .histogram import DiscretePITWarning, PITHistogram
     from .metrics import (
-        DEFAULT_LEVELS,
-        UCT_LEVELS,
         calibration_curve,
         calibration_error,
         mean_absolute_calibration_error,
@@ -89,8 +87,6 @@ _WHERE = {
     "pit": "bece.regression.forecast",
     "DiscretePITWarning": "bece.regression.histogram",
     "PITHistogram": "bece.regression.histogram",
-    "DEFAULT_LEVELS": "bece.regression.metrics",
-    "UCT_LEVELS": "bece.regression.metrics",
     "calibration_curve": "bece.regression.metrics",
     "calibration_error": "bece.regression.metrics",
     "mean_absolute_calibration_error": "bece.regression.metrics",
@@ -101,8 +97,6 @@ _WHERE = {
 }
 
 __all__ = [
-    "DEFAULT_LEVELS",
-    "UCT_LEVELS",
     "BayesianCalibrationError",
     "CorrelatedSamplesWarning",
     "DirichletPITModel",

@@ -384,7 +384,7 @@ class SmoothBayesianECE(BayesianECE):
         :math:`(a, b, \\lambda u, \\tau v)` of each draw.
     smoothness, bin_sd : ndarray of shape (S,)
         :math:`\\lambda` and :math:`\\tau` of each draw.
-    atoms : bece.smooth.Atoms or None
+    atoms : bece.smooth.atoms.Atoms or None
         The data the model was fitted to (one atom per prediction, or the
         fine grid's cells), so that :func:`bece.cross_check` can check the
         result without the predictions; None for a paired comparison's sides.

@@ -161,39 +161,11 @@ Roelofs et al. (2022), "Mitigating bias in calibration error estimation", AISTAT
 
 # the result type of the smooth model lives with the other result types
 from ..results.ece import SmoothBayesianECE
-from .atoms import (
-    DEFAULT_SUBCELLS,
-    EXACT_MAX_N,
-    Atoms,
-    atoms_from_stats,
-    fine_binning,
-    make_atoms,
-)
-from .basis import SmoothBasis, logit_confidence, roughness_penalty
-from .calibration_test import CalibrationTest, calibration_test_of_atoms, resampled_ece
-from .draws import draw_loglik, ece_draws, importance_draws
-from .fit import SmoothPosterior, fit_smooth, single_threaded_blas
+from .atoms import fine_binning
 from .posterior import smooth_posterior_ece
 
 __all__ = [
-    "Atoms",
-    "atoms_from_stats",
-    "calibration_test_of_atoms",
-    "CalibrationTest",
-    "DEFAULT_SUBCELLS",
-    "draw_loglik",
-    "ece_draws",
-    "EXACT_MAX_N",
-    "fine_binning",
-    "fit_smooth",
-    "importance_draws",
-    "logit_confidence",
-    "make_atoms",
-    "resampled_ece",
-    "roughness_penalty",
-    "single_threaded_blas",
-    "smooth_posterior_ece",
-    "SmoothBasis",
     "SmoothBayesianECE",
-    "SmoothPosterior",
+    "fine_binning",
+    "smooth_posterior_ece",
 ]

@@ -53,7 +53,7 @@ accurate near the posterior mode, whereas Savage–Dickey under Laplace
 would evaluate the Gaussian approximation at :math:`\theta = 0`, in its
 tail when the data are miscalibrated. A Bayes
 factor depends on the prior of the alternative (wider priors favour
-:math:`H_0`); the defaults of :func:`bece.smooth.fit_smooth` describe
+:math:`H_0`); the defaults of :func:`bece.smooth.fit.fit_smooth` describe
 miscalibration of the size seen in practice (temperature 0.5–2, logit
 shifts of about 1).
 
@@ -110,7 +110,7 @@ class CalibrationTest:
     prior_odds : float
         :math:`P(H_0)/P(H_1)`.
     n, n_bins : int
-    posterior : bece.smooth.SmoothPosterior
+    posterior : bece.smooth.fit.SmoothPosterior
         The smooth model's fit (its marginal likelihoods give the Bayes factor).
     kind : {"binary", "top-label", "triples"} or None
         How the predictions were read (:func:`bece.stats.inputs.input_kind`).
@@ -265,7 +265,7 @@ def resampled_ece(atoms: Atoms, num_resamples: int, rng: np.random.Generator,
 
     Parameters
     ----------
-    atoms : bece.smooth.Atoms
+    atoms : bece.smooth.atoms.Atoms
     num_resamples : int
     rng : numpy.random.Generator
 
@@ -306,7 +306,7 @@ def calibration_test_of_atoms(
     """The test on atoms: the p-value of the plug-in ECE in the ``n_bins`` ECE
     bins that the atoms refine (:func:`resampled_ece`), and the Bayes factor
     of the identity curve against the smooth model with ``spline`` (the
-    keywords of :func:`bece.smooth.fit_smooth`; module docstring).
+    keywords of :func:`bece.smooth.fit.fit_smooth`; module docstring).
 
     :func:`bece.calibration_test` builds the atoms from predictions and
     :meth:`bece.SmoothModel.calibration_test` from fine statistics.

@@ -325,7 +325,7 @@ def curve_values(basis: SmoothBasis, binning: Binning, grid: np.ndarray, beta: n
 def psis_resample(logw: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray | None, dict]:
     r"""Pareto-smoothed importance resampling of draws with log weights ``logw``.
 
-    As :func:`bece.smooth.importance_draws`, the log weights are
+    As :func:`bece.smooth.draws.importance_draws`, the log weights are
     :math:`\ell(\theta, \eta_k) + \log[p(\theta\mid\eta_k)\,\text{mass}_k]
     - \log[\pi_k\mathcal N(\theta; \hat\theta_k, H_k^{-1})]`, smoothed by PSIS;
     the draws are resampled with them when the Pareto :math:`\hat k` is below

@@ -158,7 +158,7 @@ class PairedSide:
     atoms : Atoms
         The model's atoms (as :func:`bece.smooth.posterior.smooth_ece` builds them).
     post : SmoothPosterior
-        Its Laplace mixture (:func:`~bece.smooth.fit_smooth`).
+        Its Laplace mixture (:func:`~bece.smooth.fit.fit_smooth`).
     stats : CalibrationStats
         Its statistics in the ECE bins (plug-in ECE, tables).
     atom_of : ndarray of shape (n,), int64, or None

@@ -388,7 +388,7 @@ def smooth_top_label_ece(
         As :func:`bece.bayesian_top_label_ece` (uniform bins or explicit
         edges shared by all labels).
     n_knots, intercept_scale, slope_scale, smoothness_scale
-        The shared curve and its prior (:func:`bece.smooth.fit_smooth`).
+        The shared curve and its prior (:func:`bece.smooth.fit.fit_smooth`).
     bin_scale : float or None, default None
         Prior mean of the shared per-bin deviations' scale; None: none.
     label_scale : float, default 0.5

@@ -23,7 +23,7 @@ L_S^\top`, the precision of :math:`\theta_s`'s marginal) and
 :math:`\theta_l = \hat\theta_l - C_l^{-1}B_l^\top(\theta_s - \hat\theta_s)
 + R_l^{-\top}\epsilon_l` (:math:`C_l = R_l R_l^\top`).
 
-Hyper-parameters: a product grid as in :func:`bece.smooth.fit_smooth`
+Hyper-parameters: a product grid as in :func:`bece.smooth.fit.fit_smooth`
 (each value standing for the prior's mass between its geometric neighbours
 over :math:`[10^{-2}, 10]` times the prior mean; the scales' priors are
 those of :mod:`bece.smooth.scale_prior`: 8
@@ -314,7 +314,7 @@ class TopLabelSmoothPosterior:
     @property
     def log_bayes_factor(self) -> float:
         """:math:`\\log B_{01}`: every label calibrated (identity curves) against
-        the hierarchical smooth model, as :attr:`bece.smooth.SmoothPosterior.log_bayes_factor`."""
+        the hierarchical smooth model, as :attr:`bece.smooth.fit.SmoothPosterior.log_bayes_factor`."""
         return self.log_marginal_calibrated - self.log_marginal_smooth
 
     def column_scale(self, lam: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -526,7 +526,7 @@ def fit_top_label_smooth(
     ----------
     atoms : LabelAtoms
     n_knots, intercept_scale, slope_scale, smoothness_scale
-        The shared curve and its prior, as :func:`bece.smooth.fit_smooth`.
+        The shared curve and its prior, as :func:`bece.smooth.fit.fit_smooth`.
     bin_scale : float or None, default None
         Prior mean of the scale of the shared per-bin deviations; None
         leaves them out (module docstring of :mod:`bece.smooth.toplabel`).

@@ -8,18 +8,11 @@ the binned and smooth closed forms, :mod:`~bece.validation.sbc` and
 :mod:`~bece.validation.literal` are the research checks.
 """
 
-from .agreement import CrossCheck
 from .literal import literal_gap
-from .nuts import NutsRun, run_nuts
-from .sbc import SBCResult, closed_form_draws, sbc, stats_from_cells
+from .sbc import SBCResult, sbc
 
 __all__ = [
-    "closed_form_draws",
-    "CrossCheck",
-    "literal_gap",
-    "NutsRun",
-    "run_nuts",
-    "sbc",
     "SBCResult",
-    "stats_from_cells",
+    "literal_gap",
+    "sbc",
 ]

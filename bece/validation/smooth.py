@@ -80,7 +80,7 @@ def cross_check_smooth_atoms(
 ) -> CrossCheck:
     """NUTS on :func:`bece.models.smooth.smooth_model` against the Laplace path.
 
-    ``atoms`` are the data the model sees (:class:`bece.smooth.Atoms`: from
+    ``atoms`` are the data the model sees (:class:`bece.smooth.atoms.Atoms`: from
     predictions, fine statistics or a result), ``stats`` the statistics in
     the ECE bins, ``grid_points`` the confidences where curves are drawn.
     The model's knots, transform and prior are those of

@@ -8,7 +8,7 @@ import pytest
 from sklearn.calibration import calibration_curve
 
 from bece import CalibrationStats, expected_calibration_error, maximum_calibration_error
-from bece.metrics import plugin_ece
+from bece.metrics.binned import plugin_ece
 
 from ..conftest import simulate_binary, simulate_multiclass
 

@@ -16,7 +16,8 @@ from mapie.metrics.calibration import expected_calibration_error as mapie_ece
 from sklearn.calibration import calibration_curve
 
 from bece import expected_calibration_error
-from bece.metrics import CONVENTIONS, peer_bins, peer_ece
+from bece.metrics import peer_ece
+from bece.metrics.conventions import CONVENTIONS, peer_bins
 
 from ..conftest import simulate_binary, simulate_multiclass
 

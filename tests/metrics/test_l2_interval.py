@@ -15,11 +15,8 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from bece.metrics import (
-    l2_calibration_error,
-    l2_ece_interval,
-    l2_interval_from_sums,
-)
+from bece.metrics import l2_calibration_error, l2_ece_interval
+from bece.metrics.l2_interval import l2_interval_from_sums
 from bece.stats.binning import make_binning
 
 

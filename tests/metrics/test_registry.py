@@ -12,12 +12,10 @@ import bece
 from bece.cli import main
 from bece.io import example_path, read_predictions
 from bece.metrics import (
-    METRIC_NAMES,
     bootstrap_interval,
     brier_score,
     calibration_in_the_large,
     calibration_slope,
-    check_metric_names,
     ece_sweep,
     ks_calibration_error,
     l2_calibration_error,
@@ -26,6 +24,7 @@ from bece.metrics import (
     metric_report,
     spiegelhalter_z,
 )
+from bece.metrics.registry import METRIC_NAMES, check_metric_names
 from bece.metrics.streaming import MERGEABLE, WHOLE_DATA
 
 from ..conftest import simulate_binary

@@ -16,8 +16,6 @@ from scipy import stats as sps
 from scipy.special import ndtr, ndtri
 
 from bece.regression import (
-    DEFAULT_LEVELS,
-    UCT_LEVELS,
     bayesian_calibration_error,
     calibration_curve,
     calibration_error,
@@ -27,7 +25,7 @@ from bece.regression import (
     root_mean_squared_calibration_error,
     sharpness,
 )
-from bece.regression.metrics import observed_frequency
+from bece.regression.metrics import DEFAULT_LEVELS, UCT_LEVELS, observed_frequency
 
 from .conftest import hetero
 

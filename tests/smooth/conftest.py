@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bece.smooth import SmoothBasis, make_atoms
+from bece.smooth.atoms import make_atoms
+from bece.smooth.basis import SmoothBasis
 from bece.smooth.posterior import smooth_ece
 from bece.stats import make_binning
 

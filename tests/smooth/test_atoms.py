@@ -12,7 +12,8 @@ import pytest
 from scipy import special
 
 import bece
-from bece.smooth import atoms_from_stats, fine_binning, make_atoms
+from bece.smooth import fine_binning
+from bece.smooth.atoms import atoms_from_stats, make_atoms
 from bece.stats import CalibrationStats, make_binning
 
 from ..conftest import _data

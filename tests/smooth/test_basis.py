@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from bece.smooth import logit_confidence
+from bece.smooth.basis import logit_confidence
 
 
 def test_logit_clip_only_affects_the_curve():

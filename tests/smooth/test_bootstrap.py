@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bece.smooth import ece_draws, fit_smooth, make_atoms
+from bece.smooth.atoms import make_atoms
 from bece.smooth.bootstrap import NORMAL_BIN_MIN, BinMoments, normal_bin_draws
-from bece.smooth.draws import loglik_and_sums
+from bece.smooth.draws import ece_draws, loglik_and_sums
+from bece.smooth.fit import fit_smooth
 from bece.stats import make_binning
 
 

@@ -15,13 +15,10 @@ from scipy import special
 
 import bece
 from bece import calibration_test
-from bece.smooth import (
-    CalibrationTest,
-    fit_smooth,
-    importance_draws,
-    make_atoms,
-    resampled_ece,
-)
+from bece.smooth.atoms import make_atoms
+from bece.smooth.calibration_test import CalibrationTest, resampled_ece
+from bece.smooth.draws import importance_draws
+from bece.smooth.fit import fit_smooth
 from bece.stats import make_binning
 from bece.stats.inputs import as_outcomes
 

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 from scipy import special
 
-from bece.smooth import ece_draws, fit_smooth, importance_draws, make_atoms
+from bece.smooth.atoms import make_atoms
+from bece.smooth.draws import ece_draws, importance_draws
+from bece.smooth.fit import fit_smooth
 from bece.smooth.grid_error import CellCurve, draw_bounds
 from bece.smooth.posterior import smooth_ece
 from bece.stats import make_binning

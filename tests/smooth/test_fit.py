@@ -19,8 +19,8 @@ import pytest
 from scipy import special
 from scipy import stats as sps
 
-from bece.smooth import draw_loglik, fit_smooth
-from bece.smooth.fit import N_LAMBDA, N_TAU, _exponential_grid, _newton
+from bece.smooth.draws import draw_loglik
+from bece.smooth.fit import N_LAMBDA, N_TAU, _exponential_grid, _newton, fit_smooth
 
 from .conftest import _problem
 

@@ -22,19 +22,11 @@ import numpy as np
 import pytest
 from scipy import special
 
-from bece.smooth import (
-    Atoms,
-    SmoothBasis,
-    atoms_from_stats,
-    ece_draws,
-    fine_binning,
-    fit_smooth,
-    logit_confidence,
-    make_atoms,
-    smooth_posterior_ece,
-)
-from bece.smooth.atoms import END_LOGIT_WIDTH, cell_knots
-from bece.smooth.basis import natural_cubic_basis, natural_cubic_derivatives
+from bece.smooth import fine_binning, smooth_posterior_ece
+from bece.smooth.atoms import END_LOGIT_WIDTH, Atoms, atoms_from_stats, cell_knots, make_atoms
+from bece.smooth.basis import SmoothBasis, logit_confidence, natural_cubic_basis, natural_cubic_derivatives
+from bece.smooth.draws import ece_draws
+from bece.smooth.fit import fit_smooth
 from bece.smooth.grid_error import CellCurve, draw_bounds
 from bece.stats import CalibrationStats, make_binning
 

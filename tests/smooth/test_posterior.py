@@ -30,7 +30,9 @@ from scipy import special
 
 import bece
 from bece.io import read_statistics
-from bece.smooth import atoms_from_stats, fine_binning, fit_smooth, smooth_posterior_ece
+from bece.smooth import fine_binning, smooth_posterior_ece
+from bece.smooth.atoms import atoms_from_stats
+from bece.smooth.fit import fit_smooth
 from bece.smooth.posterior import smooth_ece
 from bece.stats import CalibrationStats, make_binning
 
@@ -296,7 +298,7 @@ def test_grid_error_bound_holds_draw_by_draw():
     post = fit_smooth(at)
     beta = post.sample(200, rng)[0]
     basis = post.basis
-    from bece.smooth import logit_confidence
+    from bece.smooth.basis import logit_confidence
     from bece.smooth.grid_error import CellCurve, draw_bounds
 
     b_exact = bins.index(p)

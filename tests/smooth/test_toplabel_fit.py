@@ -3,7 +3,7 @@
 Deterministic checks against independent implementations: a dense Newton
 on the full (P + 2L)-column design, numpy's dense determinant and inverse,
 scipy's multivariate normal density, the single-curve fit
-(:func:`bece.smooth.fit_smooth`) in the limit kappa -> 0, and naive loops
+(:func:`bece.smooth.fit.fit_smooth`) in the limit kappa -> 0, and naive loops
 for the atoms. The sampling check compares the block sampler's covariance
 with the dense inverse Hessian with a tolerance of Z = 5 Monte Carlo
 standard errors per entry (two-sided false-alarm rate 5.7e-7 each; about
@@ -18,9 +18,10 @@ import pytest
 from scipy import special
 from scipy import stats as sps
 
-from bece.smooth import fit_smooth, make_atoms, toplabel_fit
+from bece.smooth import toplabel_fit
+from bece.smooth.atoms import make_atoms
 from bece.smooth.basis import SmoothBasis
-from bece.smooth.fit import N_LAMBDA
+from bece.smooth.fit import N_LAMBDA, fit_smooth
 from bece.smooth.scale_prior import exponential_grid
 from bece.smooth.toplabel_atoms import (
     END_LOGIT,

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from bece.smooth import make_atoms
+from bece.smooth.atoms import make_atoms
 from bece.smooth.fit import fit_smooth
 from bece.smooth.posterior import smooth_ece
 from bece.smooth.zero_gaps import (

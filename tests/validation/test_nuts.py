@@ -53,8 +53,7 @@ def test_run_nuts_follows_numpyro_mcmc():
     import jax
     from numpyro.infer import MCMC, NUTS
 
-    from bece.validation import NutsRun, run_nuts
-    from bece.validation.nuts import EXTRA_FIELDS, mcmc_inference_data
+    from bece.validation.nuts import EXTRA_FIELDS, NutsRun, mcmc_inference_data, run_nuts
 
     settings = dict(num_chains=2, num_warmup=30, num_samples=20, seed=3,
                     target_accept_prob=0.8)
@@ -89,7 +88,7 @@ def test_run_nuts_samples_a_known_posterior():
 
     from bece.base.arviz import ess as arviz_ess
     from bece.base.arviz import rhat as arviz_rhat
-    from bece.validation import run_nuts
+    from bece.validation.nuts import run_nuts
 
     loc, scale = np.array([1.0, -2.0, 0.5]), np.array([1.0, 0.1, 3.0])
 

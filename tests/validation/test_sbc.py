@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 
 from bece import BinnedModel
-from bece.validation import closed_form_draws, sbc
+from bece.validation import sbc
+from bece.validation.sbc import closed_form_draws
 
 
 def test_closed_form_is_calibrated_on_its_model():
