@@ -69,6 +69,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from ..base.laplace import laplace_mixture_draws
 from ..base.psis import psislw
 from .cells import ObservedCells, cell_curve, cell_derivatives, cell_log_likelihood
 from .histogram import PITHistogram
@@ -394,22 +395,9 @@ class SmoothPITPosterior:
             \\mathcal N(\\theta; \\hat\\theta_l, H_l^{-1})]`: adding the log
             likelihood gives the importance weight.
         """
-        from scipy import linalg
-
-        k = rng.choice(self.lambdas.size, size=num_samples, p=self.weights)
-        eps = rng.standard_normal((num_samples, self.modes.shape[1]))
-        theta = np.empty_like(eps)
-        logdet = np.empty(num_samples)
-        for j in np.unique(k):
-            sel = k == j
-            theta[sel] = self.modes[j] + linalg.solve_triangular(
-                self.chol[j], eps[sel].T, lower=True, trans="T").T
-            logdet[sel] = np.sum(np.log(np.diag(self.chol[j])))
-        prec = 1.0 / self.prior_scales**2
-        with np.errstate(divide="ignore"):
-            log_ratio = (0.5 * np.sum(np.log(prec)) - 0.5 * (theta**2 @ prec)
-                         + np.log(self.prior_mass[k]) - np.log(self.weights[k])
-                         - logdet + 0.5 * np.sum(eps**2, axis=1))
+        k, theta, log_ratio = laplace_mixture_draws(self.modes, self.chol, self.weights,
+                                                    self.prior_mass, self.prior_scales,
+                                                    num_samples, rng)
         return theta, self.lambdas[k], log_ratio
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from scipy import special
 
 from ..base.checks import positive_int
+from ..base.laplace import laplace_mixture_draws
 from .atoms import Atoms, cell_knots
 from .basis import DEFAULT_N_KNOTS, SmoothBasis
 
@@ -232,23 +233,9 @@ class SmoothPosterior:
             \\mathcal N(\\theta; \\hat\\theta_k, H_k^{-1})]` of each draw, its
             component k: adding the log likelihood gives its importance weight.
         """
-        k = rng.choice(self.lambdas.size, size=num_samples, p=self.weights)
-        from scipy import linalg  # here: import bece loads scipy.special only
-
-        eps = rng.standard_normal((num_samples, self.modes.shape[1]))
-        theta = np.empty_like(eps)
-        logdet = np.empty(num_samples)
-        for j in np.unique(k):
-            sel = k == j
-            # theta = mode + L^{-T} eps has covariance (L L^T)^{-1} = H^{-1}
-            theta[sel] = self.modes[j] + linalg.solve_triangular(
-                self.chol[j], eps[sel].T, lower=True, trans="T").T
-            logdet[sel] = np.sum(np.log(np.diag(self.chol[j])))
-        prec = 1.0 / self.prior_scales**2
-        with np.errstate(divide="ignore"):
-            log_ratio = (0.5 * np.sum(np.log(prec)) - 0.5 * (theta**2 @ prec)
-                         + np.log(self.prior_mass[k]) - np.log(self.weights[k])
-                         - logdet + 0.5 * np.sum(eps**2, axis=1))
+        k, theta, log_ratio = laplace_mixture_draws(self.modes, self.chol, self.weights,
+                                                    self.prior_mass, self.prior_scales,
+                                                    num_samples, rng)
         lam, tau = self.lambdas[k], self.taus[k]
         return theta * self.column_scale(lam, tau), lam, tau, log_ratio
 
