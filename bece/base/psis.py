@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-__all__ = ["gpd_fit", "psislw"]
+__all__ = ["gpd_fit", "psislw", "smoothed_weights"]
 
 #: Prior of the shape: k shrunk towards 0.5 with the weight of this many draws
 PRIOR_K_WEIGHT = 10
@@ -114,3 +114,18 @@ def psislw(log_weights: Any) -> tuple[np.ndarray, float]:
             lw[lw > 0] = 0.0
     lw -= logsumexp(lw)
     return lw, float(k)
+
+
+def smoothed_weights(logw: np.ndarray) -> tuple[float, np.ndarray, float, float]:
+    """PSIS of log importance weights, as every smooth posterior uses it:
+    ``(log marginal estimate, normalised smoothed weights, Pareto k-hat,
+    effective sample size)``. The log marginal is the log mean of the raw
+    weights; degenerate tails raise no warning (k-hat reports them)."""
+    import warnings
+
+    log_marg = float(logsumexp(logw) - np.log(logw.size))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        smoothed, k_hat = psislw(logw - logw.max())
+    w = np.exp(smoothed - logsumexp(smoothed))
+    return log_marg, w, float(k_hat), float(1.0 / np.sum(w**2))

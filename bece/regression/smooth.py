@@ -61,7 +61,6 @@ three forecast forms). The Bayes factor does not depend on O; pass
 from __future__ import annotations
 
 import functools
-import warnings
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
@@ -70,7 +69,7 @@ import numpy as np
 from scipy import special
 
 from ..base.laplace import laplace_mixture_draws
-from ..base.psis import psislw
+from ..base.psis import smoothed_weights
 from .cells import ObservedCells, cell_curve, cell_derivatives, cell_log_likelihood
 from .histogram import PITHistogram
 
@@ -537,14 +536,9 @@ def pit_model_draws(
     theta, lam, log_ratio = post.sample(num_samples, rng)
     ll, curve = _evaluate(theta, lam, grid, hist.counts, levels, post.cells)
     assert ll is not None
-    logw = ll + log_ratio
-    log_marg = float(special.logsumexp(logw) - np.log(num_samples))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # degenerate tails: k-hat reports them
-        smoothed, k_hat = psislw(logw - logw.max())
-    w = np.exp(smoothed - special.logsumexp(smoothed))
+    log_marg, w, k_hat, ess = smoothed_weights(ll + log_ratio)
     idx = rng.choice(num_samples, size=num_samples, p=w / w.sum())
-    post = replace(post, log_marginal_is=log_marg, pareto_k=float(k_hat), is_ess=float(1.0 / np.sum(w**2)))
+    post = replace(post, log_marginal_is=log_marg, pareto_k=k_hat, is_ess=ess)
     return theta[idx], lam[idx], None if curve is None else curve[idx], post
 
 

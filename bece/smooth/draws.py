@@ -10,13 +10,12 @@ evaluating the curve again.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 
 import numpy as np
 from scipy import special
 
-from ..base.psis import psislw
+from ..base.psis import smoothed_weights
 from ..stats.binning import Binning
 from .atoms import Atoms
 from .basis import SmoothBasis, logit_confidence
@@ -33,7 +32,6 @@ __all__ = [
     "importance_draws_with_sums",
     "loglik_and_sums",
     "psis_resample",
-    "smoothed_weights",
 ]
 
 CURVE_POINTS = 101
@@ -147,17 +145,6 @@ def draw_loglik(atoms: Atoms, basis: SmoothBasis, beta: np.ndarray,
                 *, chunk_elems: int = BLOCK_ELEMS) -> np.ndarray:
     """:math:`\\sum_j c_j f(x_j) - t_j \\log(1 + e^{f(x_j)})` for each draw, shape (S,)."""
     return loglik_and_sums(atoms, basis, beta, sums=False, chunk_elems=chunk_elems)[0]
-
-
-def smoothed_weights(logw: np.ndarray) -> tuple[float, np.ndarray, float, float]:
-    """PSIS of log importance weights: ``(log marginal estimate, normalised
-    smoothed weights, Pareto k-hat, effective sample size)``."""
-    log_marg = float(special.logsumexp(logw) - np.log(logw.size))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # degenerate tails: k-hat reports them
-        smoothed, k_hat = psislw(logw - logw.max())
-    w = np.exp(smoothed - special.logsumexp(smoothed))
-    return log_marg, w, float(k_hat), float(1.0 / np.sum(w**2))
 
 
 def importance_draws_with_sums(
