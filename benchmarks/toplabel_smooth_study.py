@@ -50,8 +50,8 @@ import numpy as np
 from scipy import special
 
 import bece
+from bece.base.laplace import single_threaded_blas
 from bece.smooth.average import DEFAULT_PRIOR_ODDS, prob_calibrated
-from bece.smooth.fit import single_threaded_blas
 from bece.smooth.toplabel import label_posterior_draws, prepare_label_atoms
 from bece.smooth.toplabel_fit import fit_top_label_smooth
 

@@ -9,6 +9,7 @@ from numpy.typing import ArrayLike
 
 __all__ = [
     "check_prob",
+    "check_scale",
     "positive_array",
     "positive_int",
 ]
@@ -46,3 +47,12 @@ def check_prob(prob: Any) -> float:
     if not isinstance(prob, (int, float, np.floating)) or not 0.0 < float(prob) < 1.0:
         raise ValueError(f"prob must be a number in (0, 1), got {prob!r}")
     return float(prob)
+
+
+def check_scale(value: Any, name: str) -> float:
+    """A prior scale (or prior odds): a finite number > 0, or ``ValueError`` naming it."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)

@@ -22,9 +22,41 @@ posterior is, up to the log likelihood and a constant common to every draw,
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
+from typing import Any
+
 import numpy as np
 
-__all__ = ["laplace_mixture_draws"]
+__all__ = ["HYPER_RANGE", "exponential_grid", "laplace_mixture_draws", "single_threaded_blas"]
+
+#: The grid of each scale hyper-parameter spans this range times its prior mean.
+HYPER_RANGE = (1e-2, 10.0)
+
+
+def exponential_grid(scale: float, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Log-spaced values over HYPER_RANGE * scale and the Exponential(mean
+    ``scale``) prior mass between geometric mid-points (tails included): the
+    grid of a scale hyper-parameter of every smooth posterior."""
+    values = scale * np.geomspace(*HYPER_RANGE, size)
+    mids = np.sqrt(values[:-1] * values[1:])
+    cdf = np.concatenate([[0.0], -np.expm1(-mids / scale), [1.0]])
+    return values, np.diff(cdf)
+
+
+def single_threaded_blas() -> AbstractContextManager[Any]:
+    """Context that limits BLAS to one thread while it is active (threadpoolctl,
+    if installed; else nothing). The smooth posteriors' products are small
+    (tens of columns); on a loaded machine a multi-threaded BLAS spends ten
+    to a hundred times longer synchronising than computing them (measured:
+    37 ms against 0.4 ms for a (26, 1000) by (1000, 26) product on 2 busy
+    cores). The previous limits are restored on exit; nothing global changes."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - optional
+        from contextlib import nullcontext
+
+        return nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def laplace_mixture_draws(

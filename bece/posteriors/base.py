@@ -107,8 +107,7 @@ class Model:
 
     def _check_spline(self, scales: tuple[str, ...]) -> None:
         """The smooth models' spline and scale options, checked once."""
-        from ..base.checks import positive_int
-        from ..smooth.fit import check_scale
+        from ..base.checks import check_scale, positive_int
 
         if positive_int(getattr(self, "n_knots"), "n_knots") < 3:
             raise ValueError(f"n_knots must be an integer >= 3, got {getattr(self, 'n_knots')}: a "

@@ -14,12 +14,13 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..base.checks import check_scale
 from ..base.typing import Seed
 from ..regression.bayesian import BayesianCalibrationError, pit_posterior, smooth_prior
 from ..regression.forecast import check_levels
 from ..regression.histogram import DEFAULT_CELLS, PITHistogram, check_cells
 from ..regression.metrics import DEFAULT_LEVELS
-from ..regression.smooth import PRIOR_ODDS, check_scale
+from ..regression.smooth import PRIOR_ODDS
 from ..validation.agreement import CrossCheck
 from ..validation.settings import MCMCSettings
 from .base import Model, NumPyroModel

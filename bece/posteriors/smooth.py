@@ -261,8 +261,9 @@ class SmoothModel(Model):
         The knots and the prior's scales come from the data's confidences (as
         the fast path sets them); ``z`` and ``trials`` are the data.
         """
+        from ..base.laplace import single_threaded_blas
         from ..models.smooth import smooth_model
-        from ..smooth.fit import fit_smooth, single_threaded_blas
+        from ..smooth.fit import fit_smooth
         from ..validation.smooth import smooth_model_kwargs
 
         atoms, _ = atoms_and_ece_stats(stats, self.n_bins, self.binning)
@@ -440,8 +441,8 @@ class SmoothTopLabelModel(Model):
 
     def numpyro(self, stats: LabelStats) -> NumPyroModel:
         """:func:`bece.models.top_label_smooth_model` with its arguments for per-label fine statistics."""
+        from ..base.laplace import single_threaded_blas
         from ..models.toplabel_smooth import top_label_smooth_model
-        from ..smooth.fit import single_threaded_blas
         from ..smooth.toplabel_atoms import (
             exact_or_grid,
             label_atoms_from_cells,

@@ -63,7 +63,8 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from ..base.arviz import from_dict
-from ..base.checks import check_prob, positive_int
+from ..base.checks import check_prob, check_scale, positive_int
+from ..base.laplace import single_threaded_blas
 from ..base.memory import check_allocation
 from ..base.random import as_generator, sample_dirichlet
 from ..base.typing import Seed
@@ -79,10 +80,8 @@ from .smooth import (
     SMOOTHNESS_SCALE,
     SPREAD_SCALE,
     SmoothPITPosterior,
-    check_scale,
     fit_pit_model,
     pit_model_draws,
-    single_threaded_blas,
 )
 
 __all__ = [

@@ -91,21 +91,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-from ..base.checks import positive_int
+from ..base.checks import check_scale, positive_int
+from ..base.laplace import single_threaded_blas
 from ..base.memory import check_allocation
 from ..base.random import as_generator
 from ..base.typing import Seed
 from .bayesian import smooth_prior
 from .cells import forecast_cells
 from .histogram import PITHistogram, as_histogram
-from .smooth import (
-    PRIOR_ODDS,
-    SmoothPITPosterior,
-    check_scale,
-    fit_pit_model,
-    pit_model_draws,
-    single_threaded_blas,
-)
+from .smooth import PRIOR_ODDS, SmoothPITPosterior, fit_pit_model, pit_model_draws
 
 __all__ = [
     "anderson_darling_grid",

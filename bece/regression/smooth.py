@@ -61,20 +61,18 @@ three forecast forms). The Bayes factor does not depend on O; pass
 from __future__ import annotations
 
 import functools
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 from scipy import special
 
-from ..base.laplace import laplace_mixture_draws
+from ..base.checks import check_scale
+from ..base.laplace import exponential_grid, laplace_mixture_draws
 from ..base.psis import smoothed_weights
 from .cells import ObservedCells, cell_curve, cell_derivatives, cell_log_likelihood
 from .histogram import PITHistogram
 
 __all__ = [
-    "check_scale",
     "curve_draws",
     "fit_pit_model",
     "log_cell_probs",
@@ -82,7 +80,6 @@ __all__ = [
     "pit_model_draws",
     "PITGrid",
     "pit_grid",
-    "single_threaded_blas",
     "SmoothPITPosterior",
     "tilt_basis",
 ]
@@ -92,7 +89,6 @@ N_TILT = 24
 #: Values of the tilt's scale lambda on its integration grid
 N_LAMBDA = 16
 #: Range of the grid of lambda, in units of its prior mean
-HYPER_RANGE = (1e-2, 10.0)
 #: Above this Pareto k-hat the importance estimate is not trusted
 PARETO_K_MAX = 0.7
 #: Default prior odds of calibration, P(H0) / P(H1) (module docstring)
@@ -103,29 +99,6 @@ SPREAD_SCALE = 0.67
 SMOOTHNESS_SCALE = 0.25
 #: (draw, cell) values computed at once
 CHUNK_ELEMENTS = 1 << 20
-
-
-def single_threaded_blas() -> AbstractContextManager[Any]:
-    """Limit BLAS to one thread while active (threadpoolctl, if installed).
-
-    The products here are small ((G, K) by (K, K)); a multi-threaded BLAS
-    on a loaded machine spends 100 times longer synchronising than
-    computing them (measured: 37 ms against 0.4 ms for a (26, 1000) by
-    (1000, 26) product on 2 busy cores). The limits are restored on exit.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - optional
-        return nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
-
-
-def check_scale(value: Any, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
 
 
 def tilt_basis(n_cells: int, n_tilt: int = N_TILT, edges: np.ndarray | None = None) -> np.ndarray:
@@ -310,13 +283,6 @@ def _newton(counts: np.ndarray, grid: PITGrid, lam: float, prec: np.ndarray, the
     return theta, chol, obj
 
 
-def _exponential_grid(scale: float, size: int) -> tuple[np.ndarray, np.ndarray]:
-    values = scale * np.geomspace(*HYPER_RANGE, size)
-    mids = np.sqrt(values[:-1] * values[1:])
-    cdf = np.concatenate([[0.0], -np.expm1(-mids / scale), [1.0]])
-    return values, np.diff(cdf)
-
-
 @dataclass(frozen=True)
 class SmoothPITPosterior:
     """The Laplace mixture posterior of the smooth PIT model and its evidence.
@@ -430,7 +396,7 @@ def fit_pit_model(
     k = grid.basis.shape[1]
     scales = np.concatenate([[s_a, s_b], np.ones(k)])
     prec = 1.0 / scales**2
-    lambdas, mass = _exponential_grid(s_l, N_LAMBDA)
+    lambdas, mass = exponential_grid(s_l, N_LAMBDA)
     modes = np.empty((lambdas.size, k + 2))
     chol = np.empty((lambdas.size, k + 2, k + 2))
     log_ev = np.empty(lambdas.size)

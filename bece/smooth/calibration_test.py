@@ -75,14 +75,15 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from ..base.checks import positive_int
+from ..base.checks import check_scale, positive_int
+from ..base.laplace import single_threaded_blas
 from ..base.memory import check_allocation
 from ..base.random import as_generator
 from ..base.typing import Seed
 from .atoms import Atoms
 from .basis import DEFAULT_N_KNOTS
 from .draws import importance_draws
-from .fit import SmoothPosterior, check_scale, fit_smooth, single_threaded_blas
+from .fit import SmoothPosterior, fit_smooth
 from .posterior import check_smooth_draws
 
 __all__ = [

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 from scipy import special
 
-from ..base.checks import positive_int
-from ..base.laplace import laplace_mixture_draws
+from ..base.checks import check_scale, positive_int
+from ..base.laplace import exponential_grid, laplace_mixture_draws
 from .atoms import Atoms, cell_knots
 from .basis import DEFAULT_N_KNOTS, SmoothBasis
 
 __all__ = [
-    "check_scale",
     "fit_smooth",
-    "single_threaded_blas",
     "SmoothPosterior",
 ]
 
@@ -28,22 +24,6 @@ N_LAMBDA = 16
 N_TAU = 12
 
 
-HYPER_RANGE = (1e-2, 10.0)
-
-
-def single_threaded_blas() -> AbstractContextManager[Any]:
-    """Context that limits BLAS to one thread while it is active (threadpoolctl,
-    if installed; else nothing). The products here are small (P <= ~30
-    columns); on a loaded machine a multi-threaded BLAS spends ten times
-    longer synchronising than computing them. The previous limits are
-    restored on exit; nothing global changes."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - optional
-        from contextlib import nullcontext
-
-        return nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _loglik(f: np.ndarray, c: np.ndarray, t: np.ndarray) -> float:
@@ -240,23 +220,6 @@ class SmoothPosterior:
         return theta * self.column_scale(lam, tau), lam, tau, log_ratio
 
 
-def check_scale(value: Any, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
-def _exponential_grid(scale: float, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Log-spaced values over HYPER_RANGE * scale and the Exponential(mean
-    ``scale``) prior mass between geometric mid-points (tails included)."""
-    values = scale * np.geomspace(*HYPER_RANGE, size)
-    mids = np.sqrt(values[:-1] * values[1:])
-    cdf = np.concatenate([[0.0], -np.expm1(-mids / scale), [1.0]])
-    return values, np.diff(cdf)
-
-
 def fit_smooth(
     atoms: Atoms,
     *,
@@ -317,8 +280,8 @@ def fit_smooth(
     scales = np.concatenate([[s_a, s_b], np.ones(basis.n_spline + basis.n_bins)])
     prec = 1.0 / scales**2
     half_logdet_prior = 0.5 * float(np.sum(np.log(prec)))
-    lam_v, lam_m = _exponential_grid(s_l, N_LAMBDA) if basis.n_spline else (np.array([s_l]), np.ones(1))
-    tau_v, tau_m = _exponential_grid(s_t, N_TAU) if m and s_t is not None else (np.zeros(1), np.ones(1))
+    lam_v, lam_m = exponential_grid(s_l, N_LAMBDA) if basis.n_spline else (np.array([s_l]), np.ones(1))
+    tau_v, tau_m = exponential_grid(s_t, N_TAU) if m and s_t is not None else (np.zeros(1), np.ones(1))
     # a snake through the grid so that each fit starts from a neighbour's mode
     pairs = [(i, j if i % 2 == 0 else tau_v.size - 1 - j)
              for i in range(lam_v.size) for j in range(tau_v.size)]

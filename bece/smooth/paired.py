@@ -119,6 +119,7 @@ from numpy.typing import ArrayLike
 from scipy import linalg, sparse, special
 
 from ..base.checks import positive_int
+from ..base.laplace import single_threaded_blas
 from ..base.random import as_generator
 from ..base.typing import BinningSpec, Seed
 from ..results.comparison import Comparison
@@ -131,7 +132,7 @@ from .atoms import Atoms, check_grid, make_atoms
 from .average import DEFAULT_PRIOR_ODDS
 from .basis import logit_confidence
 from .draws import curve_grid, curve_values
-from .fit import SmoothPosterior, fit_smooth, single_threaded_blas
+from .fit import SmoothPosterior, fit_smooth
 from .paired_average import DEFAULT_COUPLING, average_pair, check_coupling
 from .posterior import check_prior_odds, check_smooth_draws
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..base.checks import positive_int
+from ..base.laplace import single_threaded_blas
 from ..base.random import as_generator
 from ..base.typing import BinningSpec, Seed
 from ..results.comparison import Comparison
@@ -24,7 +25,7 @@ from ..stats.binning import Binning
 from ..stats.paired_stats import PairedStats
 from .atoms import atoms_and_ece_stats
 from .average import DEFAULT_PRIOR_ODDS
-from .fit import fit_smooth, single_threaded_blas
+from .fit import fit_smooth
 from .paired import PairedSide, paired_comparison, paired_draws
 from .paired_average import DEFAULT_COUPLING, check_coupling
 from .posterior import check_prior_odds, check_smooth_draws

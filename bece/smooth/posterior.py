@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..base.checks import positive_int
+from ..base.laplace import single_threaded_blas
 from ..base.memory import check_allocation
 from ..base.random import as_generator
 from ..base.typing import BinningSpec, Seed
@@ -22,7 +23,7 @@ from .average import DEFAULT_PRIOR_ODDS, average_with_calibrated
 from .basis import DEFAULT_N_KNOTS
 from .bootstrap import BinMoments
 from .draws import CURVE_POINTS, curve_grid, curve_values, ece_draws, importance_draws_with_sums
-from .fit import SmoothPosterior, fit_smooth, single_threaded_blas
+from .fit import SmoothPosterior, fit_smooth
 from .zero_gaps import DEFAULT_ZERO_GAP_PRIOR, average_bins_with_zero_gap, check_zero_gap_prior
 
 __all__ = [

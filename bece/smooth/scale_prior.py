@@ -44,24 +44,14 @@ from typing import Any
 
 import numpy as np
 
-from .fit import HYPER_RANGE
+from ..base.laplace import exponential_grid
 
-__all__ = ["SHARED_PROB", "SHARED_RATIO", "check_shared_prob", "exponential_grid", "scale_grid"]
+__all__ = ["SHARED_PROB", "SHARED_RATIO", "check_shared_prob", "scale_grid"]
 
 #: prior probability of the "shared" component of each deviation scale
 SHARED_PROB = 0.5
 #: mean of the "shared" component as a fraction of the scale's mean
 SHARED_RATIO = 0.02
-
-
-def exponential_grid(scale: float, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Log-spaced values over HYPER_RANGE * scale and the Exponential(mean
-    ``scale``) prior mass between geometric mid-points (tails included), as
-    the smooth model's grid."""
-    values = scale * np.geomspace(*HYPER_RANGE, size)
-    mids = np.sqrt(values[:-1] * values[1:])
-    cdf = np.concatenate([[0.0], -np.expm1(-mids / scale), [1.0]])
-    return values, np.diff(cdf)
 
 
 def scale_grid(scale: float, size: int, shared_prob: float) -> tuple[np.ndarray, np.ndarray]:

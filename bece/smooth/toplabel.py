@@ -104,6 +104,7 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from ..base.checks import positive_int
+from ..base.laplace import single_threaded_blas
 from ..base.memory import check_allocation
 from ..base.random import as_generator
 from ..base.typing import BinningSpec, Seed
@@ -114,7 +115,6 @@ from ..stats.calibration_stats import CalibrationStats
 from .average import DEFAULT_PRIOR_ODDS, average_top_label_with_calibrated
 from .basis import DEFAULT_N_KNOTS, logit_confidence
 from .draws import psis_resample
-from .fit import single_threaded_blas
 from .posterior import check_prior_odds
 from .scale_prior import SHARED_PROB
 from .toplabel_atoms import (

@@ -47,10 +47,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg, sparse, special
 
-from ..base.checks import positive_int
+from ..base.checks import check_scale, positive_int
+from ..base.laplace import exponential_grid
 from .basis import DEFAULT_N_KNOTS, SmoothBasis
-from .fit import PARETO_K_MAX, check_scale
-from .scale_prior import SHARED_PROB, check_shared_prob, exponential_grid, scale_grid
+from .fit import PARETO_K_MAX
+from .scale_prior import SHARED_PROB, check_shared_prob, scale_grid
 from .toplabel_atoms import LabelAtoms
 
 __all__ = [

@@ -26,19 +26,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..base.laplace import single_threaded_blas
 from ..base.random import sample_dirichlet
 from ..regression.bayesian import BayesianCalibrationError, pit_data, smooth_prior
 from ..regression.cells import cell_curve, forecast_cells
 from ..regression.forecast import check_levels
 from ..regression.metrics import DEFAULT_LEVELS
-from ..regression.smooth import (
-    curve_draws,
-    fit_pit_model,
-    log_cell_probs,
-    model_grid,
-    pit_model_draws,
-    single_threaded_blas,
-)
+from ..regression.smooth import curve_draws, fit_pit_model, log_cell_probs, model_grid, pit_model_draws
 from .agreement import CrossCheck, compare_draws
 from .nuts import mcmc_inference_data, run_nuts
 from .settings import MCMCSettings

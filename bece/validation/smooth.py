@@ -7,13 +7,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..base.laplace import single_threaded_blas
 from ..base.typing import BinningSpec
 from ..results.ece import BayesianECE, SmoothBayesianECE
 from ..smooth.atoms import Atoms
 from ..smooth.average import DEFAULT_PRIOR_ODDS
 from ..smooth.basis import DEFAULT_N_KNOTS
 from ..smooth.draws import curve_values, importance_draws
-from ..smooth.fit import fit_smooth, single_threaded_blas
+from ..smooth.fit import fit_smooth
 from ..smooth.posterior import prepare_atoms, smooth_result
 from ..stats.binning import Binning
 from ..stats.calibration_stats import CalibrationStats

@@ -8,11 +8,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
+from ..base.laplace import single_threaded_blas
 from ..base.typing import BinningSpec, PriorParam
 from ..results.ece import BayesianECE, BayesianTopLabelECE
 from ..smooth.average import DEFAULT_PRIOR_ODDS
 from ..smooth.basis import DEFAULT_N_KNOTS, logit_confidence
-from ..smooth.fit import single_threaded_blas
 from ..smooth.scale_prior import SHARED_PROB, SHARED_RATIO
 from ..smooth.toplabel import (
     AVERAGES,

@@ -19,8 +19,9 @@ import pytest
 from scipy import special
 from scipy import stats as sps
 
+from bece.base.laplace import exponential_grid
 from bece.smooth.draws import draw_loglik
-from bece.smooth.fit import N_LAMBDA, N_TAU, _exponential_grid, _newton, fit_smooth
+from bece.smooth.fit import N_LAMBDA, N_TAU, _newton, fit_smooth
 
 from .conftest import _problem
 
@@ -57,7 +58,7 @@ def test_newton_mode_and_hessian_match_scipy_on_the_full_design(rng):
 
 
 def test_hyper_grid_masses_are_the_exponential_prior():
-    values, mass = _exponential_grid(0.5, 7)
+    values, mass = exponential_grid(0.5, 7)
     mids = np.sqrt(values[:-1] * values[1:])
     cdf = sps.expon(scale=0.5).cdf(mids)
     np.testing.assert_allclose(mass, np.diff(np.concatenate([[0.0], cdf, [1.0]])), rtol=1e-12)

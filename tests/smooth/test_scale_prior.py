@@ -8,8 +8,9 @@ import pytest
 from scipy import stats as sps
 
 from bece.base.jaxcompat import enable_x64
+from bece.base.laplace import exponential_grid
 from bece.models.toplabel_smooth import scale_prior
-from bece.smooth.scale_prior import SHARED_PROB, SHARED_RATIO, exponential_grid, scale_grid
+from bece.smooth.scale_prior import SHARED_PROB, SHARED_RATIO, scale_grid
 from bece.smooth.toplabel_fit import fit_top_label_smooth
 
 

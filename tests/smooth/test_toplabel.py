@@ -20,8 +20,8 @@ import pytest
 from scipy import special
 
 import bece
+from bece.base.laplace import single_threaded_blas
 from bece.binned.toplabel import top_label_statistics
-from bece.smooth.fit import single_threaded_blas
 from bece.smooth.toplabel import (
     label_ece_draws,
     label_posterior_draws,

@@ -18,11 +18,11 @@ import pytest
 from scipy import special
 from scipy import stats as sps
 
+from bece.base.laplace import exponential_grid
 from bece.smooth import toplabel_fit
 from bece.smooth.atoms import make_atoms
 from bece.smooth.basis import SmoothBasis
 from bece.smooth.fit import N_LAMBDA, fit_smooth
-from bece.smooth.scale_prior import exponential_grid
 from bece.smooth.toplabel_atoms import (
     END_LOGIT,
     auto_subcells,
