@@ -22,15 +22,48 @@ posterior is, up to the log likelihood and a constant common to every draw,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 
-__all__ = ["HYPER_RANGE", "exponential_grid", "laplace_mixture_draws", "single_threaded_blas"]
+__all__ = ["ARMIJO", "HYPER_RANGE", "MIN_STEP", "NEWTON_TOL", "backtrack", "converged",
+           "exponential_grid", "laplace_mixture_draws", "single_threaded_blas"]
 
 #: The grid of each scale hyper-parameter spans this range times its prior mean.
 HYPER_RANGE = (1e-2, 10.0)
+
+#: A Newton fit has converged when its decrement g'H^{-1}g (twice the
+#: predicted rise of the objective) is below this.
+NEWTON_TOL = 1e-10
+#: Armijo's constant: a step t is taken once the objective rises by at least
+#: ARMIJO * t * decrement.
+ARMIJO = 0.25
+#: The line search stops halving below this step (and takes it).
+MIN_STEP = 1e-8
+
+
+def converged(decrement: float) -> bool:
+    """The stopping rule of every Newton fit of the smooth posteriors: the
+    Newton decrement below :data:`NEWTON_TOL`."""
+    return decrement < NEWTON_TOL
+
+
+def backtrack(evaluate: Callable[[float], tuple[float, Any]], value: float,
+              decrement: float) -> tuple[float, float, Any]:
+    """The line search of every Newton fit of the smooth posteriors (concave
+    objectives, maximised): from a full step, halve the step ``t`` until
+    ``evaluate(t)`` -- the objective at the point ``t`` along the Newton
+    step and whatever the fit keeps of it -- rises by at least
+    ``ARMIJO * t * decrement`` over ``value``, or ``t`` falls below
+    :data:`MIN_STEP`. Returns ``(t, objective, kept)`` at the step taken."""
+    t = 1.0
+    while True:
+        new_value, kept = evaluate(t)
+        if new_value >= value + ARMIJO * t * decrement or t < MIN_STEP:
+            return t, new_value, kept
+        t *= 0.5
 
 
 def exponential_grid(scale: float, size: int) -> tuple[np.ndarray, np.ndarray]:

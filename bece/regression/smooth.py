@@ -62,12 +62,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from scipy import special
 
 from ..base.checks import check_scale
-from ..base.laplace import exponential_grid, laplace_mixture_draws
+from ..base.laplace import backtrack, converged, exponential_grid, laplace_mixture_draws
 from ..base.psis import smoothed_weights
 from .cells import ObservedCells, cell_curve, cell_derivatives, cell_log_likelihood
 from .histogram import PITHistogram
@@ -265,16 +266,14 @@ def _newton(counts: np.ndarray, grid: PITGrid, lam: float, prec: np.ndarray, the
             chol = linalg.cholesky(fisher, lower=True, check_finite=False)
         step = linalg.cho_solve((chol, True), grad, check_finite=False)
         dec = float(grad @ step)
-        if dec < 1e-10:
+        if converged(dec):
             break
-        lr = 1.0
-        while True:
+
+        def along(lr: float, theta: np.ndarray = theta, step: np.ndarray = step) -> tuple[float, Any]:
             new = theta + lr * step
-            new_obj = objective(new)
-            if new_obj >= obj + 0.25 * lr * dec or lr < 1e-8:
-                break
-            lr *= 0.5
-        theta = new
+            return objective(new), new
+
+        _, _, theta = backtrack(along, obj, dec)
         obj, grad, fisher, observed = derivatives(theta)
     try:
         chol = linalg.cholesky(observed, lower=True, check_finite=False)

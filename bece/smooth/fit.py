@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from scipy import special
 
 from ..base.checks import check_scale, positive_int
-from ..base.laplace import exponential_grid, laplace_mixture_draws
+from ..base.laplace import backtrack, converged, exponential_grid, laplace_mixture_draws
 from .atoms import Atoms, cell_knots
 from .basis import DEFAULT_N_KNOTS, SmoothBasis
 
@@ -84,16 +85,15 @@ def _newton(Ds, tau, bins, starts, nonempty, n_bins, off, c, t, prec, theta, max
         H = hessian(s)
         step = np.linalg.solve(H, grad)  # H is symmetric positive definite
         dec = float(np.dot(grad, step))
-        if dec < 1e-10:  # converged: H is the Hessian at theta
+        if converged(dec):  # H is the Hessian at theta
             return theta, H, obj
-        lr = 1.0
-        while True:
+
+        def along(lr: float, theta: np.ndarray = theta, step: np.ndarray = step) -> tuple[float, Any]:
             new_theta = theta + lr * step
             new_obj, new_s = objective(new_theta)
-            if new_obj >= obj + 0.25 * lr * dec or lr < 1e-8:
-                break
-            lr *= 0.5
-        theta, obj, s = new_theta, new_obj, new_s
+            return new_obj, (new_theta, new_s)
+
+        _, obj, (theta, s) = backtrack(along, obj, dec)
     return theta, hessian(s), obj
 
 

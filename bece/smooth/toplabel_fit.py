@@ -43,12 +43,13 @@ hyper-posterior costs a few dozen Newton solves instead of the whole grid.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import linalg, sparse, special
 
 from ..base.checks import check_scale, positive_int
-from ..base.laplace import exponential_grid
+from ..base.laplace import backtrack, converged, exponential_grid
 from .basis import DEFAULT_N_KNOTS, SmoothBasis
 from .fit import PARETO_K_MAX
 from .scale_prior import SHARED_PROB, check_shared_prob, scale_grid
@@ -200,18 +201,18 @@ def _newton(d: LabelDesign, lam: float, tau: float, kappa: float, omega: float, 
         ds = linalg.cho_solve((chol, True), rhs, check_finite=False)
         dl = cg - coupling @ ds
         dec = float(np.dot(gs, ds) + np.sum(gl * dl))
-        if dec < 1e-10 or it == max_iter:  # converged: the blocks are those at (ts, tl)
+        if converged(dec) or it == max_iter:  # the blocks are those at (ts, tl)
             half_logdet = float(np.sum(np.log(np.diag(chol)))) + 0.5 * float(np.sum(logdet_l))
             log_ev = obj + 0.5 * float(np.sum(np.log(prec))) - half_logdet
             return _Fit(ts, tl, log_ev, chol, _chol2(blk), coupling)
-        lr = 1.0
-        while True:
+
+        def along(lr: float, ts: np.ndarray = ts, tl: np.ndarray = tl, ds: np.ndarray = ds,
+                  dl: np.ndarray = dl) -> tuple[float, Any]:
             new_ts, new_tl = ts + lr * ds, tl + lr * dl
             new_obj, new_f = objective(new_ts, new_tl)
-            if new_obj >= obj + 0.25 * lr * dec or lr < 1e-8:
-                break
-            lr *= 0.5
-        ts, tl, obj, f = new_ts, new_tl, new_obj, new_f
+            return new_obj, (new_ts, new_tl, new_f)
+
+        _, obj, (ts, tl, f) = backtrack(along, obj, dec)
     raise AssertionError("unreachable")  # pragma: no cover
 
 

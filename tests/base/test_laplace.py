@@ -32,3 +32,26 @@ def test_draws_and_log_ratios_are_the_mixtures():
         assert np.all(np.abs(theta[sel].mean(axis=0) - modes[j]) < 4 * np.sqrt(np.diag(cov) / n))
     # the components in proportion to the weights (4 standard errors)
     assert abs((comp == 1).mean() - 0.7) < 4 * np.sqrt(0.21 / 4000)
+
+
+def test_backtrack_takes_the_first_halved_step_that_rises_enough():
+    """Hand-computed: maximise f(x) = -x**4 from x = 1 along the step -2.5
+    (a Newton step of a different curvature), decrement 10. Armijo's rule
+    f(1 - 2.5 t) >= f(1) + 0.25 * t * 10 fails at t = 1 (f = -5.0625) and
+    t = 0.5 (f = -0.0039 < 0.25), holds at t = 0.25 (f(0.375) = -0.0198 >= -0.375)."""
+    from bece.base.laplace import ARMIJO, backtrack, converged
+
+    tried = []
+
+    def along(t):
+        tried.append(t)
+        x = 1.0 - 2.5 * t
+        return -(x**4), x
+
+    t, value, x = backtrack(along, -1.0, 10.0)
+    assert tried == [1.0, 0.5, 0.25] and t == 0.25 and x == 0.375
+    assert value == -(0.375**4) and value >= -1.0 + ARMIJO * t * 10.0
+    # a step that never rises stops below the smallest step, and is taken
+    t, _, _ = backtrack(lambda t: (-1e9, None), 0.0, 1.0)
+    assert t < 1e-8
+    assert converged(1e-11) and not converged(1e-9)
