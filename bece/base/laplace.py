@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["ARMIJO", "HYPER_RANGE", "MIN_STEP", "NEWTON_TOL", "backtrack", "converged",
-           "exponential_grid", "laplace_mixture_draws", "single_threaded_blas"]
+           "exponential_grid", "grid_fits", "laplace_mixture_draws", "mixture_weights",
+           "single_threaded_blas"]
 
 #: The grid of each scale hyper-parameter spans this range times its prior mean.
 HYPER_RANGE = (1e-2, 10.0)
@@ -90,6 +91,57 @@ def single_threaded_blas() -> AbstractContextManager[Any]:
 
         return nullcontext()
     return threadpool_limits(limits=1, user_api="blas")
+
+
+def mixture_weights(log_evidence: np.ndarray, prior_mass: np.ndarray) -> tuple[np.ndarray, float]:
+    """The posterior weight of each grid point, :math:`\\pi_k \\propto
+    p(\\text{data} \\mid \\eta_k)\\, m_k` (summing to 1), and the log marginal
+    likelihood :math:`\\log \\sum_k p(\\text{data} \\mid \\eta_k)\\, m_k`."""
+    from scipy import special
+
+    log_joint = log_evidence + np.log(prior_mass)
+    log_marg = float(special.logsumexp(log_joint))
+    weights = np.exp(log_joint - log_marg)
+    weights /= weights.sum()
+    return weights, log_marg
+
+
+def grid_fits(
+    fit_at: Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray, float]],
+    prior_mass: np.ndarray, prior_scales: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """The Laplace approximation at every point of a hyper-parameter grid.
+
+    ``fit_at(k, start)`` maximises the log joint density at grid point
+    ``k`` from ``start`` (the previous point's mode: the grid is walked so
+    that neighbours follow each other) and returns the mode, the lower
+    Cholesky factor :math:`L_k` of the negative Hessian there and the
+    maximum. The Laplace evidence is
+    :math:`\\log p(\\text{data} \\mid \\eta_k) \\approx \\text{max}_k +
+    \\tfrac12 \\log|P| - \\log|L_k|` with the prior precision
+    :math:`P = \\mathrm{diag}(s^{-2})` of ``prior_scales`` (the Gaussian
+    integral's :math:`(2\\pi)^{P/2}` cancels the prior's).
+
+    Returns
+    -------
+    modes : ndarray of shape (K, P)
+    chol : ndarray of shape (K, P, P)
+    log_evidence, weights : ndarray of shape (K,)
+        See :func:`mixture_weights`.
+    log_marginal : float
+    """
+    size, p_dim = prior_mass.size, prior_scales.size
+    half_logdet_prior = 0.5 * float(np.sum(np.log(1.0 / prior_scales**2)))
+    modes = np.empty((size, p_dim))
+    chol = np.empty((size, p_dim, p_dim))
+    log_ev = np.empty(size)
+    theta = np.zeros(p_dim)
+    for k in range(size):
+        theta, lower, obj = fit_at(k, theta)
+        modes[k], chol[k] = theta, lower
+        log_ev[k] = obj + half_logdet_prior - float(np.sum(np.log(np.diag(lower))))
+    weights, log_marg = mixture_weights(log_ev, prior_mass)
+    return modes, chol, log_ev, weights, log_marg
 
 
 def laplace_mixture_draws(

@@ -68,7 +68,13 @@ import numpy as np
 from scipy import special
 
 from ..base.checks import check_scale
-from ..base.laplace import backtrack, converged, exponential_grid, laplace_mixture_draws
+from ..base.laplace import (
+    backtrack,
+    converged,
+    exponential_grid,
+    grid_fits,
+    laplace_mixture_draws,
+)
 from ..base.psis import smoothed_weights
 from .cells import ObservedCells, cell_curve, cell_derivatives, cell_log_likelihood
 from .histogram import PITHistogram
@@ -396,19 +402,11 @@ def fit_pit_model(
     scales = np.concatenate([[s_a, s_b], np.ones(k)])
     prec = 1.0 / scales**2
     lambdas, mass = exponential_grid(s_l, N_LAMBDA)
-    modes = np.empty((lambdas.size, k + 2))
-    chol = np.empty((lambdas.size, k + 2, k + 2))
-    log_ev = np.empty(lambdas.size)
-    theta = np.zeros(k + 2)
-    half_logdet_prior = 0.5 * float(np.sum(np.log(prec)))
-    for i, lam in enumerate(lambdas):
-        theta, L, obj = _newton(hist.counts, grid, float(lam), prec, theta, cells=cells)
-        modes[i], chol[i] = theta, L
-        log_ev[i] = obj + half_logdet_prior - float(np.sum(np.log(np.diag(L))))
-    log_joint = log_ev + np.log(mass)
-    log_marg = float(special.logsumexp(log_joint))
-    weights = np.exp(log_joint - log_marg)
-    weights /= weights.sum()
+
+    def fit_at(i: int, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        return _newton(hist.counts, grid, float(lambdas[i]), prec, start, cells=cells)
+
+    modes, chol, log_ev, weights, log_marg = grid_fits(fit_at, mass, scales)
     if cells is None:
         log_h0 = -float(hist.n) * float(np.log(hist.n_cells))
     else:  # uniform: P_j = the cell's width

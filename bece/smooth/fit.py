@@ -6,10 +6,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from ..base.checks import check_scale, positive_int
-from ..base.laplace import backtrack, converged, exponential_grid, laplace_mixture_draws
+from ..base.laplace import (
+    backtrack,
+    converged,
+    exponential_grid,
+    grid_fits,
+    laplace_mixture_draws,
+)
 from .atoms import Atoms, cell_knots
 from .basis import DEFAULT_N_KNOTS, SmoothBasis
 
@@ -279,7 +284,6 @@ def fit_smooth(
     x = atoms.x
     scales = np.concatenate([[s_a, s_b], np.ones(basis.n_spline + basis.n_bins)])
     prec = 1.0 / scales**2
-    half_logdet_prior = 0.5 * float(np.sum(np.log(prec)))
     lam_v, lam_m = exponential_grid(s_l, N_LAMBDA) if basis.n_spline else (np.array([s_l]), np.ones(1))
     tau_v, tau_m = exponential_grid(s_t, N_TAU) if m and s_t is not None else (np.zeros(1), np.ones(1))
     # a snake through the grid so that each fit starts from a neighbour's mode
@@ -295,21 +299,13 @@ def fit_smooth(
         log_marginal_calibrated=_loglik(x, c, t), grid=atoms.grid, n_atoms=int(atoms.p.size),
     )
     cols = post.column_scale(lambdas, taus)
-    p_dim = basis.n_coef
-    modes = np.empty((lambdas.size, p_dim))
-    chol = np.empty((lambdas.size, p_dim, p_dim))
-    log_ev = np.empty(lambdas.size)
-    theta = np.zeros(p_dim)
     ks = basis.n_smooth
-    for k in range(lambdas.size):
+
+    def fit_at(k: int, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         theta, H, obj = _newton(Ds * cols[k, :ks], taus[k], atoms.bin, starts, nonempty, m,
-                                x, c, t, prec, theta)
-        L = np.linalg.cholesky(H)
-        modes[k], chol[k] = theta, L
-        log_ev[k] = obj + half_logdet_prior - float(np.sum(np.log(np.diag(L))))
-    log_joint = log_ev + np.log(mass)
-    log_marg = float(special.logsumexp(log_joint))
-    weights = np.exp(log_joint - log_marg)
-    weights /= weights.sum()
+                                x, c, t, prec, start)
+        return theta, np.linalg.cholesky(H), obj
+
+    modes, chol, log_ev, weights, log_marg = grid_fits(fit_at, mass, scales)
     return replace(post, log_evidence=log_ev, weights=weights, modes=modes, chol=chol,
                    log_marginal=log_marg)
