@@ -9,15 +9,13 @@ from .binned import (
     conjugate_model,
     literal_collapsed,
     literal_model,
-    truncnorm_log_normalizer,
-    truncnorm_mean,
 )
-from .regression import pit_cell_log_mass, pit_dirichlet_model, pit_model
+from .regression import pit_dirichlet_model, pit_model
 from .reparam import DirichletGammaReparam
-from .smooth import curve_logit, natural_cubic_basis, smooth_model
+from .smooth import smooth_model
 from .temperature import temperature_model
 from .toplabel import top_label_collapsed, top_label_model
-from .toplabel_smooth import top_label_curve_logit, top_label_smooth_model
+from .toplabel_smooth import top_label_smooth_model
 
 __all__ = [
     "DirichletGammaReparam",
@@ -25,17 +23,11 @@ __all__ = [
     "conjugate_model",
     "literal_collapsed",
     "literal_model",
-    "curve_logit",
-    "natural_cubic_basis",
-    "pit_cell_log_mass",
     "pit_dirichlet_model",
     "pit_model",
     "smooth_model",
     "temperature_model",
     "top_label_collapsed",
     "top_label_model",
-    "top_label_curve_logit",
     "top_label_smooth_model",
-    "truncnorm_log_normalizer",
-    "truncnorm_mean",
 ]

@@ -145,6 +145,24 @@ def top_label_smooth_model(
 
     Sample sites: ``a``, ``b``, ``lam``, ``u`` (K - 2), with bins ``tau`` and
     ``v`` (M), ``kappa``, ``omega``, ``c`` and ``e`` (L), and the observed ``z``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numpyro import handlers
+    >>> from bece.models import top_label_smooth_model
+    >>> from bece.smooth.basis import SmoothBasis, logit_confidence
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(0.3, 1.0, size=600)            # top-label confidences
+    >>> label = rng.integers(0, 3, size=600)           # predicted labels, L = 3
+    >>> z = (rng.uniform(size=600) < p).astype(int)    # correct or not
+    >>> x = logit_confidence(p)
+    >>> basis = SmoothBasis.from_logits(x, np.ones_like(x), n_knots=5)
+    >>> model = handlers.seed(top_label_smooth_model, rng_seed=0)
+    >>> trace = handlers.trace(model).get_trace(basis.knots, basis.transform, x=x, label=label,
+    ...                                         n_labels=3, z=z)
+    >>> {name: site["value"].shape for name, site in trace.items() if site["type"] == "sample"}
+    {'a': (), 'b': (), 'lam': (), 'u': (3,), 'kappa': (), 'omega': (), 'c': (3,), 'e': (3,), 'z': (600,)}
     """
     x = jnp.asarray(x)
     # a JAX array: a NumPy one fails the Binomial's support check against traced trials

@@ -97,7 +97,7 @@ def _log1mexp(x: np.ndarray) -> np.ndarray:
 def log_normalizer(mu: np.ndarray, sigma: np.ndarray, lower: np.ndarray,
                    upper: np.ndarray) -> np.ndarray:
     """:math:`\\log Z = \\log(\\Phi((u-\\mu)/\\sigma) - \\Phi((l-\\mu)/\\sigma))`,
-    stable in the tails (the NumPy twin of :func:`bece.models.truncnorm_log_normalizer`)."""
+    stable in the tails (the NumPy twin of :func:`bece.models.binned.truncnorm_log_normalizer`)."""
     a = (lower - mu) / sigma
     b = (upper - mu) / sigma
     flip = a > 0

@@ -55,7 +55,15 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Predictions:
-    """Arrays read from a file, ready for :func:`bece.bayesian_ece`."""
+    """Arrays read from a file, ready for :func:`bece.bayesian_ece`.
+
+    Examples
+    --------
+    >>> from bece.io import example_path, read_predictions
+    >>> pred = read_predictions(example_path())
+    >>> type(pred).__name__, pred.kind, pred.y_prob.shape, pred.n_classes
+    ('Predictions', 'top-label', (899, 10), 10)
+    """
 
     y_true: np.ndarray
     y_prob: np.ndarray

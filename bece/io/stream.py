@@ -105,6 +105,12 @@ class FileStatistics:
         The class of each probability column when the labels are not the
         column indices: given (``labels=``), or the text labels' sorted
         values (:func:`bece.stats.labels.fixed_labels`); else None.
+
+    Examples
+    --------
+    >>> from bece.io import example_path, read_statistics
+    >>> fs = read_statistics(example_path(), n_bins=10); fs.kind, fs.stats.n, fs.n_classes
+    ('top-label', 899, 10)
     """
 
     stats: CalibrationStats

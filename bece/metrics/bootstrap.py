@@ -125,7 +125,19 @@ def poisson_weights(start: int, size: int, n_boot: int, seed: int,
 
 
 class BootstrapInterval(NamedTuple):
-    """A metric, its percentile-bootstrap interval and the bootstrap values."""
+    """A metric, its percentile-bootstrap interval and the bootstrap values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # over-confident
+    >>> from bece.metrics import bootstrap_interval, brier_score
+    >>> b = bootstrap_interval(brier_score, y, p, n_boot=200, seed=1)
+    >>> type(b).__name__, b.draws.shape, bool(b.low <= b.estimate <= b.high)
+    ('BootstrapInterval', (200,), True)
+    """
 
     estimate: float
     low: float

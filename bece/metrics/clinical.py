@@ -84,7 +84,19 @@ __all__ = [
 
 
 class CalibrationSlope(NamedTuple):
-    """Logistic recalibration fit ``logit P(y=1) = intercept + slope * logit(p)``."""
+    """Logistic recalibration fit ``logit P(y=1) = intercept + slope * logit(p)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # over-confident
+    >>> from bece.metrics import calibration_slope
+    >>> s = calibration_slope(y, p)
+    >>> round(s.slope, 2), bool(s.slope_se > 0)
+    (1.17, True)
+    """
 
     slope: float
     intercept: float
@@ -95,11 +107,39 @@ class CalibrationSlope(NamedTuple):
 
 
 class SpiegelhalterZ(NamedTuple):
+    """Spiegelhalter's z test of calibration: its statistic and two-sided p-value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # over-confident
+    >>> from bece.metrics import spiegelhalter_z
+    >>> z = spiegelhalter_z(y, p)
+    >>> round(z.statistic, 2), round(z.p_value, 2)
+    (-1.24, 0.22)
+    """
+
     statistic: float
     p_value: float
 
 
 class HosmerLemeshow(NamedTuple):
+    """The Hosmer-Lemeshow test: its statistic, degrees of freedom, p-value and groups.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # over-confident
+    >>> from bece.metrics import hosmer_lemeshow
+    >>> h = hosmer_lemeshow(y, p)
+    >>> h.df, h.n_groups, bool(h.p_value < 1e-6)
+    (10, 10, True)
+    """
+
     statistic: float
     df: int
     p_value: float

@@ -81,6 +81,17 @@ class L2ECEInterval(NamedTuple):
     itself (it can be negative), ``se`` its estimated standard error
     :math:`\\hat\\sigma_1 / \\sqrt n` for a miscalibrated model, ``rule``
     which lower end was taken (module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # over-confident
+    >>> from bece.metrics import l2_ece_interval
+    >>> r = l2_ece_interval(y, p)
+    >>> round(r.estimate, 3), r.prob, bool(r.low < r.estimate < r.high)
+    (0.114, 0.9, True)
     """
 
     estimate: float

@@ -187,6 +187,15 @@ def per_label_ece(
         :math:`\\mathrm{ECE}_l`; NaN for labels never predicted.
     count : ndarray of shape (K,), int64
         :math:`n_l`, the number of points predicted :math:`l`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece.metrics import per_label_ece
+    >>> prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7]])
+    >>> ece, count = per_label_ece([0, 1, 1], prob, n_bins=2)   # label 0 predicted twice
+    >>> ece.round(3).tolist(), count.tolist()
+    ([0.35, 0.3], [2, 1])
     """
     pred, conf, y, k, _ = top_label_data(y_true, y_prob, y_pred,
                                          Inputs(labels, None, from_logits, row_sum_tol))

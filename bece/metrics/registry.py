@@ -126,6 +126,17 @@ def metric_report(
         estimates, ``{name: {"label", "statistic", "p_value", ...}}`` for the
         tests; a metric that cannot be computed on these data (a slope with a
         confidence of exactly 1) gets ``{"label", "error"}`` with the reason.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece.metrics import metric_report
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> z = (rng.uniform(size=2000) < p ** 1.5).astype(float)
+    >>> rep = metric_report(z, p, ["brier", "ks"], n_boot=100, seed=1)
+    >>> sorted(rep), sorted(rep["ks"])
+    (['brier', 'ks'], ['interval', 'interval_method', 'label', 'value'])
     """
     names = list(METRIC_NAMES) if names == "all" or names == ["all"] else check_metric_names(names)
     z = np.asarray(z, dtype=np.float64)

@@ -115,7 +115,19 @@ def log_loss(
 
 
 class BrierDecomposition(NamedTuple):
-    """Murphy's decomposition ``brier = reliability - resolution + uncertainty + within``."""
+    """Murphy's decomposition ``brier = reliability - resolution + uncertainty + within``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # over-confident
+    >>> from bece.metrics import brier_decomposition
+    >>> d = brier_decomposition(y, p)
+    >>> bool(abs(d.reliability - d.resolution + d.uncertainty + d.within - d.brier) < 1e-12)
+    True
+    """
 
     brier: float
     reliability: float
@@ -190,7 +202,19 @@ def brier_decomposition(
 
 
 class CORPDecomposition(NamedTuple):
-    """CORP decomposition ``score = miscalibration - discrimination + uncertainty``."""
+    """CORP decomposition ``score = miscalibration - discrimination + uncertainty``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # over-confident
+    >>> from bece.metrics import corp_decomposition
+    >>> c = corp_decomposition(y, p)
+    >>> bool(abs(c.miscalibration - c.discrimination + c.uncertainty - c.score) < 1e-12)
+    True
+    """
 
     score: float
     miscalibration: float  # MCB >= 0

@@ -172,7 +172,21 @@ def _forecast_form(
 
 # ---------------------------------------------------------- autocorrelation
 class CorrelatedSamplesWarning(UserWarning):
-    """The draws of a sample forecast look autocorrelated (MCMC draws in sampler order)."""
+    """The draws of a sample forecast look autocorrelated (MCMC draws in sampler order).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from bece.regression import CorrelatedSamplesWarning, pit
+    >>> rng = np.random.default_rng(0)
+    >>> walk = np.cumsum(rng.normal(size=(200, 500)), axis=1)   # each row a random walk
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     u = pit(rng.normal(size=200), samples=walk)
+    >>> any(issubclass(w.category, CorrelatedSamplesWarning) for w in caught)
+    True
+    """
 
 
 def check_autocorrelation(s: np.ndarray, *, stacklevel: int = 3) -> None:

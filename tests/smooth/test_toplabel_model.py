@@ -16,7 +16,8 @@ from scipy import special
 from scipy import stats as sps
 
 from bece.base.jaxcompat import enable_x64
-from bece.models import top_label_curve_logit, top_label_smooth_model
+from bece.models import top_label_smooth_model
+from bece.models.toplabel_smooth import top_label_curve_logit
 from bece.smooth.basis import SmoothBasis
 from bece.smooth.toplabel_fit import PointDesign, TopLabelSmoothPosterior
 
