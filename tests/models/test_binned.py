@@ -20,9 +20,8 @@ from bece.models import (
     conjugate_model,
     literal_collapsed,
     literal_model,
-    truncnorm_log_normalizer,
-    truncnorm_mean,
 )
+from bece.models.binned import truncnorm_log_normalizer, truncnorm_mean
 
 Z = 5.0
 M = 4
