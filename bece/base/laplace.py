@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ARMIJO", "HYPER_RANGE", "MIN_STEP", "NEWTON_TOL", "backtrack", "converged",
-           "exponential_grid", "grid_fits", "laplace_mixture_draws", "mixture_weights",
-           "single_threaded_blas"]
+__all__ = ["ARMIJO", "HYPER_RANGE", "MIN_STEP", "NEWTON_TOL", "NewtonWarning", "backtrack",
+           "converged", "exponential_grid", "grid_fits", "laplace_mixture_draws", "mixture_weights",
+           "not_converged", "single_threaded_blas"]
 
 #: The grid of each scale hyper-parameter spans this range times its prior mean.
 HYPER_RANGE = (1e-2, 10.0)
@@ -43,6 +43,21 @@ NEWTON_TOL = 1e-10
 ARMIJO = 0.25
 #: The line search stops halving below this step (and takes it).
 MIN_STEP = 1e-8
+
+
+class NewtonWarning(RuntimeWarning):
+    """A Newton fit of a smooth posterior stopped before its stopping rule held."""
+
+
+def not_converged(fit: str, decrement: float, max_iter: int) -> None:
+    """The convergence diagnostic of every Newton fit of the smooth
+    posteriors: a :class:`NewtonWarning` naming the fit, its last decrement
+    and the iterations it ran, when they ran out before :func:`converged`."""
+    import warnings
+
+    warnings.warn(f"{fit}: Newton's method stopped after {max_iter} iterations with decrement "
+                  f"{decrement:.3g} (converged below {NEWTON_TOL:g}); the Laplace approximation "
+                  "there is at the last iterate, not the mode", NewtonWarning, stacklevel=3)
 
 
 def converged(decrement: float) -> bool:

@@ -74,6 +74,7 @@ from ..base.laplace import (
     exponential_grid,
     grid_fits,
     laplace_mixture_draws,
+    not_converged,
 )
 from ..base.psis import smoothed_weights
 from .cells import ObservedCells, cell_curve, cell_derivatives, cell_log_likelihood
@@ -281,6 +282,8 @@ def _newton(counts: np.ndarray, grid: PITGrid, lam: float, prec: np.ndarray, the
 
         _, _, theta = backtrack(along, obj, dec)
         obj, grad, fisher, observed = derivatives(theta)
+    else:
+        not_converged("the PIT model's fit", dec, max_iter)
     try:
         chol = linalg.cholesky(observed, lower=True, check_finite=False)
     except linalg.LinAlgError:  # pragma: no cover - the observed Hessian is definite at a maximum

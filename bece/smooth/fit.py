@@ -14,6 +14,7 @@ from ..base.laplace import (
     exponential_grid,
     grid_fits,
     laplace_mixture_draws,
+    not_converged,
 )
 from .atoms import Atoms, cell_knots
 from .basis import DEFAULT_N_KNOTS, SmoothBasis
@@ -99,6 +100,7 @@ def _newton(Ds, tau, bins, starts, nonempty, n_bins, off, c, t, prec, theta, max
             return new_obj, (new_theta, new_s)
 
         _, obj, (theta, s) = backtrack(along, obj, dec)
+    not_converged("the smooth curve's fit", dec, max_iter)
     return theta, hessian(s), obj
 
 

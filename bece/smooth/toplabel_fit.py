@@ -49,7 +49,7 @@ import numpy as np
 from scipy import linalg, sparse, special
 
 from ..base.checks import check_scale, positive_int
-from ..base.laplace import backtrack, converged, exponential_grid
+from ..base.laplace import backtrack, converged, exponential_grid, not_converged
 from .basis import DEFAULT_N_KNOTS, SmoothBasis
 from .fit import PARETO_K_MAX
 from .scale_prior import SHARED_PROB, check_shared_prob, scale_grid
@@ -202,6 +202,8 @@ def _newton(d: LabelDesign, lam: float, tau: float, kappa: float, omega: float, 
         dl = cg - coupling @ ds
         dec = float(np.dot(gs, ds) + np.sum(gl * dl))
         if converged(dec) or it == max_iter:  # the blocks are those at (ts, tl)
+            if not converged(dec):
+                not_converged("the hierarchical top-label fit", dec, max_iter)
             half_logdet = float(np.sum(np.log(np.diag(chol)))) + 0.5 * float(np.sum(logdet_l))
             log_ev = obj + 0.5 * float(np.sum(np.log(prec))) - half_logdet
             return _Fit(ts, tl, log_ev, chol, _chol2(blk), coupling)

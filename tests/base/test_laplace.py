@@ -87,3 +87,31 @@ def test_grid_fits_give_the_exact_evidence_of_a_gaussian_model():
     np.testing.assert_allclose(weights, np.exp(exact) * mass / np.sum(np.exp(exact) * mass),
                                rtol=1e-12)
     assert log_marg == pytest.approx(float(logsumexp(exact + np.log(mass))), rel=1e-14)
+
+
+def test_a_newton_fit_that_runs_out_of_iterations_says_so():
+    """The shared diagnostic: the smooth curve's fit stopped after one
+    iteration warns with its decrement; run to convergence it is silent."""
+    import warnings
+
+    from bece.base.laplace import NewtonWarning
+    from bece.smooth.atoms import make_atoms
+    from bece.smooth.fit import fit_smooth
+    from bece.stats.binning import make_binning
+
+    rng = np.random.default_rng(3)
+    p = rng.uniform(size=400)
+    z = (rng.uniform(size=400) < p**2).astype(np.int64)
+    atoms = make_atoms(z, p, make_binning(p, 10, "uniform"), None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NewtonWarning)
+        fit_smooth(atoms)  # converges: no warning
+    import bece.smooth.fit as fit_module
+
+    original = fit_module._newton.__defaults__
+    try:
+        fit_module._newton.__defaults__ = (1,)  # max_iter = 1
+        with pytest.warns(NewtonWarning, match="stopped after 1 iterations with decrement"):
+            fit_smooth(atoms)
+    finally:
+        fit_module._newton.__defaults__ = original
