@@ -57,7 +57,9 @@ LAYERS = {
     "cli": 10,
     "": 11,
 }
-MAX_LINES = 600
+#: A module holds one concept; this many lines at most (a concept that needs
+#: more is two). No module is an exception today.
+MAX_LINES = 1000
 
 #: sub-package namespaces at the layer of ``bece`` (see the module docstring)
 NAMESPACES = {"bece.regression"}
@@ -195,7 +197,7 @@ def test_import_parser_sees_imports_inside_functions():
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_module_is_small(name):
     n = len(MODULES[name].read_text().splitlines())
-    assert n <= MAX_LINES, f"{MODULES[name]} has {n} lines (> {MAX_LINES}): split it by concept"
+    assert n <= MAX_LINES, f"{MODULES[name]} has {n} lines (> {MAX_LINES}): one concept per module"
 
 
 def test_no_private_name_crosses_a_module():
