@@ -13,51 +13,51 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .base.version import VERSION
+from ._base.version import VERSION
 
 if TYPE_CHECKING:  # what the names below are, for type checkers and readers
     from . import regression
-    from .api.compare import compare, posterior_compare
-    from .api.ece import bayesian_ece, bayesian_top_label_ece, posterior_ece, posterior_top_label_ece
-    from .api.recalibrate import recalibrate
-    from .api.test import calibration_test
-    from .metrics.binned import expected_calibration_error, maximum_calibration_error
-    from .metrics.multiclass import classwise_ece, top_label_ece
-    from .posteriors import BinnedModel, MCMCSettings, SmoothModel, SmoothTopLabelModel, cross_check
-    from .results.comparison import Comparison
-    from .results.ece import BayesianECE, BayesianTopLabelECE, SmoothBayesianECE
-    from .results.recalibration import Recalibration
-    from .smooth.calibration_test import CalibrationTest
-    from .stats.binning import Binning
-    from .stats.calibration_stats import CalibrationStats
-    from .stats.label_stats import LabelStats
-    from .stats.paired_stats import PairedStats
-    from .validation.agreement import CrossCheck
+    from ._api.compare import compare, posterior_compare
+    from ._api.ece import bayesian_ece, bayesian_top_label_ece, posterior_ece, posterior_top_label_ece
+    from ._api.recalibrate import recalibrate
+    from ._api.test import calibration_test
+    from ._metrics.binned import expected_calibration_error, maximum_calibration_error
+    from ._metrics.multiclass import classwise_ece, top_label_ece
+    from ._posteriors import BinnedModel, MCMCSettings, SmoothModel, SmoothTopLabelModel, cross_check
+    from ._results.comparison import Comparison
+    from ._results.ece import BayesianECE, BayesianTopLabelECE, SmoothBayesianECE
+    from ._results.recalibration import Recalibration
+    from ._smooth.bayes_factor import CalibrationTest
+    from ._stats.binning import Binning
+    from ._stats.calibration_stats import CalibrationStats
+    from ._stats.label_stats import LabelStats
+    from ._stats.paired_stats import PairedStats
+    from ._validation.agreement import CrossCheck
 
 __version__ = VERSION
 
 #: Where each public name is defined: imported on first use (PEP 562).
 _WHERE = {
-    "bayesian_ece": "bece.api", "bayesian_top_label_ece": "bece.api",
-    "calibration_test": "bece.api", "compare": "bece.api", "posterior_compare": "bece.api",
-    "posterior_ece": "bece.api", "posterior_top_label_ece": "bece.api",
-    "recalibrate": "bece.api",
-    "expected_calibration_error": "bece.metrics.binned",
-    "maximum_calibration_error": "bece.metrics.binned",
-    "classwise_ece": "bece.metrics.multiclass", "top_label_ece": "bece.metrics.multiclass",
-    "BinnedModel": "bece.posteriors", "MCMCSettings": "bece.posteriors",
-    "SmoothModel": "bece.posteriors", "SmoothTopLabelModel": "bece.posteriors",
-    "cross_check": "bece.posteriors",
-    "Comparison": "bece.results.comparison",
-    "BayesianECE": "bece.results.ece", "BayesianTopLabelECE": "bece.results.ece",
-    "SmoothBayesianECE": "bece.results.ece",
-    "Recalibration": "bece.results.recalibration",
-    "CalibrationTest": "bece.smooth.calibration_test",
-    "Binning": "bece.stats.binning",
-    "CalibrationStats": "bece.stats.calibration_stats",
-    "LabelStats": "bece.stats.label_stats",
-    "PairedStats": "bece.stats.paired_stats",
-    "CrossCheck": "bece.validation.agreement",
+    "bayesian_ece": "bece._api", "bayesian_top_label_ece": "bece._api",
+    "calibration_test": "bece._api", "compare": "bece._api", "posterior_compare": "bece._api",
+    "posterior_ece": "bece._api", "posterior_top_label_ece": "bece._api",
+    "recalibrate": "bece._api",
+    "expected_calibration_error": "bece._metrics.binned",
+    "maximum_calibration_error": "bece._metrics.binned",
+    "classwise_ece": "bece._metrics.multiclass", "top_label_ece": "bece._metrics.multiclass",
+    "BinnedModel": "bece._posteriors", "MCMCSettings": "bece._posteriors",
+    "SmoothModel": "bece._posteriors", "SmoothTopLabelModel": "bece._posteriors",
+    "cross_check": "bece._posteriors",
+    "Comparison": "bece._results.comparison",
+    "BayesianECE": "bece._results.ece", "BayesianTopLabelECE": "bece._results.ece",
+    "SmoothBayesianECE": "bece._results.ece",
+    "Recalibration": "bece._results.recalibration",
+    "CalibrationTest": "bece._smooth.bayes_factor",
+    "Binning": "bece._stats.binning",
+    "CalibrationStats": "bece._stats.calibration_stats",
+    "LabelStats": "bece._stats.label_stats",
+    "PairedStats": "bece._stats.paired_stats",
+    "CrossCheck": "bece._validation.agreement",
 }
 
 __all__ = [

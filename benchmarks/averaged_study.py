@@ -8,7 +8,7 @@ weighted by the posterior probability of calibration,
 
     P(H0 | data) = B01 O / (1 + B01 O),   B01 = p(data | identity) / p(data | smooth),
 
-(the Bayes factor of bece.smooth.calibration_test, from the same fit) puts a
+(the Bayes factor of bece._smooth.bayes_factor, from the same fit) puts a
 point mass on 0. For each replication one smooth fit gives the averaged
 posterior at every prior odds O: its equal-tailed 90% interval is
 [0, Q((0.95 - pi0) / (1 - pi0))] when pi0 >= 0.05, and otherwise
@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bece.smooth.posterior import smooth_ece  # noqa: E402
+from bece._smooth.posterior import smooth_ece  # noqa: E402
 from validation_study import N_BINS, PROBLEMS  # noqa: E402
 
 ODDS = (0.0, 1 / 16, 0.25, 1.0)

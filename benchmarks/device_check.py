@@ -10,7 +10,7 @@ Run (on a machine with a GPU):  python benchmarks/device_check.py [--n 100000000
 2. The result equals the host path on the same float32 values (counts
    exactly, sums to float64 rounding), in JAX's default 32-bit mode, and
    ``jax_enable_x64`` is unchanged afterwards.
-3. Time of each reduction (``bece.stats.device.METHODS``) against one ``jnp.sum`` over
+3. Time of each reduction (``bece._stats.device.METHODS``) against one ``jnp.sum`` over
    the same array on the device, measured alternately in this run.
 """
 
@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import bece
-from bece.stats import device as _device
+from bece._stats import device as _device
 
 
 def main() -> None:

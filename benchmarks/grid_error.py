@@ -38,7 +38,7 @@ Columns:
 
 The bound is for the ECE of each posterior curve draw; ``actual`` also
 contains the effect of fitting the curve to the cells instead of the
-predictions, which the bound does not cover (see bece.smooth.grid_error).
+predictions, which the bound does not cover (see bece._smooth.grid_error).
 """
 
 from __future__ import annotations
@@ -53,13 +53,13 @@ import numpy as np
 from scipy import special
 
 import bece
-from bece.base.psis import psislw
-from bece.smooth.atoms import atoms_from_stats, make_atoms
-from bece.smooth.basis import SmoothBasis, logit_confidence, phi_basis
-from bece.smooth.draws import draw_loglik, ece_draws
-from bece.smooth.fit import fit_smooth
-from bece.smooth.posterior import smooth_ece
-from bece.stats import CalibrationStats, make_binning
+from bece._base.psis import psislw
+from bece._smooth.atoms import atoms_from_stats, make_atoms
+from bece._smooth.basis import SmoothBasis, logit_confidence, phi_basis
+from bece._smooth.draws import draw_loglik, ece_draws
+from bece._smooth.fit import fit_smooth
+from bece._smooth.posterior import smooth_ece
+from bece._stats import CalibrationStats, make_binning
 
 N_BINS = 15
 LEVEL = 0.9

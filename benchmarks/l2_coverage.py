@@ -53,8 +53,8 @@ import numpy as np
 from scipy import integrate, stats
 
 import bece
+from bece._metrics.l2_interval import l2_interval_from_sums
 from bece.metrics import bootstrap_interval, l2_calibration_error, l2_ece_draws, l2_ece_interval
-from bece.metrics.l2_interval import l2_interval_from_sums
 
 M = 15
 

@@ -1,7 +1,7 @@
 """How far the conjugate form of the binned BECE model is from the literal one,
 where confidences pile up at 0 and 1 — and which one covers the truth.
 
-Both forms have exact fast paths (bece.binned.conjugate, bece.binned.literal),
+Both forms have exact fast paths (bece._binned.conjugate, bece._binned.literal),
 so each replication computes both posteriors from the same statistics. For
 each data source and n, over R replications: the mean gap between the forms'
 posterior means (in conjugate posterior sds), the largest per-bin gap in mean
@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 import bece
-from bece.stats.binning import make_binning
+from bece._stats.binning import make_binning
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 NETWORKS = ("netcal_wideresnet-16-4-cifar-10", "netcal_densenet-bc-100-cifar-100",
@@ -129,7 +129,7 @@ def main() -> None:
             for _ in range(reps if n < 10**5 else min(reps, 20)):
                 y, p = simulate(n, rng)
                 stats = bece.CalibrationStats.from_arrays(y, p, binning=BINNING)
-                rows.append(bece.validation.literal.form_gap(
+                rows.append(bece._validation.literal.form_gap(
                     stats, num_samples=args.draws, seed=int(rng.integers(2**31)), truth=truth))
 
             def avg(k):

@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bece.cli import main as cli  # noqa: E402
+from bece._cli import main as cli  # noqa: E402
 from doc_tables import add_markdown_option, write  # noqa: E402
 
 ONE_PASS = "l2,debiased_l2,l2_sun,brier,log_loss,citl,spiegelhalter"

@@ -3,8 +3,8 @@ of the paired interval against two independent posteriors.
 
 For each problem (a pair of known calibration maps) and n, each replication
 draws a test set, fits both models' smooth curve posteriors once
-(:class:`bece.smooth.paired.PairedSide`) and draws the difference twice from
-the same fits: paired (:func:`bece.smooth.paired.paired_draws`, the
+(:class:`bece._smooth.paired.PairedSide`) and draws the difference twice from
+the same fits: paired (:func:`bece._smooth.paired.paired_draws`, the
 construction of ``bece.compare(..., model="smooth")``) and independent
 (``coupled=False``: each model's own perturbations, hyper-parameter points and
 bootstrap weights, i.e. two independent posteriors). Printed per row: the true
@@ -15,7 +15,7 @@ the mean paired width and the median ratio paired / independent width, the
 bias of the posterior mean of the difference and of the plug-in difference.
 The averaged columns apply each model's posterior probability of exact
 calibration (prior odds ``--odds``, default that of ``bece.bayesian_ece``) to
-the same paired draws (:mod:`bece.smooth.paired_average`): "avg shared" draws
+the same paired draws (:mod:`bece._smooth.paired_average`): "avg shared" draws
 both models' indicators from one uniform, "avg indep" from two; "0 in" is the
 fraction of replications whose 90% interval contains 0 (the honest answer
 where the true difference is 0).
@@ -46,12 +46,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from bece.binned.compare import binned_compare as compare
-from bece.smooth.atoms import check_grid
-from bece.smooth.average import DEFAULT_PRIOR_ODDS, prob_calibrated
-from bece.smooth.paired import PairedSide, paired_draws
-from bece.smooth.paired_average import DEFAULT_COUPLING, calibrated_picks
-from bece.stats.binning import make_binning
+from bece._binned.compare import binned_compare as compare
+from bece._smooth.atoms import check_grid
+from bece._smooth.average import DEFAULT_PRIOR_ODDS, prob_calibrated
+from bece._smooth.paired import PairedSide, paired_draws
+from bece._smooth.paired_average import DEFAULT_COUPLING, calibrated_picks
+from bece._stats.binning import make_binning
 
 try:
     import doc_tables

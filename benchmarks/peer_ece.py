@@ -182,7 +182,7 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from bece.metrics.conventions import CONVENTIONS
+    from bece._metrics.conventions import CONVENTIONS
 
     big, edge = cases(np.random.default_rng(20261126))
     data = Path(args.data)

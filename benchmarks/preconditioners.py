@@ -1,13 +1,13 @@
 """Preconditioners of matrix scaling's and Dirichlet calibration's Newton-CG
 (issue 18): Hessian-vector products per fit, by preconditioner.
 
-The fit is :func:`bece.calibrate.newton.newton_cg` on
-:func:`bece.calibrate.newton.full_evaluate` (loss, gradient and exact
+The fit is :func:`bece._calibrate.newton.newton_cg` on
+:func:`bece._calibrate.newton.full_evaluate` (loss, gradient and exact
 Hessian products of the ODIR objective), from the rough temperature, to
 ``tol`` 1e-8; only the preconditioner ``solve`` changes:
 
 ``kronecker``
-    bece's (:func:`~bece.calibrate.newton.kronecker_preconditioner`), one
+    bece's (:func:`~bece._calibrate.newton.kronecker_preconditioner`), one
     K x K and one (K+1) x (K+1) factor, from the pass's probabilities.
 ``blocks``
     exact per-class blocks (block Jacobi): for each class j the
@@ -20,7 +20,7 @@ Hessian products of the ODIR objective), from the rough temperature, to
     :math:`\\tau` set so that about 8 n entries are drawn (8 passes' products per build),
     with each block's diagonal raised to the exact one (one more product).
 
-"best shift": the objective of :func:`bece.calibrate.newton.full_evaluate`
+"best shift": the objective of :func:`bece._calibrate.newton.full_evaluate`
 (ODIR after the best shift of every class's row, which the softmax ignores;
 bece's) or ODIR itself ("no"). The loss column is the objective's value
 (the same minimum either way). Every variant reaches the same minimum and differs in
@@ -40,9 +40,9 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from bece.calibrate.newton import full_evaluate, kronecker_preconditioner, newton_cg, rough_temperature
-from bece.calibrate.scores import as_scores, log_softmax, softmax
-from bece.calibrate.temperature import PassCounter
+from bece._calibrate.newton import full_evaluate, kronecker_preconditioner, newton_cg, rough_temperature
+from bece._calibrate.scores import as_scores, log_softmax, softmax
+from bece._calibrate.temperature import PassCounter
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from recalibration import load  # noqa: E402

@@ -1,4 +1,4 @@
-"""Accuracy of the ranks' model's fine grid (:func:`bece.regression.cells.rank_grid_edges`).
+"""Accuracy of the ranks' model's fine grid (:func:`bece._regression.cells.rank_grid_edges`).
 
 The ranks' model of a sample forecast of S draws describes the latent PIT u
 on a fine grid (1000 equal cells in [0.01, 0.99], probit-spaced cells toward
@@ -30,8 +30,8 @@ from scipy import special, stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import doc_tables  # noqa: E402
+from bece._regression.cells import observed_cells  # noqa: E402
 from bece.regression import PITHistogram  # noqa: E402
-from bece.regression.cells import observed_cells  # noqa: E402
 
 
 def truth(size: int, k: float) -> np.ndarray:

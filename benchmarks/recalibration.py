@@ -34,7 +34,7 @@ Parts (``--part``):
     OpenBLAS's threads wait on each other, and the softmax is one thread).
     ``--quick`` divides n by 10 (``--matrix-n`` sets the matrix rows' n).
 ``uncertainty``
-    Question (a) vs (b) of :mod:`bece.calibrate.bayes_temperature` on
+    Question (a) vs (b) of :mod:`bece._calibrate.bayes_temperature` on
     ResNet-20 CIFAR-100 logits: test half fixed, validation splits of
     n_val = 100, 500, 5000 from the other half.
 
@@ -57,6 +57,8 @@ import numpy as np
 from scipy import optimize, special
 
 import bece
+from bece._calibrate.linear import REG_GRID
+from bece._calibrate.scores import as_scores, softmax
 from bece.calibrate import (
     BetaCalibration,
     DirichletCalibration,
@@ -68,8 +70,6 @@ from bece.calibrate import (
     VectorScaling,
     temperature_scaled_ece,
 )
-from bece.calibrate.linear import REG_GRID
-from bece.calibrate.scores import as_scores, softmax
 
 #: ``shared/data`` beside the checkout or above it (a worktree one level deeper), or $BECE_DATA
 DATA = next((p / "shared" / "data" for p in Path(__file__).resolve().parents[1:]

@@ -40,7 +40,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import regression_study as rs  # noqa: E402
-from bece.regression import DEFAULT_LEVELS, bayesian_calibration_error  # noqa: E402
+from bece._regression.metrics import DEFAULT_LEVELS  # noqa: E402
+from bece.regression import bayesian_calibration_error  # noqa: E402
 
 MARKDOWN = rs.ROOT / "docs" / "tables" / "regression_bias.md"
 HEADER = (

@@ -38,7 +38,7 @@ x 0.7, x 1.5, and mean shifted by d = 0.3 sd. Three forecast forms:
 
 The randomised PIT of the quantile form is uniform within the cells between
 the forecast's levels 0.01..0.99, so ``bayesian_calibration_error`` is given
-``forecast_levels=`` those levels (:mod:`bece.regression.cells`). The sample
+``forecast_levels=`` those levels (:mod:`bece._regression.cells`). The sample
 form is fitted with the ranks' model, ``forecast_draws=100``: the rank of y
 among the draws is Binomial(100, u) given the continuous PIT u, on a fine grid
 with probit-spaced cells below 0.01 and above 0.99; on the statistics path
@@ -106,9 +106,9 @@ from pathlib import Path
 import numpy as np
 from scipy import special, stats
 
+from bece._regression.metrics import DEFAULT_LEVELS
+from bece._regression.pit_bayes_factor import anderson_darling_grid, resampled_statistic
 from bece.regression import PITHistogram, bayesian_calibration_error, pit, pit_calibration_test
-from bece.regression.calibration_test import anderson_darling_grid, resampled_statistic
-from bece.regression.metrics import DEFAULT_LEVELS
 
 LEVEL = 0.9
 TEST_LEVEL = 0.05

@@ -189,7 +189,7 @@ def bench_cold_report(table: Table, rng: np.random.Generator) -> None:
         files = write_files(10**6, rng, Path(tmp))
         numpy_only = [sys.executable, "-c", "import numpy"]
         for path in files:
-            cmd = [sys.executable, "-m", "bece.cli", "report", str(path), "--json", "--model", "binned"]
+            cmd = [sys.executable, "-m", "bece._cli", "report", str(path), "--json", "--model", "binned"]
             subprocess.run(cmd, check=True, capture_output=True)  # numba/pyc caches warm, as for a user
             b, o = alternate(lambda: subprocess.run(numpy_only, check=True),
                              lambda: subprocess.run(cmd, check=True, capture_output=True), 3)
@@ -249,7 +249,7 @@ def bench_memory(rng: np.random.Generator) -> str:
                 y, p = simulate(piece, rng)
                 writer.write_table(pa.table({"y_true": y, "y_prob": p}, schema=schema))
         size = path.stat().st_size
-        cmd = [sys.executable, "-m", "bece.cli", "report", str(path), "--json"]
+        cmd = [sys.executable, "-m", "bece._cli", "report", str(path), "--json"]
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True)
@@ -282,7 +282,7 @@ def main() -> None:
     if not args.skip_crosscheck:
         bench_crosscheck(table, [10**3] if args.quick else [10**3, 10**7])
     print(f"machine: {desc}")
-    print(f"engine: {bece.stats.fused.available_engine()}; suite took {time.perf_counter() - t0:.0f} s")
+    print(f"engine: {bece._stats.fused.available_engine()}; suite took {time.perf_counter() - t0:.0f} s")
     print()
     print(table.markdown())
     print()

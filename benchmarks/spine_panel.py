@@ -71,7 +71,7 @@ def _summary(r) -> dict:
 
 
 def _cli(*args: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "bece.cli", *args], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "bece._cli", *args], capture_output=True, text=True,
                          env={**os.environ, "COLUMNS": "100"}, check=True)
     return out.stdout
 

@@ -50,10 +50,10 @@ import numpy as np
 from scipy import special
 
 import bece
-from bece.base.laplace import single_threaded_blas
-from bece.smooth.average import DEFAULT_PRIOR_ODDS, prob_calibrated
-from bece.smooth.toplabel import label_posterior_draws, prepare_label_atoms
-from bece.smooth.toplabel_fit import fit_top_label_smooth
+from bece._base.laplace import single_threaded_blas
+from bece._smooth.average import DEFAULT_PRIOR_ODDS, prob_calibrated
+from bece._smooth.toplabel import label_posterior_draws, prepare_label_atoms
+from bece._smooth.toplabel_fit import fit_top_label_smooth
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from doc_tables import add_markdown_option, write  # noqa: E402
@@ -128,7 +128,7 @@ def smooth_both(y, conf, pred, seed):
 def averaged(draws: dict, post, seed) -> dict:
     """The draws averaged with exact calibration at the default prior odds (the
     default model): a fraction pi_0 of them set to 0, as
-    bece.smooth.average.average_top_label_with_calibrated does."""
+    bece._smooth.average.average_top_label_with_calibrated does."""
     pi0 = prob_calibrated(post.log_bayes_factor, DEFAULT_PRIOR_ODDS)
     pick = np.random.default_rng([seed, 7]).random(next(iter(draws.values())).size) < pi0
     return {a: np.where(pick, 0.0, d) for a, d in draws.items()}, pi0

@@ -22,11 +22,11 @@ replication, from one data set:
 * ``binned``: the same for ``bece.bayesian_ece(model="binned")`` (the binned
   BECE posterior, closed form);
 * ``smooth``: the same for the smooth model alone
-  (``bece.smooth.posterior.smooth_ece(prior_odds=0, zero_gap_prior=0)``: Laplace,
+  (``bece._smooth.posterior.smooth_ece(prior_odds=0, zero_gap_prior=0)``: Laplace,
   averaged neither with exact calibration nor with a zero gap per bin);
 * ``bootstrap``: the percentile interval of the plug-in ECE over
   ``--boot`` resamples of the data; its point estimate is the plug-in ECE;
-* the calibration test (``bece.smooth.calibration_test``): the consistency-resampling
+* the calibration test (``bece._smooth.bayes_factor``): the consistency-resampling
   p-value (rejects at 0.05) and the Bayes factor (``prob_calibrated`` below
   0.5 counts as deciding "miscalibrated"). The Bayes factor comes from the
   same smooth fit as the interval.
@@ -52,10 +52,10 @@ import numpy as np
 from scipy import integrate, special, stats
 
 import bece
-from bece.smooth.atoms import DEFAULT_SUBCELLS, EXACT_MAX_N, make_atoms
-from bece.smooth.calibration_test import resampled_ece
-from bece.smooth.posterior import smooth_ece
-from bece.stats.binning import make_binning
+from bece._smooth.atoms import DEFAULT_SUBCELLS, EXACT_MAX_N, make_atoms
+from bece._smooth.bayes_factor import resampled_ece
+from bece._smooth.posterior import smooth_ece
+from bece._stats.binning import make_binning
 
 N_BINS = 15
 LEVEL = 0.9

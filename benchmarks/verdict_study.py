@@ -3,7 +3,7 @@
 For each case (P(y = 1 | p) = p ** power with p ~ U(0, 1): power 1 is
 calibrated) and each n, ``--reps`` simulated test sets get
 ``bece.calibration_test`` (15 bins, 1,000 resamples, prior odds 1) and its
-verdict (:func:`bece.results.verdict.verdict`); the table gives the share of
+verdict (:func:`bece._results.verdict.verdict`); the table gives the share of
 each verdict, of p < 0.05 and of P(calibrated) < 0.5, and the mean true ECE
 of the case (by quadrature on the 15 bins).
 

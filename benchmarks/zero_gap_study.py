@@ -13,7 +13,7 @@ one data set and fits the smooth model once (``bece.smooth.smooth_ece`` with
 ``prior_odds=0, zero_gap_prior=0``, 1,000 draws); from that one fit every
 prior probability ``omega`` in ``--omegas`` gets its own posterior, exactly
 as ``bece.bayesian_ece`` builds its default: the draws averaged with a zero
-gap per bin (``bece.smooth.zero_gaps.average_bins_with_zero_gap``, omega),
+gap per bin (``bece._smooth.zero_gaps.average_bins_with_zero_gap``, omega),
 then with exact calibration (``average_with_calibrated``, prior odds 0.02).
 ``omega = 0`` is the default (no spike). So the rows of different
 omega are paired: same data, same curve draws.
@@ -35,10 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bece.metrics.binned import plugin_ece
-from bece.smooth.average import DEFAULT_PRIOR_ODDS, average_with_calibrated
-from bece.smooth.posterior import prepare_atoms, smooth_ece
-from bece.smooth.zero_gaps import average_bins_with_zero_gap
+from bece._metrics.binned import plugin_ece
+from bece._smooth.average import DEFAULT_PRIOR_ODDS, average_with_calibrated
+from bece._smooth.posterior import prepare_atoms, smooth_ece
+from bece._smooth.zero_gaps import average_bins_with_zero_gap
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from doc_tables import add_markdown_option, write  # noqa: E402

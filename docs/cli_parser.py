@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from bece.cli.parser import build_parser
+from bece._cli.parser import build_parser
 
 
 def _escape(text: str | None) -> str | None:
@@ -35,7 +35,7 @@ def _walk(parser: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    """``bece.cli.parser.build_parser()`` with reStructuredText-safe texts."""
+    """``bece._cli.parser.build_parser()`` with reStructuredText-safe texts."""
     p = build_parser()
     _walk(p)
     return p

@@ -4,18 +4,18 @@ They depend on numpyro and jax only; ``bece`` imports them lazily, when a
 function that runs MCMC or simulates data is first called.
 """
 
-from .binned import (
+from ._binned import (
     conjugate_collapsed,
     conjugate_model,
     literal_collapsed,
     literal_model,
 )
-from .regression import pit_dirichlet_model, pit_model
-from .reparam import DirichletGammaReparam
-from .smooth import smooth_model
-from .temperature import temperature_model
-from .toplabel import top_label_collapsed, top_label_model
-from .toplabel_smooth import top_label_smooth_model
+from ._regression import pit_dirichlet_model, pit_model
+from ._reparam import DirichletGammaReparam
+from ._smooth import smooth_model
+from ._temperature import temperature_model
+from ._toplabel import top_label_collapsed, top_label_model
+from ._toplabel_smooth import top_label_smooth_model
 
 __all__ = [
     "DirichletGammaReparam",

@@ -40,7 +40,7 @@ MODEL_CHECKING = [
         "import bece\n"
         "from bece.io import example_path, read_predictions\n"
         "from bece.models import literal_model\n"
-        "from bece.binned.conjugate import conjugate_posterior\n"
+        "from bece._binned.conjugate import conjugate_posterior\n"
         "from bece.plots import plot_ece_posterior\n"
         "from bece.validation import literal_gap, sbc\n\n"
         "warnings.filterwarnings('ignore', category=FutureWarning)\n"

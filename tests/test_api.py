@@ -1,4 +1,4 @@
-"""bece.api: bayesian_ece and posterior_ece dispatch between the binned and the
+"""bece._api: bayesian_ece and posterior_ece dispatch between the binned and the
 smooth posterior (``model=``), and refuse options of the other model."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import pytest
 
 import bece
 from bece import CalibrationStats, posterior_ece
-from bece.results import SmoothBayesianECE
+from bece._results import SmoothBayesianECE
+from bece._smooth.posterior import smooth_ece
 from bece.smooth import fine_binning
-from bece.smooth.posterior import smooth_ece
 
 from .conftest import _data, simulate_binary
 

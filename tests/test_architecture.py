@@ -1,33 +1,38 @@
-"""The package's shape: folders follow the data, and no module imports one above it.
+"""The package's shape: a small public surface over private packages, layered by the data flow.
 
-bece's stages, lowest first (a module may import its own package and any
-package of a lower layer; never a package of its own layer or above):
+What users import lives in a handful of public modules: ``bece`` itself,
+the namespaces ``bece.smooth``, ``bece.calibrate``, ``bece.metrics``,
+``bece.io``, ``bece.plots``, ``bece.regression`` and ``bece.validation``
+(modules that only re-export; docs/reference/public_api.txt lists their
+names), and ``bece.models``, the NumPyro models. The code lives in private
+packages (a leading underscore), ordered by the stages of the data flow,
+lowest first. A module may import its own package and any package of a lower
+layer; never a package of its own layer or above:
 
 ======  ==============================  ========================================
 layer   packages                        what they do
 ======  ==============================  ========================================
-0       base                            helpers every stage uses
+0       _base                           helpers every stage uses
 1       models                          the NumPyro models (``bece.models``)
-2       stats                           predictions in, statistics out
-3       io, metrics                     files in; plug-in metrics of statistics
-4       results                         result types and their summaries
-5       binned, smooth, calibrate,      the models' posteriors, recalibrators,
-        regression                      regression calibration
-6       validation                      NUTS cross-checks, SBC, literal gap
-7       posteriors                      model objects, ``model=`` resolved, one cross-check
-8       api                             the entry points users call
-9       plots                           figures
-10      cli                             the command line
-11      bece (``__init__``)             the public names
+2       _stats                          predictions in, statistics out
+3       _io, _metrics                   files in; plug-in metrics of statistics
+4       _results                        result types and their summaries
+5       _binned, _smooth, _calibrate,   the models' posteriors, recalibrators,
+        _regression                     regression calibration
+6       _validation                     NUTS cross-checks, SBC, literal gap
+7       _posteriors                     model objects, ``model=`` resolved, one cross-check
+8       _api                            the entry points users call
+9       _plots                          figures
+10      _cli                            the command line
+11      bece and its namespaces         the public names
 ======  ==============================  ========================================
 
 Every import counts, at module level or inside a function, under
-``TYPE_CHECKING`` or not.
-
-A documented sub-package whose public names include an entry point of a
-higher layer (``bece.regression.bayesian_calibration_error`` resolves
-``model=`` like ``bece.bayesian_ece``) has its ``__init__`` at the layer of
-``bece``: a namespace that re-exports, which no module of the package imports.
+``TYPE_CHECKING`` or not. No module imports a public namespace except
+``bece`` itself (the code of the library never depends on its own
+surface), and none imports another package's private module (a module whose
+name starts with an underscore, such as ``bece.models._smooth``: the
+package's ``__init__`` is its interface).
 """
 
 from __future__ import annotations
@@ -40,29 +45,30 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 LAYERS = {
-    "base": 0,
+    "_base": 0,
     "models": 1,
-    "stats": 2,
-    "io": 3,
-    "metrics": 3,
-    "results": 4,
-    "binned": 5,
-    "smooth": 5,
-    "calibrate": 5,
-    "regression": 5,
-    "validation": 6,
-    "posteriors": 7,
-    "api": 8,
-    "plots": 9,
-    "cli": 10,
+    "_stats": 2,
+    "_io": 3,
+    "_metrics": 3,
+    "_results": 4,
+    "_binned": 5,
+    "_smooth": 5,
+    "_calibrate": 5,
+    "_regression": 5,
+    "_validation": 6,
+    "_posteriors": 7,
+    "_api": 8,
+    "_plots": 9,
+    "_cli": 10,
     "": 11,
 }
 #: A module holds one concept; this many lines at most (a concept that needs
 #: more is two). No module is an exception today.
 MAX_LINES = 1000
 
-#: sub-package namespaces at the layer of ``bece`` (see the module docstring)
-NAMESPACES = {"bece.regression"}
+#: The public namespaces: modules of ``bece`` that re-export names users import.
+NAMESPACES = {"bece.smooth", "bece.calibrate", "bece.metrics", "bece.io", "bece.plots",
+              "bece.regression", "bece.validation"}
 
 
 def _modules() -> dict[str, Path]:
@@ -104,7 +110,7 @@ def _imports(name: str) -> set[str]:
         else:
             continue
         for t in targets:
-            while t and t not in MODULES:  # "import bece.io.stream" -> bece.io.stream
+            while t and t not in MODULES:  # "import bece._io.stream" -> bece._io.stream
                 t = t.rpartition(".")[0]
             if t.startswith("bece") and t != name:
                 found.add(t)
@@ -191,7 +197,7 @@ def test_cycle_finder_finds_a_cycle():
 
 def test_import_parser_sees_imports_inside_functions():
     # the smooth model object imports its NumPyro model inside a function
-    assert "bece.models.smooth" in GRAPH["bece.posteriors.smooth"]
+    assert "bece.models" in GRAPH["bece._posteriors.smooth"]
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
@@ -208,3 +214,44 @@ def test_no_private_name_crosses_a_module():
             if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("bece")):
                 bad += [f"{name}: {a.name}" for a in node.names if a.name.startswith("_")]
     assert not bad, bad
+
+
+def test_code_lives_in_private_packages():
+    """Every folder of bece/ is a private package (or the data, or models/); every
+    module directly in bece/ is a public namespace."""
+    for folder in sorted(p for p in (ROOT / "bece").iterdir() if p.is_dir() and p.name != "__pycache__"):
+        assert folder.name.startswith("_") or folder.name == "data", (
+            f"bece/{folder.name}/: implementation packages are private (bece/_{folder.name}/)")
+    for path in sorted((ROOT / "bece").glob("*.py")):
+        if path.stem != "__init__":
+            assert f"bece.{path.stem}" in NAMESPACES, (
+                f"{path}: a module of bece is a public namespace (add it to NAMESPACES) or moves "
+                "into a private package")
+
+
+@pytest.mark.parametrize("name", sorted(NAMESPACES))
+def test_a_namespace_only_reexports(name):
+    """A namespace defines nothing: every public name comes from a private package."""
+    tree = ast.parse(MODULES[name].read_text())
+    defined = [node.name for node in tree.body
+               if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name != "__getattr__"
+               and node.name != "__dir__"]
+    assert defined == [], f"{name} defines {defined}: define them in a private package"
+
+
+def _private_module(name: str) -> bool:
+    return not _is_package(name) and name.rpartition(".")[2].startswith("_")
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_import_of_another_packages_private_module(name):
+    package = name if _is_package(name) else name.rpartition(".")[0]
+    bad = [t for t in sorted(GRAPH[name])
+           if _private_module(t) and t.rpartition(".")[0] != package]
+    assert not bad, f"{name} imports private modules of another package: {bad} (import the package)"
+
+
+def test_private_module_rule_sees_a_violation():
+    assert _private_module("bece.models._smooth")
+    assert not _private_module("bece._smooth")
+    assert not _private_module("bece._smooth.fit")

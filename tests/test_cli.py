@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import bece
-from bece.cli import main
+from bece._cli import main
 from bece.io import example_path, read_predictions
 
 
@@ -35,7 +35,7 @@ def test_json_matches_library(capsys):
     assert set(d) == {"model", "input_kind", "seed", "bece_version", "n", "n_bins", "plugin_ece",
                       "ece", "bins", "verdict", "calibration_test"}
     assert (d["model"], d["input_kind"], d["seed"]) == ("binned", "top-label", 3)
-    assert d["bece_version"] == bece.cli.version()
+    assert d["bece_version"] == bece._cli.version()
     assert set(d["ece"]) == {"mean", "std", "prob", "interval"}
     # neutral names, and the old ones as aliases for one release
     assert set(d["bins"][0]) == {"lo", "hi", "count", "observed", "predicted", "accuracy",
@@ -87,7 +87,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys, content, argv, messag
 
 def test_installed_command_runs_as_a_process(tmp_path):
     # the console script a user types; also checks there is no traceback on error
-    exe = [sys.executable, "-m", "bece.cli"]
+    exe = [sys.executable, "-m", "bece._cli"]
     ok = subprocess.run(exe + ["report", "--json", "--samples", "500"], capture_output=True, text=True)
     assert ok.returncode == 0 and json.loads(ok.stdout)["n"] == 899
     bad = subprocess.run(exe + ["report", str(tmp_path / "none.parquet")], capture_output=True, text=True)
@@ -139,7 +139,7 @@ def test_plot_path_checked_before_any_work(tmp_path, capsys, target, message):
 
 def test_compare_text_and_json_match_the_library(tmp_path, capsys, rng):
     y, pa, pb, a, b = _two_models(tmp_path, rng)
-    from bece.binned.compare import binned_compare as compare
+    from bece._binned.compare import binned_compare as compare
 
     lib = compare(y, pa, pb, n_bins=10, num_samples=2000, seed=4)
     code, out, err = run(capsys, "compare", str(a), str(b), "--n-bins", "10", "--samples", "2000",
@@ -172,7 +172,7 @@ def test_compare_plot(tmp_path, capsys, rng):
 def test_compare_progress_bar_only_on_a_terminal(tmp_path, capsys, rng, monkeypatch):
     import importlib
 
-    module = importlib.import_module("bece.binned.compare")
+    module = importlib.import_module("bece._binned.compare")
     *_, a, b = _two_models(tmp_path, rng, n=50)
     seen = []
     real = module.binned_compare
@@ -226,7 +226,7 @@ def test_report_streams_parquet_and_csv_like_the_library(tmp_path, capsys, rng):
     bayesian_ece on the whole arrays (same seed, same statistics)."""
     import pandas as pd
 
-    import bece.io.stream
+    import bece._io.stream
 
     n = 3000
     p = rng.beta(3, 1, size=n)
@@ -245,7 +245,7 @@ def test_report_streams_parquet_and_csv_like_the_library(tmp_path, capsys, rng):
         assert d["ece"]["mean"] == pytest.approx(ref.mean, rel=1e-9)
     # and it went through the chunked reader
     calls = []
-    real = bece.io.stream.file_statistics
+    real = bece._io.stream.file_statistics
 
     def spy(*args, **kwargs):
         calls.append(kwargs)
@@ -255,7 +255,7 @@ def test_report_streams_parquet_and_csv_like_the_library(tmp_path, capsys, rng):
 
     from bece.smooth import fine_binning
 
-    with unittest.mock.patch.object(bece.io.stream, "file_statistics", spy):
+    with unittest.mock.patch.object(bece._io.stream, "file_statistics", spy):
         run(capsys, "report", str(tmp_path / "pred.parquet"), "--samples", "100", "--json",
             "--model", "binned")
     # twice: the report's bins, then the verdict's fine grid (bece.smooth.fine_binning)
@@ -263,7 +263,7 @@ def test_report_streams_parquet_and_csv_like_the_library(tmp_path, capsys, rng):
     assert calls[0]["n_bins"] == 15 and calls[1]["binning"] == fine_binning(15)
     # the default (smooth) model reads the fine grid once; the verdict reuses it
     calls.clear()
-    with unittest.mock.patch.object(bece.io.stream, "file_statistics", spy):
+    with unittest.mock.patch.object(bece._io.stream, "file_statistics", spy):
         run(capsys, "report", str(tmp_path / "pred.parquet"), "--samples", "100", "--json")
     assert len(calls) == 1 and calls[0]["binning"] == fine_binning(15)
 
@@ -308,7 +308,7 @@ def _smooth_file(tmp_path, rng, n, fmt="parquet"):
 def test_report_model_smooth_is_the_library_on_fine_statistics(tmp_path, capsys, rng, fmt):
     """Above 2,000 rows `--model smooth` reads the file in chunks into fine
     statistics: its numbers are smooth_ece(..., grid=128) on the arrays."""
-    from bece.smooth.posterior import smooth_ece
+    from bece._smooth.posterior import smooth_ece
 
     y, p, path = _smooth_file(tmp_path, rng, 6000, fmt)
     ref = smooth_ece(y, p, n_bins=10, grid=128, num_samples=1000, seed=4)
@@ -358,7 +358,7 @@ def test_report_default_is_the_smooth_model_exact_on_a_small_file_with_the_binne
 
 
 def test_report_model_smooth_quantile_bins_take_a_first_pass(tmp_path, capsys, rng):
-    from bece.smooth.posterior import smooth_ece
+    from bece._smooth.posterior import smooth_ece
 
     y, p, path = _smooth_file(tmp_path, rng, 5000)
     ref = smooth_ece(y, p, n_bins=8, binning="quantile", grid=128, num_samples=500, seed=1)
@@ -397,7 +397,7 @@ def test_report_model_smooth_bad_options_exit_2(capsys, argv, message):
 def test_closed_pipe_stops_quietly():
     """``bece report | head``: the reader has gone before bece prints; bece
     stops without a traceback or a 'Broken pipe' error line (exit 1)."""
-    proc = subprocess.Popen([sys.executable, "-m", "bece.cli", "report", "--samples", "500"],
+    proc = subprocess.Popen([sys.executable, "-m", "bece._cli", "report", "--samples", "500"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.stdout.close()  # before anything is written: every print meets a closed pipe
     err = proc.stderr.read()
@@ -426,7 +426,7 @@ def test_json_is_strict_with_one_draw(tmp_path, capsys):
 
 
 def test_to_json_maps_non_finite_numbers_to_null():
-    from bece.cli import to_json
+    from bece._cli import to_json
 
     obj = {"a": float("nan"), "b": [np.float64(np.inf), -np.inf, 1.5, np.float32(2)], "c": (np.nan,)}
     assert _strict_json(to_json(obj)) == {"a": None, "b": [None, None, 1.5, 2.0], "c": [None]}
@@ -492,13 +492,13 @@ def test_report_reads_a_parquet_dataset_directory(tmp_path, capsys):
 def test_out_of_memory_is_one_line(capsys, monkeypatch):
     """Catalogue #12 (CLI): a MemoryError prints one line naming memory and
     the options that size the run, exit 1 (valid input, machine too small)."""
-    import bece.api
+    import bece._api
 
     def exhausted(*args, **kwargs):
         raise MemoryError("Unable to allocate 224. GiB for an array with shape (1000000000, 2, 15) "
                           "and data type float64")
 
-    monkeypatch.setattr(bece.api, "posterior_ece", exhausted)
+    monkeypatch.setattr(bece._api, "posterior_ece", exhausted)
     code, out, err = run(capsys, "report")
     assert code == 1 and out == "" and err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith("bece: error: out of memory (Unable to allocate 224. GiB")
@@ -508,7 +508,7 @@ def test_out_of_memory_is_one_line(capsys, monkeypatch):
 def test_huge_sizes_never_print_a_traceback():
     """--samples 10**9: an up-front size check (exit 2) or numpy's
     MemoryError (exit 1); either way one line."""
-    r = subprocess.run([sys.executable, "-m", "bece.cli", "report", "--samples", str(10**9)],
+    r = subprocess.run([sys.executable, "-m", "bece._cli", "report", "--samples", str(10**9)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode in (1, 2) and "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
 
@@ -520,8 +520,8 @@ def test_ctrl_c_is_one_line_and_exit_130():
         # a parent that ignores SIGINT (a pytest-xdist worker, after some tests) passes that
         # on, and Python then installs no KeyboardInterrupt handler: restore a shell's default
         "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-        "import bece.io.files as files\n"
-        "from bece import cli\n"
+        "import bece._io.files as files\n"
+        "from bece import _cli as cli\n"
         "real = files.read_statistics\n"
         "def interrupted(*a, **k):\n"
         "    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the file is read\n"
@@ -545,7 +545,7 @@ def test_version(capsys, monkeypatch):
     monkeypatch.setattr(metadata, "version", not_installed)
     code, out, _ = run(capsys, "--version")
     assert code == 0 and out == f"bece {bece.__version__}\n"
-    r = subprocess.run([sys.executable, "-m", "bece.cli", "--version"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "bece._cli", "--version"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.startswith("bece ") and r.stderr == ""
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import bece
-from bece.cli import main
+from bece._cli import main
 
 
 def _files(tmp_path, n=300):

@@ -12,8 +12,8 @@ import pytest
 from scipy.special import softmax
 
 import bece
-from bece.cli import main
-from bece.cli.common import cli_words, edge_texts
+from bece._cli import main
+from bece._cli.common import cli_words, edge_texts
 
 from .conftest import simulate_binary, simulate_multiclass
 
@@ -153,4 +153,4 @@ def test_json_is_strict_with_provenance(capsys):
     assert code == 0 and "NaN" not in out
     d = json.loads(out)
     assert (d["model"], d["input_kind"], d["seed"]) == ("smooth", "top-label", 4)
-    assert d["bece_version"] == bece.cli.version()
+    assert d["bece_version"] == bece._cli.version()

@@ -1,5 +1,5 @@
 """The files bece writes (--out, --plot): never over an input, checked before
-any work, complete or absent after any interruption (bece.cli.output)."""
+any work, complete or absent after any interruption (bece._cli.output)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bece.cli import main
-from bece.cli.output import atomic_output
+from bece._cli import main
+from bece._cli.output import atomic_output
 
 
 def run(capsys, *argv):
@@ -139,13 +139,13 @@ def test_a_written_file_has_ordinary_permissions(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]
 
 
-# A child that writes --out as bece recalibrate does (bece.cli.recalibrate.write_predictions,
+# A child that writes --out as bece recalibrate does (bece._cli.recalibrate.write_predictions,
 # through atomic_output) for 1.5 million rows (~60 MB of CSV), so the write takes long
 # enough to be killed in the middle of it.
 _WRITER = """
 import sys
 import numpy as np
-from bece.cli.recalibrate import write_predictions
+from bece._cli.recalibrate import write_predictions
 rng = np.random.default_rng(1)
 n = 1_500_000
 y, p = rng.integers(0, 2, n), rng.uniform(size=n)

@@ -9,7 +9,7 @@ import pytest
 from scipy import special
 
 import bece
-from bece.cli import main
+from bece._cli import main
 from bece.io import read_predictions
 
 S = "1000"  # joint draws: the checks compare with the library draw for draw

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bece.cli import main
+from bece._cli import main
 from bece.regression import bayesian_calibration_error, calibration_error, pit, pit_calibration_test
 
 LEVELS = np.arange(1, 100) / 100  # the report's default levels
@@ -196,7 +196,7 @@ def test_json_keys(tmp_path, capsys, rng):
 
 def test_text_notes_a_band_on_the_diagonal():
     """The text says what a band of width 0 at the level means, only when there is one."""
-    from bece.regression.report_text import report_lines
+    from bece._regression.report_text import report_lines
 
     class Result:  # the numbers a result's to_dict() gives, with that band
         num_samples = 100
@@ -238,7 +238,7 @@ def test_warnings_are_one_line_each(tmp_path, capsys, rng, monkeypatch):
     on stderr, repeated ones once; the report still runs (exit 0)."""
     import warnings
 
-    import bece.regression.forecast as forecast
+    import bece._regression.forecast as forecast
 
     real = forecast.pit
 
@@ -339,7 +339,7 @@ def test_as_a_process(tmp_path):
     exit code 2 (the successful runs are checked in-process above)."""
     path = tmp_path / "f.csv"
     path.write_text("y,mean,std\n1,0,1\n2,0,-1\n")
-    r = subprocess.run([sys.executable, "-m", "bece.cli", "report", str(path)],
+    r = subprocess.run([sys.executable, "-m", "bece._cli", "report", str(path)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr
     assert r.stderr == f"bece: error: {path}: column 'std' must be > 0; 1 value(s) (row 1: -1.0) are not\n"

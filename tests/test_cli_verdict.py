@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import bece
-from bece.cli import main
-from bece.results import comparison_verdict
+from bece._cli import main
+from bece._results import comparison_verdict
 
 from .conftest import simulate_multiclass
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from bece.cli.parser import build_parser
+from bece._cli.parser import build_parser
 from tests.test_public_api import PUBLIC
 
 ROOT = Path(__file__).resolve().parents[1]

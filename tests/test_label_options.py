@@ -9,7 +9,7 @@ import pytest
 from scipy.special import expit, logit
 
 import bece
-from bece.smooth.posterior import smooth_ece
+from bece._smooth.posterior import smooth_ece
 
 from .conftest import simulate_binary, simulate_multiclass
 
@@ -106,7 +106,7 @@ def test_jax_and_dask_inputs_take_the_options(rng):
 def test_the_smooth_top_label_model_names_text_labels(rng):
     """model="smooth" reads the labels before the model: the draws of the
     same classes as indices, with ``labels`` the class names."""
-    from bece.smooth.toplabel import smooth_top_label_ece
+    from bece._smooth.toplabel import smooth_top_label_ece
 
     y, prob = simulate_multiclass(300, 3, rng)
     names = np.array(["x", "y", "z"])

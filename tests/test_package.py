@@ -18,14 +18,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_import_bece_loads_only_its_table_of_names():
     """``import bece`` and ``import bece.regression`` load their tables of
-    names (PEP 562) and bece.base (numpy); each name imports its module on
+    names (PEP 562) and bece._base (numpy); each name imports its module on
     first use."""
     code = ("import sys; before = set(sys.modules); import bece, bece.regression; "
             "print(' '.join(sorted(set(sys.modules) - before)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = out.stdout.split()
     ours = {m for m in loaded if m.split(".")[0] == "bece"}
-    assert {m for m in ours if not m.startswith("bece.base.")} == {"bece", "bece.base",
+    assert {m for m in ours if not m.startswith("bece._base.")} == {"bece", "bece._base",
                                                                    "bece.regression"}
     third_party = {m.split(".")[0] for m in loaded} - set(sys.stdlib_module_names) - {"bece"}
     assert {m for m in third_party if not m.startswith("_")} <= {"numpy", "cython_runtime"}
@@ -117,9 +117,12 @@ def test_wheel_holds_every_package_and_the_data(wheel):
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert top == {"bece"}
     packages = _packages()
-    assert {"bece", "bece.stats", "bece.smooth", "bece.models"} <= set(packages)
+    assert {"bece", "bece._stats", "bece._smooth", "bece.models"} <= set(packages)
     for package in packages:
         assert package.replace(".", "/") + "/__init__.py" in names, f"{package} is not in the wheel"
+    # the public namespaces are modules of bece
+    for namespace in ("smooth", "calibrate", "metrics", "io", "plots", "regression", "validation"):
+        assert f"bece/{namespace}.py" in names, f"bece.{namespace} is not in the wheel"
     assert "bece/data/example.csv" in names and "bece/py.typed" in names
 
 

@@ -24,19 +24,19 @@ import pytest
 from numpy.typing import ArrayLike
 
 import bece
-from bece.base.typing import BinningSpec, PriorParam, Seed
+from bece._base.typing import BinningSpec, PriorParam, Seed
 
 PUBLIC = [
     "bece",
-    "bece.binned",
+    "bece._binned",
     "bece.calibrate",
     "bece.io",
     "bece.metrics",
     "bece.plots",
     "bece.regression",
-    "bece.results",
+    "bece._results",
     "bece.smooth",
-    "bece.stats",
+    "bece._stats",
     "bece.validation",
 ]
 

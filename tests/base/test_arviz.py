@@ -1,4 +1,4 @@
-"""bece.base.arviz: the adapters give the same results on ArviZ 0.2x
+"""bece._base.arviz: the adapters give the same results on ArviZ 0.2x
 (InferenceData) and 1.x (DataTree), and refuse bad input by name."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from bece.base import arviz as adapters
+from bece._base import arviz as adapters
 
 
 @pytest.fixture
@@ -212,7 +212,7 @@ def test_quiet_arviz_restores_the_log_levels():
 
 def test_reading_the_version_imports_no_arviz():
     code = (
-        "import sys; from bece.base import arviz as a; a.uses_datatree(); "
+        "import sys; from bece._base import arviz as a; a.uses_datatree(); "
         "print([m for m in ('arviz', 'arviz_base', 'arviz_stats') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -225,7 +225,7 @@ def test_adapters_import_no_plotting_on_arviz_1():
     if not adapters.uses_datatree():
         pytest.skip("ArviZ 0.2x is one package (it imports matplotlib itself)")
     code = (
-        "import sys, numpy as np; from bece.base import arviz as a\n"
+        "import sys, numpy as np; from bece._base import arviz as a\n"
         "x = np.random.default_rng(0).normal(size=(2, 50))\n"
         "d = a.from_dict({'posterior': {'x': x}}); a.summary(d); a.hdi(x[0], 0.9); a.ess(x)\n"
         "a.rhat(x); a.psislw(x[0]); a.kde(x[0]); a.preload()\n"

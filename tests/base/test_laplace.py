@@ -1,4 +1,4 @@
-"""bece.base.laplace: draws of a Laplace mixture and their importance ratios,
+"""bece._base.laplace: draws of a Laplace mixture and their importance ratios,
 against scipy's multivariate Normal densities."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bece.base.laplace import laplace_mixture_draws
+from bece._base.laplace import laplace_mixture_draws
 
 
 def test_draws_and_log_ratios_are_the_mixtures():
@@ -40,7 +40,7 @@ def test_backtrack_takes_the_first_halved_step_that_rises_enough():
     (a Newton step of a different curvature), decrement 10. Armijo's rule
     f(1 - 2.5 t) >= f(1) + 0.25 * t * 10 fails at t = 1 (f = -5.0625) and
     t = 0.5 (f = -0.0039 < 0.25), holds at t = 0.25 (f(0.375) = -0.0198 >= -0.375)."""
-    from bece.base.laplace import ARMIJO, backtrack, converged
+    from bece._base.laplace import ARMIJO, backtrack, converged
 
     tried = []
 
@@ -64,7 +64,7 @@ def test_grid_fits_give_the_exact_evidence_of_a_gaussian_model():
     grid's prior mass (hand-derived; scipy's normal density as reference)."""
     from scipy.special import logsumexp
 
-    from bece.base.laplace import grid_fits
+    from bece._base.laplace import grid_fits
 
     y, s = 1.3, np.array([0.5, 2.0, 4.0])
     mass = np.array([0.2, 0.5, 0.3])
@@ -81,7 +81,7 @@ def test_grid_fits_give_the_exact_evidence_of_a_gaussian_model():
         np.testing.assert_allclose(log_ev, stats.norm.logpdf(y, 0.0, np.sqrt(1 + s[k] ** 2)),
                                    rtol=1e-12)
     exact = stats.norm.logpdf(y, 0.0, np.sqrt(1 + s**2))
-    from bece.base.laplace import mixture_weights
+    from bece._base.laplace import mixture_weights
 
     weights, log_marg = mixture_weights(exact, mass)
     np.testing.assert_allclose(weights, np.exp(exact) * mass / np.sum(np.exp(exact) * mass),
@@ -94,10 +94,10 @@ def test_a_newton_fit_that_runs_out_of_iterations_says_so():
     iteration warns with its decrement; run to convergence it is silent."""
     import warnings
 
-    from bece.base.laplace import NewtonWarning
-    from bece.smooth.atoms import make_atoms
-    from bece.smooth.fit import fit_smooth
-    from bece.stats.binning import make_binning
+    from bece._base.laplace import NewtonWarning
+    from bece._smooth.atoms import make_atoms
+    from bece._smooth.fit import fit_smooth
+    from bece._stats.binning import make_binning
 
     rng = np.random.default_rng(3)
     p = rng.uniform(size=400)
@@ -106,7 +106,7 @@ def test_a_newton_fit_that_runs_out_of_iterations_says_so():
     with warnings.catch_warnings():
         warnings.simplefilter("error", NewtonWarning)
         fit_smooth(atoms)  # converges: no warning
-    import bece.smooth.fit as fit_module
+    import bece._smooth.fit as fit_module
 
     original = fit_module._newton.__defaults__
     try:

@@ -1,11 +1,11 @@
-"""bece.base.memory: the size check before large allocations (robustness #3, #12, #16)."""
+"""bece._base.memory: the size check before large allocations (robustness #3, #12, #16)."""
 
 from __future__ import annotations
 
 import pytest
 
-from bece.base import memory
-from bece.base.memory import check_allocation, format_bytes, memory_limit
+from bece._base import memory
+from bece._base.memory import check_allocation, format_bytes, memory_limit
 
 
 @pytest.mark.parametrize(

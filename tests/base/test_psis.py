@@ -1,4 +1,4 @@
-"""bece.base.psis against ArviZ's PSIS and against the definition.
+"""bece._base.psis against ArviZ's PSIS and against the definition.
 
 ArviZ 0.2x's ``psislw`` is the same algorithm: equal to float64 rounding.
 ArviZ 1.x (arviz_stats) fits the tail a little differently: k-hat and the
@@ -16,8 +16,8 @@ import sys
 import numpy as np
 import pytest
 
-from bece.base import arviz as adapters
-from bece.base.psis import gpd_fit, psislw
+from bece._base import arviz as adapters
+from bece._base.psis import gpd_fit, psislw
 
 
 @pytest.mark.parametrize("size, scale", [(60, 1.0), (1000, 1.0), (4000, 3.0), (2000, 0.1), (500, 10.0)])

@@ -1,4 +1,4 @@
-"""bece.binned.compare: joint counts, the joint prior, marginals, an independent
+"""bece._binned.compare: joint counts, the joint prior, marginals, an independent
 sampler, and frequentist behaviour of the paired interval on simulations."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from scipy import integrate, special, stats
 
 import bece
 from bece import bayesian_ece
-from bece.binned.compare import binned_compare as compare
-from bece.binned.compare import joint_concentration, joint_counts
-from bece.results import Comparison
-from bece.stats import CalibrationStats
+from bece._binned.compare import binned_compare as compare
+from bece._binned.compare import joint_concentration, joint_counts
+from bece._results import Comparison
+from bece._stats import CalibrationStats
 
 from ..conftest import simulate_multiclass
 
@@ -222,7 +222,7 @@ def test_chunked_sampling_equals_one_chunk(monkeypatch):
     """The chunk size only changes memory, not the law; with one Generator the
     draws are the same stream split differently, so compare summaries within
     Monte Carlo error (z-test, false-alarm rate 0.1%)."""
-    bc = importlib.import_module("bece.binned.compare")  # bece.compare may be the function
+    bc = importlib.import_module("bece._binned.compare")  # bece.compare may be the function
 
     rng = np.random.default_rng(12)
     t, y = _binary(400, rng)
@@ -274,7 +274,7 @@ def test_quantile_binning_gives_each_model_its_own_edges():
 
 
 def test_progress_bar_goes_to_stderr(capsys, monkeypatch):
-    bc = importlib.import_module("bece.binned.compare")  # bece.compare may be the function
+    bc = importlib.import_module("bece._binned.compare")  # bece.compare may be the function
 
     monkeypatch.setattr(bc, "_CHUNK_VALUES", 400)
     rng = np.random.default_rng(15)
@@ -409,7 +409,7 @@ def test_paired_interval_wider_and_covers_when_errors_move_apart(reps):
 def test_compare_warns_of_long_runs_and_refuses_what_does_not_fit(monkeypatch):
     """Robustness #16: S * 4 * M**2 Gamma draws with no guard (n_bins=1000 with
     the default 10,000 draws ran for about an hour)."""
-    mod = importlib.import_module("bece.binned.compare")
+    mod = importlib.import_module("bece._binned.compare")
     rng = np.random.default_rng(0)
     p = rng.uniform(size=200)
     y = (rng.uniform(size=200) < p).astype(int)

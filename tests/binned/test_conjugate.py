@@ -1,4 +1,4 @@
-"""bece.binned.conjugate: the closed-form posterior's exact parameters, and its
+"""bece._binned.conjugate: the closed-form posterior's exact parameters, and its
 samplers against scipy.
 
 Tolerances come from Monte Carlo error. A comparison of a sample mean with
@@ -17,9 +17,9 @@ from scipy import stats as sps
 
 import bece
 from bece import CalibrationStats
-from bece.base import sample_dirichlet
-from bece.binned import conjugate_posterior
-from bece.binned.conjugate import ece_of_draws, sample_truncated_normal
+from bece._base import sample_dirichlet
+from bece._binned import conjugate_posterior
+from bece._binned.conjugate import ece_of_draws, sample_truncated_normal
 
 Z = 5.0
 

@@ -1,4 +1,4 @@
-"""bece.binned.literal: the literal BECE model's posterior by exact 1-D sampling.
+"""bece._binned.literal: the literal BECE model's posterior by exact 1-D sampling.
 
 Independent references: scipy.stats.truncnorm (normaliser, mean and the
 per-observation likelihood), and brute-force numerical integration of each
@@ -15,8 +15,8 @@ import pytest
 from scipy import stats
 
 import bece
-from bece.binned.conjugate import closed_form, conjugate_posterior, sample_truncated_normal
-from bece.binned.literal import (
+from bece._binned.conjugate import closed_form, conjugate_posterior, sample_truncated_normal
+from bece._binned.literal import (
     REFERENCE_FORM,
     _alias_table,
     _Cells,
@@ -29,7 +29,7 @@ from bece.binned.literal import (
     sample_literal_mu,
     truncated_mean,
 )
-from bece.stats.calibration_stats import CalibrationStats
+from bece._stats.calibration_stats import CalibrationStats
 
 
 def _post(counts, sum_p, lower, upper, sigma, tau, alpha=0.1):

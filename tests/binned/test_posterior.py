@@ -1,4 +1,4 @@
-"""bece.binned.posterior: the ECE posterior from statistics against an
+"""bece._binned.posterior: the ECE posterior from statistics against an
 independent implementation of the whole posterior, and its behaviour in n,
 seeds and per-bin priors.
 
@@ -14,7 +14,7 @@ from scipy import stats as sps
 
 import bece
 from bece import CalibrationStats, posterior_ece
-from bece.stats import make_binning
+from bece._stats import make_binning
 
 from ..conftest import simulate_binary
 

@@ -1,4 +1,4 @@
-"""bece.binned.toplabel: the Bayesian top-label ECE; statistics, closed form,
+"""bece._binned.toplabel: the Bayesian top-label ECE; statistics, closed form,
 result object.
 
 Monte Carlo comparisons use Z = 5 standard errors (two-sided false-alarm
@@ -15,8 +15,8 @@ from scipy import stats as sps
 
 import bece
 from bece import bayesian_ece, bayesian_top_label_ece, top_label_ece
-from bece.binned import binned_posterior_top_label_ece as posterior_top_label_ece
-from bece.binned.toplabel import top_label_statistics
+from bece._binned import binned_posterior_top_label_ece as posterior_top_label_ece
+from bece._binned.toplabel import top_label_statistics
 
 from ..conftest import simulate_multiclass
 
@@ -208,7 +208,7 @@ def test_bad_input(y, prob, kwargs, message):
 
 
 def test_default_number_of_draws_shrinks_with_many_labels():
-    from bece.binned.toplabel import default_num_samples
+    from bece._binned.toplabel import default_num_samples
 
     assert default_num_samples(10, 15) == 10_000
     assert default_num_samples(1000, 15) == 2 * 10**7 // 15_000 == 1333

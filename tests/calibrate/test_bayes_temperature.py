@@ -1,4 +1,4 @@
-"""bece.calibrate.bayes_temperature: the temperature's posterior by
+"""bece._calibrate.bayes_temperature: the temperature's posterior by
 quadrature against brute-force numerical integration (scipy's quad) of the
 same density written out here; the mode and Laplace scale; the propagation
 of T's posterior into the test-set ECE (its bookkeeping, and that it

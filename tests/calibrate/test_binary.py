@@ -1,4 +1,4 @@
-"""bece.calibrate.binary: Platt scaling against scikit-learn's sigmoid
+"""bece._calibrate.binary: Platt scaling against scikit-learn's sigmoid
 calibration and an optimality certificate, isotonic against scikit-learn's
 IsotonicRegression, beta calibration against its definition (betacal's
 model, a, b >= 0) minimised here with scipy; inputs and refusals.

@@ -1,4 +1,4 @@
-"""bece.calibrate.linear: matrix scaling with ODIR, Dirichlet calibration and
+"""bece._calibrate.linear: matrix scaling with ODIR, Dirichlet calibration and
 unregularised vector scaling against their definitions minimised here with scipy,
 gradients against finite differences, the cross-validation against a naive
 loop, and the families' relations.
@@ -20,9 +20,9 @@ import pytest
 from scipy import optimize, special
 from sklearn.model_selection import KFold
 
+from bece._calibrate.linear import linear_hessp, linear_objective
+from bece._calibrate.scores import as_scores
 from bece.calibrate import DirichletCalibration, MatrixScaling, TemperatureScaling, VectorScaling
-from bece.calibrate.linear import linear_hessp, linear_objective
-from bece.calibrate.scores import as_scores
 
 from .helpers import logits_with_temperature, mean_nll
 
@@ -177,7 +177,7 @@ def test_cross_validation_stops_a_path_after_two_rises(rng):
     """Calibrated logits, few rows: the held-out NLL is least at strong penalties;
     each path stops after two rises in a row (CV_PATIENCE), the candidates it did not
     reach are NaN, and the ones it reached are the naive loop's."""
-    from bece.calibrate.linear import CV_PATIENCE
+    from bece._calibrate.linear import CV_PATIENCE
 
     assert CV_PATIENCE == 2
     z, y = logits_with_temperature(300, 4, rng, temperature=1.0)
@@ -248,7 +248,7 @@ def test_full_evaluate_with_a_diagonal_penalty(data):
     """full_evaluate with reg_diagonal: its loss is the penalised objective at the
     shift that minimises it (scipy over the shifts), its gradient and Hessian
     products the finite differences of that loss and gradient."""
-    from bece.calibrate.newton import full_evaluate
+    from bece._calibrate.newton import full_evaluate
 
     z, y = data
     k = 3
@@ -281,7 +281,7 @@ def test_weighted_best_shift_by_hand():
     """K = 2, weights 1 off the diagonal and 3 on it, target 1 on the diagonal:
     column 0 is (W00 - 1, W10) = (1, 4), weighted mean (3 + 4) / 4 = 7/4;
     column 1 is (W01, W11 - 1) = (2, 0), weighted mean 2/4."""
-    from bece.calibrate.newton import best_shift
+    from bece._calibrate.newton import best_shift
 
     theta = np.array([2.0, 2.0, 4.0, 1.0, 3.0, 1.0])   # [W00 W01 W10 W11 b0 b1]
     out = best_shift(theta, 2, np.array([[3.0, 1.0], [1.0, 3.0]]), np.eye(2))
@@ -295,7 +295,7 @@ def test_cross_validation_warns_when_the_largest_penalty_wins(rng):
     The default grid reaches 1e6 (at K = 100 the old largest value, 100, still overfitted)."""
     import warnings
 
-    from bece.calibrate.linear import REG_GRID
+    from bece._calibrate.linear import REG_GRID
 
     assert max(REG_GRID) == 1e6 and min(REG_GRID) == 1e-4
     z, y = logits_with_temperature(150, 15, rng, temperature=1.0)
@@ -337,8 +337,8 @@ def test_full_evaluate_is_the_objective_after_its_best_shift(data):
     gradient P^T grad f(P theta) and Hessian products P^T H P v (H from
     linear_hessp, which recomputes the softmax); the shift leaves the softmax
     unchanged, and its preconditioner is the class blocks' solve."""
-    from bece.calibrate.newton import best_shift, class_block_preconditioner, class_blocks, full_evaluate
-    from bece.calibrate.temperature import PassCounter
+    from bece._calibrate.newton import best_shift, class_block_preconditioner, class_blocks, full_evaluate
+    from bece._calibrate.temperature import PassCounter
 
     z, y = data
     s = as_scores(z, "logits")
@@ -392,7 +392,7 @@ def test_class_blocks_are_the_hessian_blocks_and_their_estimate_is_unbiased():
     within 5 standard errors of the exact blocks (a false alarm per entry
     below 1e-6; 0.08% of the 24 x 13 x 13 entries... bound by the max over
     entries, so the tolerance is 6 s.e.: about 1e-9 each, < 3e-6 overall)."""
-    from bece.calibrate.newton import class_block_preconditioner, class_blocks
+    from bece._calibrate.newton import class_block_preconditioner, class_blocks
 
     rng = np.random.default_rng(8)
     x = rng.normal(size=(40, 3))

@@ -1,4 +1,4 @@
-"""bece.calibrate.newton: the preconditioners against dense linear algebra,
+"""bece._calibrate.newton: the preconditioners against dense linear algebra,
 the truncated Newton against scipy's minimiser, and its warnings.
 
 Deterministic (fixed data); no false-alarm rate.
@@ -11,14 +11,14 @@ import pytest
 from scipy import optimize, special
 from sklearn.exceptions import ConvergenceWarning
 
-from bece.calibrate.newton import (
+from bece._calibrate.newton import (
     block_preconditioner,
     kronecker_preconditioner,
     newton_cg,
     rough_temperature,
 )
-from bece.calibrate.scores import as_scores
-from bece.calibrate.temperature import PassCounter, fit_temperature
+from bece._calibrate.scores import as_scores
+from bece._calibrate.temperature import PassCounter, fit_temperature
 
 
 def test_block_preconditioner_is_the_dense_solve():

@@ -180,7 +180,7 @@ def test_a_tampered_file_is_refused_naming_the_field(est, multi, binary):
 def test_malformed_text_is_refused_by_value_error(multi, monkeypatch):
     """Robustness-2 #4: nesting 100,000 deep raised RecursionError, a JSON
     array or pickle bytes other errors; nothing is ever unpickled."""
-    from bece.calibrate import stored
+    from bece._calibrate import stored
 
     fit, _ = _fitted(TemperatureScaling(), multi)
     text = fit.to_json()

@@ -149,8 +149,8 @@ def test_bad_data(data):
 def test_scaling_calibrators_are_described_by_their_own_parameters(data):
     """The report's calibrator line: vector scaling by its weights (it has no W), matrix
     scaling by lambda, mu, nu, its features and its diagonal of W."""
+    from bece._results.recalibration import describe_calibrator
     from bece.calibrate import VectorScaling
-    from bece.results.recalibration import describe_calibrator
 
     zv, yv, _, _ = data
     vs = VectorScaling(reg_lambda=0.5).fit(zv, yv)

@@ -1,4 +1,4 @@
-"""bece.calibrate.scores: what the recalibrators accept (logits, probabilities,
+"""bece._calibrate.scores: what the recalibrators accept (logits, probabilities,
 "auto"), how zeros are read, labels, and the errors for bad input.
 
 Deterministic; no false-alarm rate.
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import scipy.sparse
 
+from bece._calibrate.scores import as_scores, encode_labels
 from bece.calibrate import TemperatureScaling
-from bece.calibrate.scores import as_scores, encode_labels
 
 
 def test_auto_reads_probabilities_and_logits():

@@ -1,4 +1,4 @@
-"""bece.calibrate.temperature: the maximum-likelihood temperature against a
+"""bece._calibrate.temperature: the maximum-likelihood temperature against a
 closed form, scipy's minimiser of the NLL written out here, scikit-learn's
 temperature scaling, finite differences; inputs, blocks and bound errors.
 
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from scipy import optimize, special
 
-import bece.calibrate.scores as scores_module
+import bece._calibrate.scores as scores_module
+from bece._calibrate.scores import as_scores
+from bece._calibrate.temperature import temperature_terms
 from bece.calibrate import TemperatureScaling
-from bece.calibrate.scores import as_scores
-from bece.calibrate.temperature import temperature_terms
 
 from .helpers import PassThrough, logits_with_temperature, mean_nll
 

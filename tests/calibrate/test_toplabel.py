@@ -1,4 +1,4 @@
-"""bece.calibrate.toplabel: top-label recalibration; per-label calibrators
+"""bece._calibrate.toplabel: top-label recalibration; per-label calibrators
 against scikit-learn (isotonic) and an optimality certificate (sigmoid),
 fallbacks, row placement (MAPIE's column bug) and a held-out recalibration
 study.

@@ -1,4 +1,4 @@
-"""bece.calibrate.vector: vector scaling penalised towards temperature scaling
+"""bece._calibrate.vector: vector scaling penalised towards temperature scaling
 (on the logits, features="scores", and on the tempered log-probabilities),
 against its objective minimised here by scipy, the unregularised fit as the
 Newton solver ran it before the penalty, the temperature-scaling limit, and
@@ -20,12 +20,12 @@ from scipy import optimize, special
 from sklearn.base import clone
 from sklearn.model_selection import KFold
 
+from bece._calibrate.linear import linear_hessp, linear_objective
+from bece._calibrate.newton import block_preconditioner, newton_cg, rough_temperature
+from bece._calibrate.scores import as_scores
+from bece._calibrate.temperature import PassCounter
+from bece._calibrate.vector import penalised_preconditioner, vector_penalty
 from bece.calibrate import TemperatureScaling, VectorScaling, from_json
-from bece.calibrate.linear import linear_hessp, linear_objective
-from bece.calibrate.newton import block_preconditioner, newton_cg, rough_temperature
-from bece.calibrate.scores import as_scores
-from bece.calibrate.temperature import PassCounter
-from bece.calibrate.vector import penalised_preconditioner, vector_penalty
 
 from .helpers import logits_with_temperature, mean_nll
 

@@ -1,4 +1,4 @@
-"""bece.io.files: reading predictions from CSV, Parquet and NPZ."""
+"""bece._io.files: reading predictions from CSV, Parquet and NPZ."""
 
 from __future__ import annotations
 
@@ -181,7 +181,7 @@ def _dataset(tmp_path, name="out.parquet", parts=12):
 def test_parquet_dataset_directory_is_read_in_natural_order(tmp_path):
     """Catalogue #29: a directory of Parquet files (Spark/Dask output) is read,
     part.2 before part.10, bookkeeping files skipped."""
-    from bece.io.stream import parquet_parts
+    from bece._io.stream import parquet_parts
 
     root, frame = _dataset(tmp_path)
     names = [p.relative_to(root).as_posix() for p in parquet_parts(root)]

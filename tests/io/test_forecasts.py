@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bece.io.files import column_names, read_forecasts, read_predictions
-from bece.io.forecast_columns import detect_kind, select_forecast_columns
+from bece._io.files import column_names, read_forecasts, read_predictions
+from bece._io.forecast_columns import detect_kind, select_forecast_columns
 
 
 def _write(frame: pd.DataFrame, path):

@@ -1,4 +1,4 @@
-"""bece.io.paired: two prediction files read side by side in chunks into PairedStats."""
+"""bece._io.paired: two prediction files read side by side in chunks into PairedStats."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from scipy import special
 
 from bece import PairedStats
-from bece.io.paired import paired_file_statistics
+from bece._io.paired import paired_file_statistics
+from bece._stats import make_binning
 from bece.smooth import fine_binning
-from bece.stats import make_binning
 
 
 def _files(tmp_path, n=500, k=3, seed=0):

@@ -1,4 +1,4 @@
-"""bece.io.stream: chunked reading gives the same statistics as the in-memory path."""
+"""bece._io.stream: chunked reading gives the same statistics as the in-memory path."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from bece import CalibrationStats
+from bece._io.stream import file_statistics
 from bece.io import example_path, iter_chunks, read_predictions, read_statistics
-from bece.io.stream import file_statistics
 
 
 def _assert_same(got: CalibrationStats, ref: CalibrationStats) -> None:
@@ -180,7 +180,7 @@ def test_arrow_columns_to_numpy_without_pandas(rng):
     """Column conversion by buffer views equals pyarrow's own, sliced or not."""
     import pyarrow as pa
 
-    from bece.io.stream import _numpy
+    from bece._io.stream import _numpy
 
     cols = [
         pa.array(rng.uniform(size=101)),
@@ -213,7 +213,7 @@ def test_header_longer_than_64_kib(tmp_path):
 def test_field_longer_than_the_block(tmp_path, monkeypatch):
     """Catalogue #27: a line longer than the CSV block, first or later in the
     file, is read (the block grows); 8 MiB blocks shrunk to 1 KiB here."""
-    import bece.io.stream as stream
+    import bece._io.stream as stream
 
     path = tmp_path / "long.csv"
     lines = [f"{i % 2},0.{i % 10}5,note" for i in range(200)]
@@ -233,7 +233,7 @@ def test_field_longer_than_the_block(tmp_path, monkeypatch):
 def test_late_float_labels(tmp_path, monkeypatch, column):
     """Catalogue #30: a label '1.0' after blocks of integers is read as in
     memory (pyarrow widens int64 to double); '1.5' is refused with its row."""
-    import bece.io.stream as stream
+    import bece._io.stream as stream
 
     n = 2000
     y = np.arange(n) % 2
@@ -256,7 +256,7 @@ def test_late_float_labels(tmp_path, monkeypatch, column):
 
 
 def test_late_text_label_is_still_an_error(tmp_path, monkeypatch):
-    import bece.io.stream as stream
+    import bece._io.stream as stream
 
     text = "y_true,y_prob\n" + "1,0.5\n" * 1000 + "abc,0.5\n"
     (tmp_path / "t.csv").write_text(text)

@@ -1,4 +1,4 @@
-"""bece.metrics.binned: the plug-in ECE and MCE against hand cases, a naive loop
+"""bece._metrics.binned: the plug-in ECE and MCE against hand cases, a naive loop
 and scikit-learn's calibration_curve."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from sklearn.calibration import calibration_curve
 
 from bece import CalibrationStats, expected_calibration_error, maximum_calibration_error
-from bece.metrics.binned import plugin_ece
+from bece._metrics.binned import plugin_ece
 
 from ..conftest import simulate_binary, simulate_multiclass
 

@@ -1,12 +1,12 @@
-"""bece.metrics.bootstrap: percentile-bootstrap intervals of plug-in metrics."""
+"""bece._metrics.bootstrap: percentile-bootstrap intervals of plug-in metrics."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from bece._metrics.bootstrap import BLOCK, poisson_weights
 from bece.metrics import bootstrap_interval, brier_score, l2_calibration_error
-from bece.metrics.bootstrap import BLOCK, poisson_weights
 
 from ..conftest import simulate_binary
 

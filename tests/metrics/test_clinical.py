@@ -1,4 +1,4 @@
-"""bece.metrics.clinical: calibration slope/intercept, Spiegelhalter's Z,
+"""bece._metrics.clinical: calibration slope/intercept, Spiegelhalter's Z,
 Hosmer-Lemeshow and the KS calibration error, against hand cases, scipy and
 scikit-learn, naive loops, and their null distributions."""
 

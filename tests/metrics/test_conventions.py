@@ -1,4 +1,4 @@
-"""bece.metrics.conventions: each library's binned ECE ("Which ECE?").
+"""bece._metrics.conventions: each library's binned ECE ("Which ECE?").
 
 scikit-learn and MAPIE are in the test extra and are called here; so are
 Kumar's uncertainty-calibration (his ECE, HELM's ``ece_10_bin``) and relplot,
@@ -16,8 +16,8 @@ from mapie.metrics.calibration import expected_calibration_error as mapie_ece
 from sklearn.calibration import calibration_curve
 
 from bece import expected_calibration_error
+from bece._metrics.conventions import CONVENTIONS, peer_bins
 from bece.metrics import peer_ece
-from bece.metrics.conventions import CONVENTIONS, peer_bins
 
 from ..conftest import simulate_binary, simulate_multiclass
 

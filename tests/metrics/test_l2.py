@@ -1,4 +1,4 @@
-"""bece.metrics.l2: binned l2 error, Kumar's debiased estimator and ECE_sweep,
+"""bece._metrics.l2: binned l2 error, Kumar's debiased estimator and ECE_sweep,
 against hand cases and naive loops (Kumar's uncertainty-calibration itself is
 compared in benchmarks/peer_ece.py)."""
 
@@ -42,7 +42,7 @@ def _kumar_loop(y, p, edges):
 @pytest.mark.parametrize("binning", ["uniform", "quantile"])
 def test_debiased_equals_kumar_loop(rng, binning):
     y, p = simulate_binary(600, rng, power=1.3)
-    from bece.stats.binning import make_binning
+    from bece._stats.binning import make_binning
 
     edges = make_binning(p, 10, binning).edges
     got = l2_calibration_error(y, p, n_bins=10, binning=binning, debiased=True)

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from bece._metrics.l2_interval import l2_interval_from_sums
+from bece._stats.binning import make_binning
 from bece.metrics import l2_calibration_error, l2_ece_interval
-from bece.metrics.l2_interval import l2_interval_from_sums
-from bece.stats.binning import make_binning
 
 
 def test_hand_computed_case():

@@ -1,4 +1,4 @@
-"""bece.metrics.multiclass: top-label and classwise ECE against hand cases, naive
+"""bece._metrics.multiclass: top-label and classwise ECE against hand cases, naive
 loops and MAPIE."""
 
 from __future__ import annotations

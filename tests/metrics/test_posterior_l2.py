@@ -1,4 +1,4 @@
-"""bece.metrics.posterior_l2: l2 ECE draws from the per-bin draws of a Bayesian ECE."""
+"""bece._metrics.posterior_l2: l2 ECE draws from the per-bin draws of a Bayesian ECE."""
 
 from __future__ import annotations
 

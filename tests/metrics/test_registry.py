@@ -1,4 +1,4 @@
-"""bece.metrics.registry and ``bece report --metrics``: the chosen metrics with
+"""bece._metrics.registry and ``bece report --metrics``: the chosen metrics with
 their intervals, equal to the functions called directly."""
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 import bece
-from bece.cli import main
+from bece._cli import main
+from bece._metrics.registry import METRIC_NAMES, check_metric_names
+from bece._metrics.streaming import MERGEABLE, WHOLE_DATA
 from bece.io import example_path, read_predictions
 from bece.metrics import (
     bootstrap_interval,
@@ -24,8 +26,6 @@ from bece.metrics import (
     metric_report,
     spiegelhalter_z,
 )
-from bece.metrics.registry import METRIC_NAMES, check_metric_names
-from bece.metrics.streaming import MERGEABLE, WHOLE_DATA
 
 from ..conftest import simulate_binary
 

@@ -1,4 +1,4 @@
-"""bece.metrics.scores: Brier score, log loss, Murphy and CORP decompositions,
+"""bece._metrics.scores: Brier score, log loss, Murphy and CORP decompositions,
 against hand cases, scikit-learn and naive loops."""
 
 from __future__ import annotations

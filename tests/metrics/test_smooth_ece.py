@@ -1,4 +1,4 @@
-"""bece.metrics.smooth_ece: relplot's smooth ECE. relplot itself is compared in
+"""bece._metrics.smooth_ece: relplot's smooth ECE. relplot itself is compared in
 benchmarks/peer_ece.py (equal to float64 rounding); here the grid computation is
 checked against direct kernel sums, and the bandwidth against its fixed point."""
 

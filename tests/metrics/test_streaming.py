@@ -1,4 +1,4 @@
-"""One-pass metrics (bece.metrics.streaming): sums added over chunks equal
+"""One-pass metrics (bece._metrics.streaming): sums added over chunks equal
 the sums of all the data, the metrics equal the in-memory functions, and
 ``bece report --metrics`` gives the same numbers streamed (CSV) as in memory
 (NPZ)."""
@@ -10,7 +10,9 @@ import json
 import numpy as np
 import pytest
 
-from bece.cli import main
+from bece._cli import main
+from bece._metrics.streaming import BLOCK, MERGEABLE, metric_sums, streamed_metrics
+from bece._stats.binning import make_binning
 from bece.metrics import (
     brier_decomposition,
     brier_score,
@@ -20,8 +22,6 @@ from bece.metrics import (
     log_loss,
     spiegelhalter_z,
 )
-from bece.metrics.streaming import BLOCK, MERGEABLE, metric_sums, streamed_metrics
-from bece.stats.binning import make_binning
 
 
 def _data(n, seed=0):

@@ -21,7 +21,7 @@ from bece.models import (
     literal_collapsed,
     literal_model,
 )
-from bece.models.binned import truncnorm_log_normalizer, truncnorm_mean
+from bece.models._binned import truncnorm_log_normalizer, truncnorm_mean
 
 Z = 5.0
 M = 4

@@ -1,11 +1,11 @@
-"""The smooth PIT model in NumPyro (bece.models.regression) and its fast path.
+"""The smooth PIT model in NumPyro (bece.models._regression) and its fast path.
 
 The model's cell probabilities and log density are compared with scipy
 (normal CDF differences, ``scipy.stats`` log densities and the multinomial
 log pmf). NUTS on the model is compared with the Laplace + importance
 sampling path of :func:`bece.regression.bayesian_calibration_error`'s
 smooth model (its draws of the smooth alternative, before the mixture with
-calibration) by :func:`bece.validation.agreement.compare_draws`, the
+calibration) by :func:`bece._validation.agreement.compare_draws`, the
 agreement rule: each 5/50/95% quantile within max(z MCSE, 0.25 sd), z for a
 family-wise false-alarm rate of 0.05, and converged chains (R-hat <= 1.01,
 ESS >= 400).
@@ -21,10 +21,10 @@ from numpyro.infer.util import log_density
 from scipy import special
 from scipy import stats as sps
 
-from bece.base.jaxcompat import enable_x64
-from bece.models.regression import pit_cell_log_mass, pit_model
+from bece._base.jaxcompat import enable_x64
+from bece._regression.smooth import fit_pit_model, pit_grid, pit_model_draws, tilt_basis
+from bece.models._regression import pit_cell_log_mass, pit_model
 from bece.regression import PITHistogram, pit
-from bece.regression.smooth import fit_pit_model, pit_grid, pit_model_draws, tilt_basis
 
 LEVELS = np.array([0.1, 0.5, 0.9])
 
@@ -78,7 +78,7 @@ def _compare_with_fast_path(run, curve_of, theta, curve, num_chains, num_samples
     """NUTS draws of ``run`` against the fast path's (``theta``, ``curve``): the curve of each
     NUTS draw from ``curve_of(th, lam)`` (th = shift, log_spread, w), compared on shift,
     log_spread, the curve at LEVELS and the cal score by ``compare_draws``."""
-    from bece.validation.agreement import compare_draws
+    from bece._validation.agreement import compare_draws
 
     smp = {k: np.asarray(v, dtype=np.float64) for k, v in run.get_samples(group_by_chain=True).items()}
     flat = {k: v.reshape((num_chains * num_samples,) + v.shape[2:]) for k, v in smp.items()}
@@ -96,7 +96,7 @@ def _compare_with_fast_path(run, curve_of, theta, curve, num_chains, num_samples
 
 
 def _nuts_against_fast_path(n, g, num_chains, num_warmup, num_samples, seed):
-    from bece.validation.nuts import run_nuts
+    from bece._validation.nuts import run_nuts
 
     y = np.random.default_rng(seed).normal(size=n)
     hist = PITHistogram.from_pit(pit(y, mean=0.0, std=0.7), n_cells=g)
@@ -105,7 +105,7 @@ def _nuts_against_fast_path(n, g, num_chains, num_warmup, num_samples, seed):
     run = run_nuts(pit_model, pit_grid(g).z[1:-1], tilt_basis(g), num_chains=num_chains,
                    num_warmup=num_warmup, num_samples=num_samples, seed=seed, progress_bar=False,
                    target_accept_prob=0.9, n=hist.n, counts=hist.counts)
-    from bece.regression.smooth import curve_draws
+    from bece._regression.smooth import curve_draws
 
     converged, max_z, threshold, rhat, ess_bulk, _ = _compare_with_fast_path(
         run, lambda th, lam: curve_draws(th, lam, LEVELS, g), theta, curve, num_chains, num_samples)
@@ -135,9 +135,9 @@ def _grouped_nuts_against_fast_path(kind, n, g, num_chains, num_warmup, num_samp
     """NUTS on the model with ``share=`` (grouped counts) against the fast path fitted to the
     same observed cells: ``kind`` "quantile" (a quantile forecast's randomised PIT, levels
     0.1..0.9) or "ranks" (S = 9 draws of a sample forecast, the ranks' model and its grid)."""
-    from bece.regression.cells import cell_curve, observed_cells
-    from bece.regression.smooth import log_cell_probs, model_grid
-    from bece.validation.nuts import run_nuts
+    from bece._regression.cells import cell_curve, observed_cells
+    from bece._regression.smooth import log_cell_probs, model_grid
+    from bece._validation.nuts import run_nuts
 
     rng = np.random.default_rng(seed)
     y = rng.normal(size=n)
@@ -166,13 +166,13 @@ def _grouped_nuts_against_fast_path(kind, n, g, num_chains, num_warmup, num_samp
 
 def test_grouped_log_density_matches_scipy():
     """With ``share``, the likelihood is Multinomial(n, A pi) of the observed cells' counts."""
-    from bece.regression.cells import observed_cells
+    from bece._regression.cells import observed_cells
 
     g, n = 50, 300
     rng = np.random.default_rng(5)
     u = rng.uniform(size=n)
     cells = observed_cells(np.arange(1, 10) / 10, PITHistogram.from_pit(u, n_cells=g), u, 9)
-    from bece.regression.smooth import model_grid
+    from bece._regression.smooth import model_grid
 
     grid = model_grid(PITHistogram.from_pit(u, n_cells=g), cells)
     params = {"shift": -0.3, "log_spread": -0.5, "lam": 0.4, "w": rng.normal(size=24)}

@@ -17,9 +17,9 @@ from numpyro.infer.util import log_density
 from scipy import integrate, interpolate, special
 from scipy import stats as sps
 
-from bece.models.smooth import curve_logit, natural_cubic_basis, smooth_model
-from bece.smooth.basis import SmoothBasis, roughness_penalty
-from bece.smooth.basis import natural_cubic_basis as np_basis
+from bece._smooth.basis import SmoothBasis, roughness_penalty
+from bece._smooth.basis import natural_cubic_basis as np_basis
+from bece.models._smooth import curve_logit, natural_cubic_basis, smooth_model
 
 Z = 5.0
 KNOTS = np.array([-2.0, -0.7, 0.1, 0.9, 2.5])

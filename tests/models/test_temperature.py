@@ -14,11 +14,11 @@ import numpy as np
 from numpyro.infer.util import log_density
 from scipy import special, stats
 
-from bece.base.arviz import ess
-from bece.base.jaxcompat import enable_x64
+from bece._base.arviz import ess
+from bece._base.jaxcompat import enable_x64
+from bece._validation.nuts import run_nuts
 from bece.calibrate import temperature_posterior
 from bece.models import temperature_model
-from bece.validation.nuts import run_nuts
 
 Z = 5.0
 

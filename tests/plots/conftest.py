@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from bece.plots.reliability import COUNTS_LABEL, DOTS_LABEL  # noqa: E402
+from bece._plots.reliability import COUNTS_LABEL, DOTS_LABEL  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

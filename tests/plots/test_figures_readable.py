@@ -13,9 +13,9 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
 import bece
-from bece.binned.compare import binned_compare as compare
+from bece._binned.compare import binned_compare as compare
+from bece._plots.reliability import COUNTS_LABEL, CURVE_LABEL
 from bece.plots import plot_comparison, reliability_diagram
-from bece.plots.reliability import COUNTS_LABEL, CURVE_LABEL
 
 from ..conftest import simulate_multiclass
 from .conftest import _counts_axes, _dots, _line

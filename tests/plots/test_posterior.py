@@ -1,4 +1,4 @@
-"""bece.plots.posterior: the ECE posteriors side by side (forest and density)
+"""bece._plots.posterior: the ECE posteriors side by side (forest and density)
 and the paired comparison figure, checked against the draws' quantiles;
 every figure is also written as PNG."""
 
@@ -9,9 +9,9 @@ import pytest
 from matplotlib.collections import PolyCollection
 
 import bece
-from bece.binned.compare import binned_compare as compare
+from bece._binned.compare import binned_compare as compare
+from bece._plots.reliability import COUNTS_LABEL
 from bece.plots import plot_comparison, plot_ece_posterior
-from bece.plots.reliability import COUNTS_LABEL
 
 from .conftest import _counts_axes, _line
 

@@ -1,4 +1,4 @@
-"""bece.plots.regression: the regression calibration curve with its band,
+"""bece._plots.regression: the regression calibration curve with its band,
 checked against the result's draws; the figure is also written as PNG."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""bece.plots.reliability: the reliability diagram's artists (bands, lines,
+"""bece._plots.reliability: the reliability diagram's artists (bands, lines,
 counts, labels) checked against independent computations (scipy's Beta
 quantiles, scikit-learn's calibration_curve, numpy's histogram); every figure
 is also written as PNG."""
@@ -14,8 +14,8 @@ from matplotlib.collections import PolyCollection
 from scipy import stats
 
 import bece
+from bece._plots.reliability import COUNTS_LABEL
 from bece.plots import reliability_diagram
-from bece.plots.reliability import COUNTS_LABEL
 
 from ..conftest import simulate_multiclass
 from .conftest import _counts_axes, _dots, _line

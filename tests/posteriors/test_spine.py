@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import bece
-from bece.posteriors import SHORTHANDS, resolve_model
+from bece._posteriors import SHORTHANDS, resolve_model
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = {"smooth", "binned", "conjugate", "literal"}
@@ -19,13 +19,13 @@ NAMES = {"smooth", "binned", "conjugate", "literal"}
 #: object: the binned forms and the regression engine. No entry point reads
 #: ``model=`` itself. The list may only shrink.
 STILL_BY_NAME = {
-    "bece/binned/literal.py",
-    "bece/binned/posterior.py",
-    "bece/binned/toplabel.py",
-    "bece/regression/bayesian.py",
-    "bece/validation/crosscheck.py",
-    "bece/validation/sbc.py",
-    "bece/validation/smooth_toplabel.py",
+    "bece/_binned/literal.py",
+    "bece/_binned/posterior.py",
+    "bece/_binned/toplabel.py",
+    "bece/_regression/bayesian.py",
+    "bece/_validation/crosscheck.py",
+    "bece/_validation/sbc.py",
+    "bece/_validation/smooth_toplabel.py",
 }
 
 
@@ -46,8 +46,8 @@ def test_model_names_are_read_in_one_place():
                if _compares_model_to_a_name(p)}
     assert readers <= STILL_BY_NAME, f"model= read by name outside resolve_model: {readers - STILL_BY_NAME}"
     # the ECE entry points and the cross-check only resolve
-    for module in ("bece/api/ece.py", "bece/api/compare.py", "bece/api/regression.py",
-                   "bece/posteriors/crosscheck.py"):
+    for module in ("bece/_api/ece.py", "bece/_api/compare.py", "bece/_api/regression.py",
+                   "bece/_posteriors/crosscheck.py"):
         assert module not in readers
         assert "resolve_model(" in (ROOT / module).read_text()
 
@@ -122,7 +122,7 @@ def test_no_new_public_function_takes_more_than_twelve_parameters():
 
 
 #: the input keywords that only public functions take: they build one
-#: :class:`bece.stats.inputs.Inputs`, which the layers below take instead
+#: :class:`bece._stats.inputs.Inputs`, which the layers below take instead
 INPUT_KEYWORDS = {"row_sum_tol", "from_logits", "pos_label"}
 
 
@@ -158,13 +158,13 @@ def test_only_public_functions_take_the_input_keywords():
 
 def test_the_input_keyword_finder_finds_methods_and_functions():
     found = _functions_taking(INPUT_KEYWORDS)
-    assert ("bece.api.ece", "bayesian_ece") in found
-    assert ("bece.stats.calibration_stats", "CalibrationStats.from_arrays") in found
-    assert ("bece.posteriors.binned", "BinnedModel.statistics") in found
+    assert ("bece._api.ece", "bayesian_ece") in found
+    assert ("bece._stats.calibration_stats", "CalibrationStats.from_arrays") in found
+    assert ("bece._posteriors.binned", "BinnedModel.statistics") in found
 
 
 def test_inputs_are_checked_once_where_they_are_built():
-    from bece.stats.inputs import Inputs
+    from bece._stats.inputs import Inputs
 
     with pytest.raises(ValueError, match="from_logits must be True or False"):
         Inputs(from_logits="yes")

@@ -1,4 +1,4 @@
-"""bece.regression.bayesian: the Dirichlet posterior over the calibration
+"""bece._regression.bayesian: the Dirichlet posterior over the calibration
 curve and the cal score (BayesianCalibrationError).
 
 Stochastic tests use fixed seeds; their thresholds and false-alarm rates:

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from bece._regression.pit_bayes_factor import anderson_darling_grid, resampled_statistic
 from bece.regression import (
     DiscretePITWarning,
     PITHistogram,
@@ -26,7 +27,6 @@ from bece.regression import (
     pit,
     pit_calibration_test,
 )
-from bece.regression.calibration_test import anderson_darling_grid, resampled_statistic
 
 
 def _ad_continuous(u):

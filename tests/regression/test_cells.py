@@ -1,4 +1,4 @@
-"""bece.regression.cells: the smooth model fitted to counts between a forecast's levels.
+"""bece._regression.cells: the smooth model fitted to counts between a forecast's levels.
 
 Deterministic checks use hand-computed shares, an independently written
 log likelihood (tests/regression/test_smooth.py's ``_log_probs`` summed over
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from scipy import special
 
+from bece._regression.cells import cell_curve, cell_derivatives, observed_cells, rank_grid_edges
+from bece._regression.smooth import _gauss_terms, _newton, fit_pit_model, pit_grid
 from bece.regression import PITHistogram, bayesian_calibration_error, pit
-from bece.regression.cells import cell_curve, cell_derivatives, observed_cells, rank_grid_edges
-from bece.regression.smooth import _gauss_terms, _newton, fit_pit_model, pit_grid
 
 from .conftest import hetero
 from .test_smooth import _log_probs, _probs

@@ -1,4 +1,4 @@
-"""bece.regression.forecast: the PIT of Gaussian, scipy, sample and quantile
+"""bece._regression.forecast: the PIT of Gaussian, scipy, sample and quantile
 forecasts, and forecast quantiles.
 
 Deterministic code is checked against hand-computed cases and independent
@@ -63,7 +63,7 @@ def test_sample_pit_hand_and_naive_loop(rng):
 
 
 def test_sample_pit_chunking_does_not_change_the_result(rng, monkeypatch):
-    import bece.regression.forecast as fc
+    import bece._regression.forecast as fc
 
     samples = rng.normal(size=(301, 50))
     y = rng.normal(size=301)

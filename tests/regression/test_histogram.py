@@ -1,4 +1,4 @@
-"""bece.regression.histogram: the PIT histogram on a fine grid (PITHistogram).
+"""bece._regression.histogram: the PIT histogram on a fine grid (PITHistogram).
 
 Deterministic: hand-computed cells, a naive loop, equality with the
 calibration curve of the values and between chunked and one-pass counts.
@@ -11,8 +11,8 @@ import warnings
 import numpy as np
 import pytest
 
+from bece._regression.histogram import cell_index, check_continuous, on_grid
 from bece.regression import DiscretePITWarning, PITHistogram, calibration_curve, pit
-from bece.regression.histogram import cell_index, check_continuous, on_grid
 
 
 def test_cells_hand_computed():

@@ -1,4 +1,4 @@
-"""bece.regression.metrics: the calibration curve, the cal score,
+"""bece._regression.metrics: the calibration curve, the cal score,
 uncertainty-toolbox's summaries (MACE, RMSCE, miscalibration area) and sharpness.
 
 Deterministic code is checked against hand-computed cases and independent
@@ -15,6 +15,7 @@ import pytest
 from scipy import stats as sps
 from scipy.special import ndtr, ndtri
 
+from bece._regression.metrics import DEFAULT_LEVELS, UCT_LEVELS, observed_frequency
 from bece.regression import (
     bayesian_calibration_error,
     calibration_curve,
@@ -25,7 +26,6 @@ from bece.regression import (
     root_mean_squared_calibration_error,
     sharpness,
 )
-from bece.regression.metrics import DEFAULT_LEVELS, UCT_LEVELS, observed_frequency
 
 from .conftest import hetero
 

@@ -1,4 +1,4 @@
-"""bece.regression as a package: a light import, and shipped by setuptools."""
+"""bece.regression: a light import, and its code shipped by setuptools."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ def test_import_is_light():
 
 
 def test_pyproject_ships_the_regression_package():
-    """bece.regression is a subpackage; setuptools' explicit package list must name it."""
+    """bece.regression is a namespace module over the private package bece._regression;
+    setuptools' explicit package list must name the package."""
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert "bece.regression" in cfg["tool"]["setuptools"]["packages"]
+    assert "bece._regression" in cfg["tool"]["setuptools"]["packages"]
+    assert (ROOT / "bece" / "regression.py").is_file()

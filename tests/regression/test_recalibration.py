@@ -1,4 +1,4 @@
-"""bece.regression.recalibration: isotonic recalibration (Recalibrator), its
+"""bece._regression.recalibration: isotonic recalibration (Recalibrator), its
 recalibrated quantiles and central intervals.
 
 Deterministic code is checked against hand-computed cases and independent

@@ -1,4 +1,4 @@
-"""bece.regression.smooth: the smooth PIT model's cell probabilities, Laplace fit and evidence.
+"""bece._regression.smooth: the smooth PIT model's cell probabilities, Laplace fit and evidence.
 
 Deterministic checks compare with scipy (normal CDF differences and
 ``integrate.quad`` in the tails), finite differences and hand-computed
@@ -15,8 +15,7 @@ import pytest
 from scipy import integrate, special
 from scipy import stats as sps
 
-from bece.regression import PITHistogram
-from bece.regression.smooth import (
+from bece._regression.smooth import (
     _cell_mass,
     _gauss_terms,
     _newton,
@@ -27,6 +26,7 @@ from bece.regression.smooth import (
     pit_model_draws,
     tilt_basis,
 )
+from bece.regression import PITHistogram
 
 Z = 4.0
 

@@ -1,4 +1,4 @@
-"""A binned BayesianECE result shared by the tests of bece.results."""
+"""A binned BayesianECE result shared by the tests of bece._results."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""bece.results.ece: BayesianECE's ArviZ layer and repr."""
+"""bece._results.ece: BayesianECE's ArviZ layer and repr."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""bece.results.summaries: the summaries of a BayesianECE (mean, sd, intervals,
+"""bece._results.summaries: the summaries of a BayesianECE (mean, sd, intervals,
 HDI, summary table) are those of its draws."""
 
 from __future__ import annotations

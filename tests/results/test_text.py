@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import bece
-from bece.results.text import format_prob
+from bece._results.text import format_prob
 
 from ..conftest import simulate_binary, simulate_multiclass
 

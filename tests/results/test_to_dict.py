@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import bece
-from bece.cli import main
+from bece._cli import main
 from bece.io import example_path, read_predictions
 
 

@@ -1,4 +1,4 @@
-"""The verdict rule (bece.results.verdict): its three answers, its boundaries, its checks."""
+"""The verdict rule (bece._results.verdict): its three answers, its boundaries, its checks."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import bece
-from bece.results import Verdict, comparison_verdict, verdict
-from bece.results.verdict import PROB_THRESHOLD, VERDICTS
+from bece._results import Verdict, comparison_verdict, verdict
+from bece._results.verdict import PROB_THRESHOLD, VERDICTS
 
 
 def _table(p: float, prob: float, level: float) -> str:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bece.smooth.atoms import make_atoms
-from bece.smooth.basis import SmoothBasis
-from bece.smooth.posterior import smooth_ece
-from bece.stats import make_binning
+from bece._smooth.atoms import make_atoms
+from bece._smooth.basis import SmoothBasis
+from bece._smooth.posterior import smooth_ece
+from bece._stats import make_binning
 
 from ..conftest import _data, simulate_binary
 

@@ -1,4 +1,4 @@
-"""bece.smooth.atoms: the atoms of the smooth model, from arrays (one per
+"""bece._smooth.atoms: the atoms of the smooth model, from arrays (one per
 prediction, or fine-grid cells that keep the bin statistics) and from
 CalibrationStats in fine bins (fine_binning, atoms_from_stats).
 
@@ -12,9 +12,9 @@ import pytest
 from scipy import special
 
 import bece
+from bece._smooth.atoms import atoms_from_stats, make_atoms
+from bece._stats import CalibrationStats, make_binning
 from bece.smooth import fine_binning
-from bece.smooth.atoms import atoms_from_stats, make_atoms
-from bece.stats import CalibrationStats, make_binning
 
 from ..conftest import _data
 from .conftest import N

@@ -1,4 +1,4 @@
-"""bece.smooth.average: the smooth model averaged with exact calibration.
+"""bece._smooth.average: the smooth model averaged with exact calibration.
 
 Stochastic checks use fixed seeds; the fraction of draws set to 0 is
 compared with pi0 within 4.5 binomial standard errors (false-alarm rate
@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bece.smooth.average import DEFAULT_PRIOR_ODDS, average_with_calibrated, prob_calibrated
-from bece.smooth.posterior import smooth_ece
+from bece._smooth.average import DEFAULT_PRIOR_ODDS, average_with_calibrated, prob_calibrated
+from bece._smooth.posterior import smooth_ece
 
 from ..conftest import simulate_binary
 

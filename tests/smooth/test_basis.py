@@ -1,11 +1,11 @@
-"""bece.smooth.basis: the logit of the confidences, clipped for the curve only."""
+"""bece._smooth.basis: the logit of the confidences, clipped for the curve only."""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy import special
 
-from bece.smooth.basis import logit_confidence
+from bece._smooth.basis import logit_confidence
 
 
 def test_logit_clip_only_affects_the_curve():

@@ -1,4 +1,4 @@
-"""bece.smooth.bootstrap: crowded bins' bootstrap means drawn from their
+"""bece._smooth.bootstrap: crowded bins' bootstrap means drawn from their
 normal approximation, against the exact Gamma draws (one variate per atom)
 and against the Dirichlet's mean and covariance computed by hand."""
 
@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bece.smooth.atoms import make_atoms
-from bece.smooth.bootstrap import NORMAL_BIN_MIN, BinMoments, normal_bin_draws
-from bece.smooth.draws import ece_draws, loglik_and_sums
-from bece.smooth.fit import fit_smooth
-from bece.stats import make_binning
+from bece._smooth.atoms import make_atoms
+from bece._smooth.bootstrap import NORMAL_BIN_MIN, BinMoments, normal_bin_draws
+from bece._smooth.draws import ece_draws, loglik_and_sums
+from bece._smooth.fit import fit_smooth
+from bece._stats import make_binning
 
 
 @pytest.fixture(scope="module")

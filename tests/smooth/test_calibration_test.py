@@ -15,12 +15,12 @@ from scipy import special
 
 import bece
 from bece import calibration_test
-from bece.smooth.atoms import make_atoms
-from bece.smooth.calibration_test import CalibrationTest, resampled_ece
-from bece.smooth.draws import importance_draws
-from bece.smooth.fit import fit_smooth
-from bece.stats import make_binning
-from bece.stats.inputs import as_outcomes
+from bece._smooth.atoms import make_atoms
+from bece._smooth.bayes_factor import CalibrationTest, resampled_ece
+from bece._smooth.draws import importance_draws
+from bece._smooth.fit import fit_smooth
+from bece._stats import make_binning
+from bece._stats.inputs import as_outcomes
 
 Z = 5.0
 

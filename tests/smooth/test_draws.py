@@ -1,4 +1,4 @@
-"""bece.smooth.draws: the importance correction of the Laplace draws and the
+"""bece._smooth.draws: the importance correction of the Laplace draws and the
 Bayesian-bootstrap ECE draws, against a naive loop fed the same bootstrap
 weights.
 """
@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from scipy import special
 
-from bece.smooth.atoms import make_atoms
-from bece.smooth.draws import ece_draws, importance_draws
-from bece.smooth.fit import fit_smooth
-from bece.smooth.grid_error import CellCurve, draw_bounds
-from bece.smooth.posterior import smooth_ece
-from bece.stats import make_binning
+from bece._smooth.atoms import make_atoms
+from bece._smooth.draws import ece_draws, importance_draws
+from bece._smooth.fit import fit_smooth
+from bece._smooth.grid_error import CellCurve, draw_bounds
+from bece._smooth.posterior import smooth_ece
+from bece._stats import make_binning
 
 from ..conftest import _data
 from .conftest import _problem

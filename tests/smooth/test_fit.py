@@ -1,4 +1,4 @@
-"""bece.smooth.fit: the Laplace fit of the smooth model on its hyper-parameter grid.
+"""bece._smooth.fit: the Laplace fit of the smooth model on its hyper-parameter grid.
 
 Deterministic parts are checked against independent implementations: the
 posterior mode by its optimality on the full design matrix (the Newton
@@ -19,9 +19,9 @@ import pytest
 from scipy import special
 from scipy import stats as sps
 
-from bece.base.laplace import exponential_grid
-from bece.smooth.draws import draw_loglik
-from bece.smooth.fit import N_LAMBDA, N_TAU, _newton, fit_smooth
+from bece._base.laplace import exponential_grid
+from bece._smooth.draws import draw_loglik
+from bece._smooth.fit import N_LAMBDA, N_TAU, _newton, fit_smooth
 
 from .conftest import _problem
 
@@ -140,4 +140,4 @@ def test_fewer_than_three_knots_are_refused(n_knots):
     with pytest.raises(ValueError, match=f"n_knots must be an integer >= 3, got {n_knots}"):
         bece.calibration_test(y, p, n_knots=n_knots)
     with pytest.raises(ValueError, match="n_knots must be an integer >= 3"):
-        bece.smooth.posterior.smooth_ece(y, p, n_knots=n_knots, num_samples=100)
+        bece._smooth.posterior.smooth_ece(y, p, n_knots=n_knots, num_samples=100)

@@ -1,4 +1,4 @@
-"""bece.smooth.grid_error: the bound on the fine grid's ECE error, and the
+"""bece._smooth.grid_error: the bound on the fine grid's ECE error, and the
 fine cells that make it small where confidences pile up at 0 and 1.
 
 Deterministic (fixed seeds, no Monte Carlo tolerance): the curve's
@@ -22,13 +22,13 @@ import numpy as np
 import pytest
 from scipy import special
 
+from bece._smooth.atoms import END_LOGIT_WIDTH, Atoms, atoms_from_stats, cell_knots, make_atoms
+from bece._smooth.basis import SmoothBasis, logit_confidence, natural_cubic_basis, natural_cubic_derivatives
+from bece._smooth.draws import ece_draws
+from bece._smooth.fit import fit_smooth
+from bece._smooth.grid_error import CellCurve, draw_bounds
+from bece._stats import CalibrationStats, make_binning
 from bece.smooth import fine_binning, smooth_posterior_ece
-from bece.smooth.atoms import END_LOGIT_WIDTH, Atoms, atoms_from_stats, cell_knots, make_atoms
-from bece.smooth.basis import SmoothBasis, logit_confidence, natural_cubic_basis, natural_cubic_derivatives
-from bece.smooth.draws import ece_draws
-from bece.smooth.fit import fit_smooth
-from bece.smooth.grid_error import CellCurve, draw_bounds
-from bece.stats import CalibrationStats, make_binning
 
 from ..conftest import _data
 

@@ -1,4 +1,4 @@
-"""The paired smooth comparison (bece.smooth.paired, bece.compare(model="smooth"))."""
+"""The paired smooth comparison (bece._smooth.paired, bece.compare(model="smooth"))."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import pytest
 from scipy import special, stats
 
 import bece
-from bece.smooth.atoms import check_grid
-from bece.smooth.paired import (
+from bece._smooth.atoms import check_grid
+from bece._smooth.paired import (
     PairedSide,
     bootstrap_ece,
     label_correlation,
     paired_draws,
     smooth_compare,
 )
-from bece.stats.binning import make_binning
+from bece._stats.binning import make_binning
 
 
 def _pair(n, seed, ka=1.4, kb=1.25):
@@ -146,7 +146,7 @@ def test_marginals_match_each_models_own_posterior():
     y, pa, pb = _pair(400, 7)
     c = smooth_compare(y, pa, pb, num_samples=2000, seed=2, prior_odds=0)
     for res, p in ((c.a, pa), (c.b, pb)):
-        one = bece.smooth.posterior.smooth_ece(y, p, num_samples=2000, seed=3, prior_odds=0,
+        one = bece._smooth.posterior.smooth_ece(y, p, num_samples=2000, seed=3, prior_odds=0,
                                      zero_gap_prior=0)
         assert abs(res.mean - one.mean) < 5 * one.std / np.sqrt(1000) + 0.05 * one.std
         assert res.std == pytest.approx(one.std, rel=0.15)

@@ -1,5 +1,5 @@
 """Paired comparisons from joint statistics (bece.posterior_compare), and the
-paired draws averaged with exact calibration (bece.smooth.paired_average)."""
+paired draws averaged with exact calibration (bece._smooth.paired_average)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from scipy import special
 
 import bece
 from bece import PairedStats, posterior_compare
-from bece.binned.compare import binned_compare
+from bece._binned.compare import binned_compare
+from bece._smooth.average import prob_calibrated
+from bece._smooth.paired import smooth_compare
+from bece._smooth.paired_average import calibrated_picks
 from bece.smooth import fine_binning
-from bece.smooth.average import prob_calibrated
-from bece.smooth.paired import smooth_compare
-from bece.smooth.paired_average import calibrated_picks
 
 
 def _binary(n, seed, ka=1.4, kb=1.25):

@@ -1,4 +1,4 @@
-"""bece.smooth.posterior: the smooth model's ECE posterior from arrays
+"""bece._smooth.posterior: the smooth model's ECE posterior from arrays
 (smooth_ece) and from CalibrationStats (smooth_posterior_ece).
 
 From arrays: the result's draws, curve and ArviZ layer, seeds, bad options,
@@ -29,12 +29,12 @@ import pytest
 from scipy import special
 
 import bece
+from bece._smooth.atoms import atoms_from_stats
+from bece._smooth.fit import fit_smooth
+from bece._smooth.posterior import smooth_ece
+from bece._stats import CalibrationStats, make_binning
 from bece.io import read_statistics
 from bece.smooth import fine_binning, smooth_posterior_ece
-from bece.smooth.atoms import atoms_from_stats
-from bece.smooth.fit import fit_smooth
-from bece.smooth.posterior import smooth_ece
-from bece.stats import CalibrationStats, make_binning
 
 from ..conftest import _data, simulate_binary, simulate_multiclass
 from .conftest import N, S
@@ -288,7 +288,7 @@ def test_grid_error_bound_holds_draw_by_draw():
     """Module docstring, "Large n": for a curve draw s and exact bootstrap
     weights w_i, the fine-grid ECE (cell totals W_g = sum of w_i over the
     cell, cell means p_g) differs from the exact ECE by at most
-    sum_g W_g (|s'(p_g) - 1| d_g + K_g d_g^2 / 2) (bece.smooth.grid_error).
+    sum_g W_g (|s'(p_g) - 1| d_g + K_g d_g^2 / 2) (bece._smooth.grid_error).
     Checked for 200 posterior curve draws against a direct computation on
     the 20,000 predictions (piled at 0 and 1: tests/smooth/test_grid_error.py)."""
     rng = np.random.default_rng(1)
@@ -298,8 +298,8 @@ def test_grid_error_bound_holds_draw_by_draw():
     post = fit_smooth(at)
     beta = post.sample(200, rng)[0]
     basis = post.basis
-    from bece.smooth.basis import logit_confidence
-    from bece.smooth.grid_error import CellCurve, draw_bounds
+    from bece._smooth.basis import logit_confidence
+    from bece._smooth.grid_error import CellCurve, draw_bounds
 
     b_exact = bins.index(p)
     s_exact = special.expit(basis.logits(logit_confidence(p), b_exact, beta))

@@ -1,4 +1,4 @@
-"""bece.smooth.scale_prior: the deviation scales' mixture priors and their grids,
+"""bece._smooth.scale_prior: the deviation scales' mixture priors and their grids,
 against scipy, and the NumPyro model's prior of the same scales."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from bece.base.jaxcompat import enable_x64
-from bece.base.laplace import exponential_grid
-from bece.models.toplabel_smooth import scale_prior
-from bece.smooth.scale_prior import SHARED_PROB, SHARED_RATIO, scale_grid
-from bece.smooth.toplabel_fit import fit_top_label_smooth
+from bece._base.jaxcompat import enable_x64
+from bece._base.laplace import exponential_grid
+from bece._smooth.scale_prior import SHARED_PROB, SHARED_RATIO, scale_grid
+from bece._smooth.toplabel_fit import fit_top_label_smooth
+from bece.models._toplabel_smooth import scale_prior
 
 
 def _mixture(scale, p):
@@ -44,8 +44,8 @@ def test_numpyro_prior_is_the_same_mixture(v):
 
 @pytest.mark.parametrize("bad", [-0.1, 1.0, 2, "0.5", True, float("nan")])
 def test_bad_shared_prob_is_refused(bad):
-    from bece.smooth.toplabel_atoms import label_atoms_exact
-    from bece.stats import make_binning
+    from bece._smooth.toplabel_atoms import label_atoms_exact
+    from bece._stats import make_binning
 
     rng = np.random.default_rng(0)
     p = rng.uniform(0.4, 1.0, 50)

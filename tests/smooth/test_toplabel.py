@@ -20,17 +20,17 @@ import pytest
 from scipy import special
 
 import bece
-from bece.base.laplace import single_threaded_blas
-from bece.binned.toplabel import top_label_statistics
-from bece.smooth.toplabel import (
+from bece._base.laplace import single_threaded_blas
+from bece._binned.toplabel import top_label_statistics
+from bece._smooth.toplabel import (
     label_ece_draws,
     label_posterior_draws,
     prepare_label_atoms,
     smooth_posterior_top_label_ece,
     smooth_top_label_ece,
 )
-from bece.smooth.toplabel_atoms import top_label_fine_binning
-from bece.smooth.toplabel_fit import fit_top_label_smooth
+from bece._smooth.toplabel_atoms import top_label_fine_binning
+from bece._smooth.toplabel_fit import fit_top_label_smooth
 
 K = 4
 

@@ -16,8 +16,8 @@ import pytest
 from scipy import special
 
 import bece
-from bece.smooth.average import DEFAULT_PRIOR_ODDS, prob_calibrated
-from bece.smooth.toplabel import smooth_top_label_ece
+from bece._smooth.average import DEFAULT_PRIOR_ODDS, prob_calibrated
+from bece._smooth.toplabel import smooth_top_label_ece
 
 
 def _data(n, k, temperature, seed):

@@ -3,7 +3,7 @@
 Deterministic checks against independent implementations: a dense Newton
 on the full (P + 2L)-column design, numpy's dense determinant and inverse,
 scipy's multivariate normal density, the single-curve fit
-(:func:`bece.smooth.fit.fit_smooth`) in the limit kappa -> 0, and naive loops
+(:func:`bece._smooth.fit.fit_smooth`) in the limit kappa -> 0, and naive loops
 for the atoms. The sampling check compares the block sampler's covariance
 with the dense inverse Hessian with a tolerance of Z = 5 Monte Carlo
 standard errors per entry (two-sided false-alarm rate 5.7e-7 each; about
@@ -18,12 +18,12 @@ import pytest
 from scipy import special
 from scipy import stats as sps
 
-from bece.base.laplace import exponential_grid
-from bece.smooth import toplabel_fit
-from bece.smooth.atoms import make_atoms
-from bece.smooth.basis import SmoothBasis
-from bece.smooth.fit import N_LAMBDA, fit_smooth
-from bece.smooth.toplabel_atoms import (
+from bece._base.laplace import exponential_grid
+from bece._smooth import toplabel_fit
+from bece._smooth.atoms import make_atoms
+from bece._smooth.basis import SmoothBasis
+from bece._smooth.fit import N_LAMBDA, fit_smooth
+from bece._smooth.toplabel_atoms import (
     END_LOGIT,
     auto_subcells,
     label_atoms,
@@ -32,13 +32,13 @@ from bece.smooth.toplabel_atoms import (
     label_cells_from_stats,
     label_fine_binning,
 )
-from bece.smooth.toplabel_fit import (
+from bece._smooth.toplabel_fit import (
     LabelDesign,
     _newton,
     fit_top_label_smooth,
 )
-from bece.stats import make_binning
-from bece.stats.calibration_stats import CalibrationStats
+from bece._stats import make_binning
+from bece._stats.calibration_stats import CalibrationStats
 
 Z = 5.0
 

@@ -1,4 +1,4 @@
-"""The hierarchical smooth top-label model in NumPyro (bece.models.toplabel_smooth).
+"""The hierarchical smooth top-label model in NumPyro (bece.models._toplabel_smooth).
 
 The log density is compared with a direct per-observation computation
 (scipy.stats log densities and a loop over the observations, in float64
@@ -15,11 +15,11 @@ from numpyro.infer.util import log_density
 from scipy import special
 from scipy import stats as sps
 
-from bece.base.jaxcompat import enable_x64
+from bece._base.jaxcompat import enable_x64
+from bece._smooth.basis import SmoothBasis
+from bece._smooth.toplabel_fit import PointDesign, TopLabelSmoothPosterior
 from bece.models import top_label_smooth_model
-from bece.models.toplabel_smooth import top_label_curve_logit
-from bece.smooth.basis import SmoothBasis
-from bece.smooth.toplabel_fit import PointDesign, TopLabelSmoothPosterior
+from bece.models._toplabel_smooth import top_label_curve_logit
 
 L = 3
 

@@ -1,4 +1,4 @@
-"""bece.smooth.zero_gaps: a spike at zero gap for each ECE bin.
+"""bece._smooth.zero_gaps: a spike at zero gap for each ECE bin.
 
 The prior density of a bin's gap at 0 is checked against a closed form (a
 curve with only an intercept and a slope, one confidence per bin) and
@@ -16,10 +16,10 @@ import math
 import numpy as np
 import pytest
 
-from bece.smooth.atoms import make_atoms
-from bece.smooth.fit import fit_smooth
-from bece.smooth.posterior import smooth_ece
-from bece.smooth.zero_gaps import (
+from bece._smooth.atoms import make_atoms
+from bece._smooth.fit import fit_smooth
+from bece._smooth.posterior import smooth_ece
+from bece._smooth.zero_gaps import (
     DEFAULT_ZERO_GAP_PRIOR,
     ZERO_GAP_TAU,
     average_bins_with_zero_gap,
@@ -27,7 +27,7 @@ from bece.smooth.zero_gaps import (
     rough_probability,
     zero_gap_probabilities,
 )
-from bece.stats import make_binning
+from bece._stats import make_binning
 
 from ..conftest import simulate_binary
 

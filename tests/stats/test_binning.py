@@ -1,11 +1,11 @@
-"""bece.stats.binning: the uniform convention, equal-mass edges, explicit edges."""
+"""bece._stats.binning: the uniform convention, equal-mass edges, explicit edges."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from bece.stats import Binning, make_binning
+from bece._stats import Binning, make_binning
 
 
 def test_uniform_index_is_floor_pM_with_one_in_last_bin():

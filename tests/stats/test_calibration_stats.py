@@ -1,4 +1,4 @@
-"""bece.stats.calibration_stats: CalibrationStats by hand, against a naive loop,
+"""bece._stats.calibration_stats: CalibrationStats by hand, against a naive loop,
 and exact merging of chunks."""
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def test_arrays_are_read_only(rng):
 
 
 def test_constructor_checks_shapes():
-    from bece.stats import make_binning
+    from bece._stats import make_binning
 
     b = make_binning(None, 3, "uniform")
     with pytest.raises(ValueError, match="need counts of shape"):
@@ -146,7 +146,7 @@ def test_constructor_accepts_what_bece_computes(rng):
 def test_counts_whose_total_overflows_int64_are_refused(rng):
     """Robustness #21: a total above 2**63 showed as a negative n, and adding
     such statistics failed with 'counts must be non-negative'."""
-    from bece.stats import make_binning
+    from bece._stats import make_binning
 
     b = make_binning(None, 15)
     with pytest.raises(ValueError, match=r"counts total 138350580552821637120 predictions, more than "
@@ -162,7 +162,7 @@ def test_counts_whose_total_overflows_int64_are_refused(rng):
 def test_simulated_statistics_skip_only_the_range_checks():
     """SBC simulates confidences outside [0, 1]; its statistics keep the
     count and finiteness checks."""
-    from bece.stats import make_binning
+    from bece._stats import make_binning
 
     b = make_binning(None, 2)
     s = CalibrationStats.from_simulation(b, [[1, 0], [0, 1]], [1.3, -0.2], [1.69, 0.04])

@@ -1,4 +1,4 @@
-"""bece.stats.device: statistics of JAX arrays computed where the array lives
+"""bece._stats.device: statistics of JAX arrays computed where the array lives
 (tested on CPU).
 
 Each case compares with the host path on the *same* values (a JAX array in
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from bece import CalibrationStats
-from bece.base.jaxcompat import enable_x64
-from bece.stats import device as _device
+from bece._base.jaxcompat import enable_x64
+from bece._stats import device as _device
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy

@@ -1,4 +1,4 @@
-"""bece.stats.distributed: Dask arrays and DataFrames on a 2-process LocalCluster
+"""bece._stats.distributed: Dask arrays and DataFrames on a 2-process LocalCluster
 give the same statistics as one pass."""
 
 from __future__ import annotations

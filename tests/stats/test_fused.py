@@ -1,4 +1,4 @@
-"""bece.stats.fused: the one-pass reduction (NumPy and numba engines) against
+"""bece._stats.fused: the one-pass reduction (NumPy and numba engines) against
 a naive loop with exactly rounded sums, and its input checks."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from bece import CalibrationStats
-from bece.stats import fused as _fused
-from bece.stats import make_binning
+from bece._stats import fused as _fused
+from bece._stats import make_binning
 
 ENGINES = ["numpy"] + (["numba"] if _fused.available_engine() == "numba" else [])
 
@@ -70,7 +70,7 @@ def test_fused_pass_matches_naive_loop(rng, engine, dtype, binning):
 def test_fused_pass_input_forms_equal_as_outcomes(rng, engine):
     """Binary, triples (int, bool and whole float labels) and top-label input
     give what the NumPy reference gives on as_outcomes' (z, p)."""
-    from bece.stats.inputs import as_outcomes
+    from bece._stats.inputs import as_outcomes
 
     n = 777
     p = rng.uniform(size=n)
@@ -118,8 +118,8 @@ BAD = [
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("name,make,message", BAD, ids=[b[0] for b in BAD])
 def test_fused_pass_raises_what_the_checks_raise(rng, engine, name, make, message):
-    """The compiled loop only detects; the message is bece.stats.inputs' own."""
-    from bece.stats.inputs import as_outcomes
+    """The compiled loop only detects; the message is bece._stats.inputs' own."""
+    from bece._stats.inputs import as_outcomes
 
     y, p = rng.integers(0, 2, 50), rng.uniform(size=50)
     y_true, y_prob, y_pred = make(y, p)

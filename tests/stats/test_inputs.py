@@ -1,4 +1,4 @@
-"""bece.stats.inputs: every bad input raises ValueError naming the argument."""
+"""bece._stats.inputs: every bad input raises ValueError naming the argument."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import bece
-from bece.stats.inputs import as_outcomes
+from bece._stats.inputs import as_outcomes
 
 ENTRY_POINTS = [
     bece.expected_calibration_error,
@@ -162,7 +162,7 @@ def test_softmax_rows_computed_in_their_dtype_pass(rng, dtype, k):
 
 
 def test_row_sum_tolerance_values():
-    from bece.stats.inputs import row_sum_tolerance
+    from bece._stats.inputs import row_sum_tolerance
 
     eps32 = np.finfo(np.float32).eps
     assert row_sum_tolerance(np.float64, 2) == row_sum_tolerance(np.float64, 10**9) == 1e-6
@@ -175,7 +175,7 @@ def test_row_sum_tolerance_values():
 
 def test_a_row_near_the_tolerance_is_judged_by_its_float64_sum():
     """BLAS sums in float32; rows it puts near the limit are re-summed in float64."""
-    from bece.stats.inputs import row_sum_tolerance
+    from bece._stats.inputs import row_sum_tolerance
 
     k = 1000
     tol = row_sum_tolerance(np.float32, k)

@@ -1,4 +1,4 @@
-"""bece.stats.labels and the reading options of as_outcomes: labels of any
+"""bece._stats.labels and the reading options of as_outcomes: labels of any
 type (pos_label=, labels=), logits (from_logits=) and the row-sum tolerance
 (row_sum_tol=), against scikit-learn, scipy and naive loops."""
 
@@ -14,13 +14,13 @@ from scipy.special import expit, softmax
 
 import bece
 from bece import CalibrationStats
-from bece.stats.inputs import Inputs, as_outcomes, softmax_rows
-from bece.stats.labels import class_indices, fixed_labels
+from bece._stats.inputs import Inputs, as_outcomes, softmax_rows
+from bece._stats.labels import class_indices, fixed_labels
 
 
 def outcomes(y_true, y_prob, y_pred=None, **inputs):
     """``as_outcomes`` with the input keywords of the public functions, as
-    they build their :class:`~bece.stats.inputs.Inputs`."""
+    they build their :class:`~bece._stats.inputs.Inputs`."""
     return as_outcomes(y_true, y_prob, y_pred, Inputs(**inputs))
 
 

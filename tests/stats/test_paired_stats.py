@@ -9,8 +9,8 @@ import pytest
 from scipy import special
 
 from bece import CalibrationStats, PairedStats
-from bece.binned.compare import joint_counts
-from bece.stats import make_binning
+from bece._binned.compare import joint_counts
+from bece._stats import make_binning
 
 
 def _top_label(n, seed, k=4):

@@ -1,5 +1,5 @@
-"""The agreement rule (bece.validation.agreement) on draws whose truth is known,
-and bridge sampling (bece.validation.bridge) against closed-form marginal
+"""The agreement rule (bece._validation.agreement) on draws whose truth is known,
+and bridge sampling (bece._validation.bridge) against closed-form marginal
 likelihoods. No NUTS runs here except the divergence retry; seeds are fixed.
 
 False alarms: where both sides draw from the same distribution, the rule's
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from scipy import special
 
-from bece.validation.agreement import CrossCheck, Probability, compare_draws
-from bece.validation.bridge import bridge_log_marginal, model_log_marginal
+from bece._validation.agreement import CrossCheck, Probability, compare_draws
+from bece._validation.bridge import bridge_log_marginal, model_log_marginal
 
 
 def _chains(draws):
@@ -107,7 +107,7 @@ def test_run_nuts_repeats_a_divergent_run_with_smaller_steps():
     import numpyro
     import numpyro.distributions as dist
 
-    from bece.validation.nuts import run_nuts
+    from bece._validation.nuts import run_nuts
 
     def funnel():
         v = numpyro.sample("v", dist.Normal(0, 3))

@@ -1,7 +1,7 @@
-"""bece.validation.crosscheck: the NUTS cross-check of the closed form (binned
+"""bece._validation.crosscheck: the NUTS cross-check of the closed form (binned
 and top-label).
 
-``cross_check`` declares agreement under the rule of bece.validation.agreement:
+``cross_check`` declares agreement under the rule of bece._validation.agreement:
 NUTS converged (R-hat <= 1.01, ESS >= 400, no divergence after the retry) and
 each 5/50/95% quantile within max(z MCSE, 0.25 sd), z for a family-wise
 false-alarm rate of 0.05. On the conjugate model, whose closed form is exact,
@@ -18,12 +18,12 @@ import pytest
 
 import bece
 from bece import CalibrationStats, bayesian_top_label_ece, posterior_ece
-from bece.base import sample_dirichlet
-from bece.binned import conjugate_posterior
-from bece.binned.conjugate import ece_of_draws
-from bece.results import BayesianECE, BayesianTopLabelECE
-from bece.validation.agreement import compare_draws
-from bece.validation.crosscheck import cross_check_stats
+from bece._base import sample_dirichlet
+from bece._binned import conjugate_posterior
+from bece._binned.conjugate import ece_of_draws
+from bece._results import BayesianECE, BayesianTopLabelECE
+from bece._validation.agreement import compare_draws
+from bece._validation.crosscheck import cross_check_stats
 
 from ..conftest import simulate_binary, simulate_multiclass
 
@@ -198,8 +198,8 @@ def test_unknown_model_lists_every_accepted_model():
 
 
 def test_form_gap_and_literal_gap_compare_the_two_fast_paths():
+    from bece._validation.literal import form_gap
     from bece.validation import literal_gap
-    from bece.validation.literal import form_gap
 
     y, p = simulate_binary(3000, np.random.default_rng(9))
     stats = CalibrationStats.from_arrays(y, p, n_bins=5)

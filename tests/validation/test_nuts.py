@@ -1,4 +1,4 @@
-"""bece.validation.nuts: run_nuts against NumPyro's MCMC and a known posterior,
+"""bece._validation.nuts: run_nuts against NumPyro's MCMC and a known posterior,
 and NUTS draws that do not depend on jax_enable_x64.
 
 Seeds are fixed, so each run here is deterministic.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bece.base.jaxcompat import enable_x64
+from bece._base.jaxcompat import enable_x64
 
 
 def test_nuts_draws_do_not_depend_on_jax_enable_x64():
@@ -53,7 +53,7 @@ def test_run_nuts_follows_numpyro_mcmc():
     import jax
     from numpyro.infer import MCMC, NUTS
 
-    from bece.validation.nuts import EXTRA_FIELDS, NutsRun, mcmc_inference_data, run_nuts
+    from bece._validation.nuts import EXTRA_FIELDS, NutsRun, mcmc_inference_data, run_nuts
 
     settings = dict(num_chains=2, num_warmup=30, num_samples=20, seed=3,
                     target_accept_prob=0.8)
@@ -86,9 +86,9 @@ def test_run_nuts_samples_a_known_posterior():
     import numpyro
     import numpyro.distributions as dist
 
-    from bece.base.arviz import ess as arviz_ess
-    from bece.base.arviz import rhat as arviz_rhat
-    from bece.validation.nuts import run_nuts
+    from bece._base.arviz import ess as arviz_ess
+    from bece._base.arviz import rhat as arviz_rhat
+    from bece._validation.nuts import run_nuts
 
     loc, scale = np.array([1.0, -2.0, 0.5]), np.array([1.0, 0.1, 3.0])
 

@@ -1,4 +1,4 @@
-"""bece.validation.sbc: simulation-based calibration.
+"""bece._validation.sbc: simulation-based calibration.
 
 ``SBCResult.uniform`` tests every quantity's rank histogram with a
 chi-square test and a Bonferroni correction: family-wise false-alarm rate
@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from bece import BinnedModel
+from bece._validation.sbc import closed_form_draws
 from bece.validation import sbc
-from bece.validation.sbc import closed_form_draws
 
 
 def test_closed_form_is_calibrated_on_its_model():
@@ -41,7 +41,7 @@ def test_closed_form_approximation_of_literal_model_shows_at_wide_sigma():
 
 
 def test_literal_fast_path_is_calibrated_on_the_literal_model():
-    """The exact sampler of bece.binned.literal, with the literal model as
+    """The exact sampler of bece._binned.literal, with the literal model as
     simulator, at the wide sigma where the conjugate form fails SBC above."""
     r = sbc(model=BinnedModel(form="literal", n_bins=4, sigma=0.2), n=30, num_simulations=300,
             method="literal", seed=2)

@@ -1,4 +1,4 @@
-"""bece.validation.smooth: the PSIS-corrected Laplace posterior of the smooth
+"""bece._validation.smooth: the PSIS-corrected Laplace posterior of the smooth
 model against NUTS on the same model (bece.cross_check(..., model="smooth"))."""
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""bece.validation.smooth_toplabel: the importance-corrected Laplace posterior of the
+"""bece._validation.smooth_toplabel: the importance-corrected Laplace posterior of the
 hierarchical smooth top-label model against NUTS on the same NumPyro model
 (bece.cross_check(..., model="smooth", top_label=True)).
 
 Each check compares quantiles in probability space with a family-wise
 false-alarm rate of 1e-4 (Bonferroni over the table's rows; see
-bece.validation.crosscheck).
+bece._validation.crosscheck).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_laplace_agrees_with_nuts_on_a_small_problem():
     800 to 1,300, max z 2.2 to 3.7 against a threshold of 4.9, no
     divergences. The default prior's cross-check is the slow test below
     (K = 4, n = 6,000), where the data identify the scales."""
-    from bece.validation.smooth_toplabel import cross_check_smooth_top_label
+    from bece._validation.smooth_toplabel import cross_check_smooth_top_label
 
     y, prob = _data(500, 3, seed=3)
     cc = cross_check_smooth_top_label(y, prob, shared_prob=0.0, num_warmup=400, num_samples=800,

@@ -1,0 +1,1 @@
+"""The implementation of :mod:`bece.calibrate` (private: import from ``bece.calibrate``)."""

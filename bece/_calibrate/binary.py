@@ -1,0 +1,277 @@
+r"""Binary recalibrators: Platt scaling, isotonic regression, beta calibration.
+
+Each maps the score of class 1 of a two-class classifier to a calibrated
+:math:`P(y = 1)`. ``X`` is (n,) (the log-odds, or :math:`P(y=1)`) or (n, 2)
+(two columns of logits or probabilities), as ``input`` says
+(:mod:`bece._calibrate.scores`); more than two classes are refused (use
+:class:`~bece.calibrate.TopLabelCalibrator` or the scaling families). With
+:math:`\ell_0, \ell_1` the log-probabilities of the two classes (log-softmax
+of logits; the logarithm of probabilities, zeros read as
+``finfo(dtype).tiny``):
+
+* :class:`PlattScaling` (Platt 1999): :math:`\sigma(a (\ell_1 - \ell_0) + c)`,
+  a logistic regression on the log-odds, fitted on Platt's smoothed targets
+  :math:`(N_+ + 1)/(N_+ + 2)` and :math:`1/(N_- + 2)` as scikit-learn's
+  ``CalibratedClassifierCV(method="sigmoid")`` does
+  (``smoothed_targets=False``: on the labels themselves);
+* :class:`IsotonicCalibration`: :class:`sklearn.isotonic.IsotonicRegression`
+  (increasing, values in [0, 1], ``out_of_bounds="clip"``) of y on the
+  score itself: :math:`P(y=1)` for probabilities, the log-odds
+  :math:`\ell_1 - \ell_0` for logits (isotonic regression depends on the
+  order of the scores only, but the interpolation between its thresholds
+  is linear in the score it is fitted on);
+* :class:`BetaCalibration` (Kull, Silva Filho & Flach 2017, the three-parameter
+  "abm" model): :math:`\sigma(a \ell_1 - b \ell_0 + c)` with
+  :math:`a, b \ge 0`, a logistic regression on :math:`(\ell_1, -\ell_0)`;
+  if the fit gives :math:`a < 0` it is refitted with :math:`a = 0` (only
+  :math:`-\ell_0`), if :math:`b < 0` with :math:`b = 0`, as the authors'
+  ``betacal`` does; if the refitted slope is negative too, the map is the
+  constant :math:`\operatorname{logit}(\bar y)` (betacal keeps the negative
+  slope, outside its model). ``betacal`` clips probabilities to
+  :math:`[\epsilon, 1 - \epsilon]` (machine epsilon) before the logarithm;
+  here only zeros change (to ``tiny``).
+
+The logistic fits are :class:`sklearn.linear_model.LogisticRegression`
+without penalty (``C=inf``, lbfgs, ``tol=1e-10``, ``max_iter=1000``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import expit
+
+from .base import ScoreCalibrator
+from .scores import Scores, log_softmax
+from .stored import Field
+
+__all__ = [
+    "BetaCalibration",
+    "BinaryCalibrator",
+    "IsotonicCalibration",
+    "PlattScaling",
+    "binary_log_probabilities",
+]
+
+
+def _require_two(scores: Scores) -> None:
+    if scores.k != 2:
+        raise ValueError(
+            f"X must hold a binary classifier's scores ((n,) or (n, 2)), got K = {scores.k} "
+            "classes: use TopLabelCalibrator or a scaling family for more classes"
+        )
+
+
+def binary_log_probabilities(scores: Scores) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`(\ell_0, \ell_1)`, each float64 (n,), of two-class scores."""
+    _require_two(scores)
+    lp = scores.block(0, scores.n)
+    if scores.kind == "logits":
+        lp = log_softmax(lp)
+    return lp[:, 0], lp[:, 1]
+
+
+def _logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression(C=np.inf, tol=1e-10, max_iter=1000)
+    model.fit(x, y, sample_weight=weight)
+    return np.asarray(model.coef_[0], dtype=np.float64), float(model.intercept_[0])
+
+
+class BinaryCalibrator(ScoreCalibrator):
+    """Base of the binary calibrators: :meth:`_p1` maps checked scores to :math:`P(y=1)`."""
+
+    def _p1(self, scores: Scores) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _one(self, scores: Scores, y: np.ndarray) -> None:
+        if np.unique(y).size < 2:
+            raise ValueError(f"y must hold both classes to fit {type(self).__name__}; "
+                             f"it holds only {self.classes_[y[0]]!r}")
+
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+        """Calibrated probabilities, shape (n, 2): :math:`P(y = 0)`, :math:`P(y = 1)`."""
+        p1 = self._p1(self._scores(X))
+        return np.column_stack([1.0 - p1, p1])
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """``classes_[1]`` where the calibrated :math:`P(y = 1) > 1/2`, else ``classes_[0]``."""
+        index = (self._p1(self._scores(X)) > 0.5).astype(np.int64)
+        return self.classes_[index]
+
+
+class PlattScaling(BinaryCalibrator):
+    r"""Platt scaling: :math:`\sigma(a\,s + c)` on the log-odds :math:`s` (module docstring).
+
+    Parameters
+    ----------
+    input : {"auto", "logits", "probabilities"}, default "auto"
+    smoothed_targets : bool, default True
+        Fit on Platt's smoothed targets (scikit-learn's sigmoid calibration);
+        False: on the labels.
+
+    Attributes
+    ----------
+    coef_ : float
+        :math:`a`.
+    intercept_ : float
+        :math:`c`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.normal(scale=3.0, size=4000)                # a binary classifier's log-odds
+    >>> y = rng.uniform(size=4000) < 1 / (1 + np.exp(-s / 2))   # over-confident: true log-odds s / 2
+    >>> from bece.calibrate import PlattScaling
+    >>> platt = PlattScaling().fit(s[:2000], y[:2000])
+    >>> platt.input_, bool(abs(platt.coef_ - 0.5) < 0.1)   # a = 1/2 undoes the over-confidence
+    ('logits', True)
+    >>> platt.predict_proba(s[2000:]).shape                 # P(y = 0), P(y = 1)
+    (2000, 2)
+    """
+
+    _contract = {"coef_": Field("float"), "intercept_": Field("float")}
+
+    def __init__(self, *, input: str = "auto", smoothed_targets: bool = True) -> None:
+        self.input = input
+        self.smoothed_targets = smoothed_targets
+
+    def _check_params(self) -> None:
+        if not isinstance(self.smoothed_targets, (bool, np.bool_)):
+            raise ValueError(f"smoothed_targets must be True or False, got {self.smoothed_targets!r}")
+
+    def _fit(self, scores: Scores, y: np.ndarray) -> None:
+        l0, l1 = binary_log_probabilities(scores)
+        self._one(scores, y)
+        s = (l1 - l0)[:, None]
+        z = y.astype(np.float64)
+        if self.smoothed_targets:
+            n_pos = z.sum()
+            n_neg = z.size - n_pos
+            t = np.where(z > 0, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+            coef, inter = _logistic(np.vstack([s, s]), np.r_[np.ones(z.size), np.zeros(z.size)],
+                                    np.r_[t, 1.0 - t])
+        else:
+            coef, inter = _logistic(s, z)
+        self.coef_ = float(coef[0])
+        self.intercept_ = inter
+
+    def _p1(self, scores: Scores) -> np.ndarray:
+        l0, l1 = binary_log_probabilities(scores)
+        return expit(self.coef_ * (l1 - l0) + self.intercept_)
+
+
+class IsotonicCalibration(BinaryCalibrator):
+    """Isotonic regression of y on the score (module docstring).
+
+    Predictions interpolate linearly between the fitted thresholds and take
+    the nearest threshold's value outside them, as
+    ``IsotonicRegression(out_of_bounds="clip").predict``.
+
+    Parameters
+    ----------
+    input : {"auto", "logits", "probabilities"}, default "auto"
+
+    Attributes
+    ----------
+    X_thresholds_, y_thresholds_ : ndarray of shape (m,)
+        The fitted step function's knots (scikit-learn's attributes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.normal(scale=3.0, size=4000)                # a binary classifier's log-odds
+    >>> y = rng.uniform(size=4000) < 1 / (1 + np.exp(-s / 2))   # over-confident: true log-odds s / 2
+    >>> from bece import expected_calibration_error
+    >>> from bece.calibrate import IsotonicCalibration
+    >>> iso = IsotonicCalibration().fit(s[:2000], y[:2000])
+    >>> bool(np.all(np.diff(iso.y_thresholds_) >= 0))      # a non-decreasing map
+    True
+    >>> p_before = 1 / (1 + np.exp(-s[2000:]))
+    >>> p_after = iso.predict_proba(s[2000:])[:, 1]
+    >>> ece_before = expected_calibration_error(y[2000:], p_before)
+    >>> bool(expected_calibration_error(y[2000:], p_after) < ece_before / 2)
+    True
+    """
+
+    _contract = {
+        "X_thresholds_": Field("array", ndim=1, nondecreasing=True),
+        "y_thresholds_": Field("array", shape=lambda est: est.X_thresholds_.shape, low=0.0, high=1.0,
+                               nondecreasing=True),
+    }
+
+    def __init__(self, *, input: str = "auto") -> None:
+        self.input = input
+
+    @staticmethod
+    def _score(scores: Scores) -> np.ndarray:
+        _require_two(scores)
+        return scores.binary_score()
+
+    def _fit(self, scores: Scores, y: np.ndarray) -> None:
+        from sklearn.isotonic import IsotonicRegression
+
+        s = self._score(scores)
+        self._one(scores, y)
+        iso = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
+        iso.fit(s, y.astype(np.float64))
+        self.X_thresholds_ = np.asarray(iso.X_thresholds_, dtype=np.float64)
+        self.y_thresholds_ = np.asarray(iso.y_thresholds_, dtype=np.float64)
+
+    def _p1(self, scores: Scores) -> np.ndarray:
+        return np.interp(self._score(scores), self.X_thresholds_, self.y_thresholds_)
+
+
+class BetaCalibration(BinaryCalibrator):
+    r"""Beta calibration: :math:`\sigma(a \log p - b \log(1 - p) + c)`, :math:`a, b \ge 0`.
+
+    Parameters
+    ----------
+    input : {"auto", "logits", "probabilities"}, default "auto"
+
+    Attributes
+    ----------
+    a_, b_, c_ : float
+        The fitted map (module docstring); :math:`a = b` is Platt scaling on
+        the log-odds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.normal(scale=3.0, size=4000)                # a binary classifier's log-odds
+    >>> y = rng.uniform(size=4000) < 1 / (1 + np.exp(-s / 2))   # over-confident: true log-odds s / 2
+    >>> from bece.calibrate import BetaCalibration
+    >>> beta = BetaCalibration().fit(s[:2000], y[:2000])
+    >>> bool(abs(beta.a_ - 0.5) < 0.1), bool(abs(beta.b_ - 0.5) < 0.1)   # Platt's a = b = 1/2
+    (True, True)
+    """
+
+    _contract = {"a_": Field("float"), "b_": Field("float"), "c_": Field("float")}
+
+    def __init__(self, *, input: str = "auto") -> None:
+        self.input = input
+
+    def _fit(self, scores: Scores, y: np.ndarray) -> None:
+        l0, l1 = binary_log_probabilities(scores)
+        self._one(scores, y)
+        x = np.column_stack([l1, -l0])
+        coef, c = _logistic(x, y)
+        a, b = coef
+        if a < 0:
+            coef, c = _logistic(x[:, 1:], y)
+            a, b = 0.0, coef[0]
+        elif b < 0:
+            coef, c = _logistic(x[:, :1], y)
+            a, b = coef[0], 0.0
+        if a < 0 or b < 0:  # the refit's slope is negative too: a constant
+            mean = float(np.mean(y))
+            a, b, c = 0.0, 0.0, float(np.log(mean) - np.log1p(-mean))
+        self.a_, self.b_, self.c_ = float(a), float(b), float(c)
+
+    def _p1(self, scores: Scores) -> np.ndarray:
+        l0, l1 = binary_log_probabilities(scores)
+        return expit(self.a_ * l1 - self.b_ * l0 + self.c_)

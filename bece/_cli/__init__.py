@@ -1,0 +1,127 @@
+"""The ``bece`` command.
+
+``bece report [FILE] [--model binned] [--n-bins 15] [--binning uniform]
+[--samples 10000] [--seed 0] [--json] [--no-verdict]`` prints a verdict on
+calibration (:mod:`bece._cli.calibration`; not with ``--no-verdict``), then
+the Bayesian ECE of the predictions in FILE (CSV, Parquet or NPZ, or a directory of Parquet files;
+columns as in :mod:`bece.io`), or
+of the example shipped with bece when FILE is omitted; ``--plot PATH`` also
+writes its reliability diagram (:func:`bece.plots.reliability_diagram`).
+``--model smooth`` uses the smooth calibration-curve model
+(:mod:`bece.smooth`): the file is read in chunks into statistics on the fine
+grid of :func:`bece.smooth.fine_binning` (128 sub-cells per ECE bin) and
+:func:`bece.smooth.smooth_posterior_ece` runs on them; quantile bins take
+one more pass for their edges. A file of at most 2,000 predictions is then
+read whole for the exact posterior (one atom per prediction, as
+:func:`bece.bayesian_ece` with ``model="smooth"``). The report then adds the model's per-bin
+accuracy and the grid's error bound, and the diagram's bands are the
+model's (``band_prior=None``).
+
+``bece report FILE`` on a file of regression forecasts (a target ``y``
+with ``mean``/``std``, quantile columns ``q_<level>`` or sample columns
+``s_0 ... s_{S-1}``; :mod:`bece._io.forecast_columns`, which tells the two
+kinds of file apart by their columns) prints a verdict
+(:func:`bece.regression.pit_calibration_test`), Kuleshov's calibration error
+(:func:`bece.regression.bayesian_calibration_error`) and the calibration
+curve with its band; ``--plot`` draws the curve
+(:func:`bece._plots.regression.plot_calibration_curve`). See
+:mod:`bece._cli.regression`.
+
+``bece compare A B [--n-bins 15] [--binning uniform] [--samples 10000]
+[--seed 0] [--json] [--plot PATH]`` prints the paired posterior of two
+models' ECEs (:func:`bece.compare`) from two prediction files of the same
+test set (same ``y_true``, row for row); ``--plot`` writes both reliability
+diagrams and the posterior of the difference.
+
+``bece test [FILE] [--level 0.05] [--resamples 1000] [--prior-odds 1]
+[--json]`` runs the calibration test alone (:mod:`bece._cli.calibration`):
+its p-value, Bayes factor and P(calibrated), read by one rule into a
+verdict (:func:`bece._results.verdict.verdict`), with which ``bece report``
+on a classifier's predictions also opens.
+``bece recalibrate --method temperature VAL_FILE TEST_FILE [--out FILE]
+[--plot PATH] [--json]`` fits a recalibrator on VAL_FILE and prints the
+paired posterior of the test file's ECE before and after
+(:func:`bece.recalibrate`); see :mod:`bece._cli.recalibrate`.
+
+``bece --version`` prints ``bece <version>``.
+
+Exit codes: 0 on success; 2 on bad usage or bad input (one line on stderr,
+no traceback); 1 when memory runs out (one line: the input was valid, the
+machine too small for it, so not a usage error: fewer ``--samples``, fewer
+``--n-bins`` or a larger machine); 130 on Ctrl-C (one line, the shell's
+code for a command ended by SIGINT); 1 when stdout is closed early
+(``bece report | head``, quietly). ``--json`` prints strict JSON: a
+number that is not finite (the sd of a single draw) is ``null``.
+
+The package: :mod:`~bece._cli.parser` (arguments), :mod:`~bece._cli.common`
+(JSON, figures), :mod:`~bece._cli.report`, :mod:`~bece._cli.regression` and
+:mod:`~bece._cli.compare`, :mod:`~bece._cli.calibration` (one module per report); :func:`main` dispatches
+and turns errors into exit codes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from .calibration import run_test
+from .common import cli_words, to_json
+from .compare import compare_dict, format_compare, run_compare
+from .output import check_outputs
+from .parser import UsageError, build_parser, version
+from .report import format_report, report_dict, run_report
+
+__all__ = [
+    "compare_dict",
+    "format_compare",
+    "format_report",
+    "main",
+    "report_dict",
+    "to_json",
+    "version",
+]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``bece`` command; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return 2
+        check_outputs(args)  # before any work: no output over an input, none unwritable
+        if args.command == "compare":
+            return run_compare(args)
+        if args.command == "test":
+            return run_test(args)
+        if args.command == "recalibrate":
+            from .recalibrate import run_recalibrate
+
+            return run_recalibrate(args)
+        return run_report(args)
+    except UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help and --version: argparse exits after printing
+        return exc.code if isinstance(exc.code, int) else 0
+    except BrokenPipeError:
+        # the reader went away (``bece report | head``): stop quietly, and keep
+        # Python from reporting the same error again when it flushes stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except (ValueError, OSError) as exc:
+        print(f"bece: error: {cli_words(str(exc))}", file=sys.stderr)
+        return 2
+    except MemoryError as exc:
+        # valid input, too large for this machine: one line, exit 1 (not 2:
+        # nothing in the command is wrong as such)
+        detail = str(exc).splitlines()[0] if str(exc) else "no detail given"
+        print(f"bece: error: out of memory ({detail}); try fewer --samples or --n-bins, "
+              "or a machine with more memory", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        # Ctrl-C: one line instead of the traceback of whatever was running
+        print("bece: interrupted", file=sys.stderr)
+        return 130

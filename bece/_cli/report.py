@@ -1,0 +1,283 @@
+"""``bece report`` on classifier predictions: the Bayesian ECE and its per-bin table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .calibration import file_test
+from .common import (
+    BINARY_NOTE,
+    PROB,
+    classes_line,
+    figure,
+    input_options,
+    save,
+    to_json,
+)
+from .parser import INPUT_OPTIONS
+
+__all__ = [
+    "format_report",
+    "report_dict",
+    "run_report",
+]
+
+
+def report_dict(result: Any, prob: float = PROB, seed: int | None = None,
+                test: Any = None, reference: Any = None) -> dict[str, Any]:
+    """The JSON object of ``bece report``: the result's own
+    :meth:`~bece.BayesianECE.to_dict` (``model``, ``input_kind``: ``"binary"``,
+    ``"top-label"`` or ``"triples"``, ...) with ``seed`` and ``bece_version``.
+
+    Each bin has ``observed`` (the observed frequency of y = 1 for binary
+    input, the accuracy for top-label and triples) and ``predicted`` (the
+    mean predicted P(y = 1), or the mean confidence), names true for both
+    kinds; ``accuracy`` and ``confidence`` repeat them under their old
+    names, kept as aliases for one release (likewise the smooth model's
+    ``model_observed`` and its alias ``model_accuracy``). With ``test`` (a
+    :class:`~bece.CalibrationTest`), ``verdict`` and ``calibration_test``
+    as :func:`bece._cli.calibration.test_dict` gives them. The smooth model
+    adds its ``prob_calibrated`` and ``prior_odds``; with ``reference`` (the
+    binned model's posterior on the same bins), ``reference``:
+    ``{"model", "ece": {...}}``.
+    """
+    from .parser import version
+
+    own = result.to_dict(prob)
+    d = {"model": own.pop("model"), "input_kind": own.pop("input_kind"), "seed": seed,
+         "bece_version": version(), **own}
+    if test is not None:
+        from .calibration import test_dict
+
+        d.update(test_dict(test))
+    if reference is not None:
+        rlo, rhi = reference.interval(prob)
+        d["reference"] = {"model": reference.model, "ece": {
+            "mean": reference.mean, "std": reference.std, "prob": prob, "interval": [rlo, rhi]}}
+    return d
+
+
+def format_report(result: Any, source: str, kind: str, binning: str, prob: float = PROB,
+                  n_classes: int | None = None, test: Any = None, reference: Any = None,
+                  classes: str | None = None) -> str:
+    """``bece report``: a header naming the file and how it was read (the
+    bins, the classes of the columns, how a K = 2 matrix was read), then the
+    result's own :meth:`~bece.BayesianECE.text` with the test's verdict and
+    the binned model as reference."""
+    head = [f"bece report: {source}" + ("" if binning == "uniform" else f"; {binning} bins")]
+    if classes is not None:
+        head.append(f"  classes       {classes}")
+    if kind == "top-label" and n_classes == 2:
+        head.append(f"  note          {BINARY_NOTE}")
+    return "\n".join([*head, result.text(prob, test=test, reference=reference)])
+
+
+#: The options of each kind of file, as (option, argparse dest); a given
+#: option of the other kind is refused, never ignored.
+CLASSIFIER_OPTIONS = (("--model", "model"), ("--n-bins", "n_bins"), ("--binning", "binning"),
+                      ("--no-verdict", "no_verdict"), *INPUT_OPTIONS, ("--metrics", "metrics"))
+REGRESSION_OPTIONS = (("--y-col", "y_col"), ("--mean-col", "mean_col"), ("--std-col", "std_col"),
+                      ("--quantile-prefix", "quantile_prefix"), ("--sample-prefix", "sample_prefix"),
+                      ("--levels", "levels"))
+_REGRESSION_DEFAULTS = {"y_col": "y", "mean_col": "mean", "std_col": "std",
+                        "quantile_prefix": "q_", "sample_prefix": "s_"}
+
+
+def _refuse(args: argparse.Namespace, options: tuple[tuple[str, str], ...], what: str) -> None:
+    given = [flag for flag, dest in options if getattr(args, dest, None) is not None]
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise ValueError(f"{', '.join(given)} {verb} only {what}")
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """``bece report``: a classifier's predictions, or regression forecasts
+    (detected from the file's columns); returns the exit code."""
+    from .._api import posterior_ece
+    from .._io.files import column_names, example_path, read_statistics
+    from .._io.forecast_columns import detect_kind
+
+    conventions = {k: v if getattr(args, k) is None else getattr(args, k)
+                   for k, v in _REGRESSION_DEFAULTS.items()}
+    columns, options = input_options(args)
+    if args.file is None:
+        _refuse(args, REGRESSION_OPTIONS, "to regression forecasts in a FILE; the example "
+                "shipped with bece holds a classifier's predictions")
+        path = example_path()
+    else:
+        path = args.file
+        if detect_kind(column_names(path), str(path), **conventions, y_true_col=columns["y_true_col"],
+                       y_prob_col=columns["y_prob_col"],
+                       prob_prefix=columns["prob_prefix"]) == "regression":
+            from .regression import run_regression
+
+            _refuse(args, CLASSIFIER_OPTIONS, f"to a classifier's predictions; {path} holds "
+                    "regression forecasts")
+            return run_regression(args, path, conventions)
+        _refuse(args, REGRESSION_OPTIONS, f"to regression forecasts; {path} holds a classifier's "
+                "predictions")
+    args.model = "smooth" if args.model is None else args.model
+    args.n_bins = 15 if args.n_bins is None else args.n_bins
+    args.binning = "uniform" if args.binning is None else args.binning
+    # CSV and Parquet are read in chunks (bece._io.stream); a progress bar only
+    # for a person watching a terminal, never in --json output
+    progress = not args.json and sys.stderr.isatty()
+    reference = None
+    if args.model == "smooth":
+        result, pred = _smooth_report(path, args, progress, columns, options)
+        # the binned model beside it, on the same ECE bins (closed form: cheap)
+        reference = posterior_ece(result.stats, num_samples=args.samples, seed=args.seed,
+                                  model="binned")
+    else:
+        pred = read_statistics(path, n_bins=args.n_bins, binning=args.binning, progress=progress,
+                               **options, **columns)
+        result = posterior_ece(pred.stats, num_samples=args.samples, seed=args.seed,
+                               model=args.model)
+    classes = getattr(pred, "labels", None)
+    # the verdict: the calibration test of the same predictions and bins
+    # (bece._cli.calibration; the smooth report's fine statistics are reused)
+    test = None if args.no_verdict else file_test(
+        path, args, n=result.stats.n, edges=result.stats.edges,
+        fine_stats=pred.stats if args.model == "smooth" else None, progress=progress)
+    metrics = (None if getattr(args, "metrics", None) is None else
+               _metrics(path, args, columns, options, result))
+    if args.json:
+        d = report_dict(result, seed=args.seed, test=test, reference=reference)
+        if classes is not None:
+            d["classes"] = [c.item() if hasattr(c, "item") else c for c in classes]
+        if metrics is not None:
+            d["metrics"] = metrics
+        print(to_json(d))
+    else:
+        source = str(path) if args.file is not None else f"{Path(path).name} (example shipped with bece)"
+        which = (None if classes is None else  # which column is which class
+                 classes_line(classes, columns["prob_prefix"], args.labels is not None))
+        text = format_report(result, source, pred.kind, args.binning, n_classes=pred.n_classes,
+                             test=test, reference=reference, classes=which)
+        if metrics is not None:
+            text += "\n" + _metrics_text(metrics)
+        print(text)
+    if args.plot is not None:
+        from .._plots.reliability import reliability_diagram
+
+        fig = figure((5.5, 6.2))
+        # smooth: the bands are the model's pooled per-bin accuracy, which is
+        # what it adds over the counts (band_prior=None)
+        band: dict[str, Any] = {"band_prior": None} if args.model == "smooth" else {}
+        ax = reliability_diagram(result, ax=fig.add_subplot(), **band)
+        if args.model == "smooth":
+            ax.set_title(f"smooth model: {ax.get_title()}", fontsize="medium")
+        save(fig, args.plot, args.json)
+    return 0
+
+
+#: Above this many rows the metrics that need every pair in memory are
+#: refused (the one-pass metrics are computed for any size).
+WHOLE_DATA_MAX_ROWS = 10_000_000
+
+
+def _metrics(path: Any, args: argparse.Namespace, columns: dict[str, Any],
+             options: dict[str, Any], result: Any) -> dict[str, Any]:
+    """``--metrics``: the chosen metrics of the file's (outcome, confidence)
+    pairs on the report's bins. Those of :data:`bece._metrics.streaming.MERGEABLE`
+    from one pass over chunks (intervals: the l2 ECE's from ``result``'s
+    draws, Sun et al.'s asymptotic one, the Poisson bootstrap otherwise);
+    those of ``WHOLE_DATA`` from the pairs in memory (only the prediction
+    columns are read), refused above :data:`WHOLE_DATA_MAX_ROWS` rows."""
+    from .._io.files import read_predictions
+    from .._io.stream import iter_outcomes
+    from .._metrics.posterior_l2 import l2_ece_draws
+    from .._metrics.registry import METRIC_LABELS, metric_report
+    from .._metrics.streaming import MERGEABLE, WHOLE_DATA, metric_sums, streamed_metrics
+    from .._stats.inputs import Inputs, as_outcomes
+
+    names = list(args.metrics)
+    bins = result.stats.binning
+    streamed = Path(path).is_dir() or Path(path).suffix.lower() in (".csv", ".parquet", ".pq")
+    sums = None
+    if streamed:
+        for start, z, p in iter_outcomes(path, inputs=Inputs(**options), **columns):
+            part = metric_sums(z, p, bins, start=start, seed=args.seed)
+            sums = part if sums is None else sums + part
+    else:  # NPZ: in memory anyway
+        whole = read_predictions(path, **columns)
+        z, p = as_outcomes(whole.y_true, whole.y_prob, whole.y_pred, Inputs(**options))
+        sums = metric_sums(np.asarray(z, dtype=np.float64), p, bins, seed=args.seed)
+    if sums is None:
+        raise ValueError(f"{path}: no predictions (0 rows)")
+    out = streamed_metrics(sums, names, prob=PROB, posterior_l2=l2_ece_draws(result))
+    for entry in out.values():
+        entry["one_pass"] = True
+    need = [n for n in names if n not in MERGEABLE]
+    if need and sums.n > WHOLE_DATA_MAX_ROWS:
+        for n in need:
+            out[n] = {"label": METRIC_LABELS[n], "one_pass": False,
+                      "needs_all_pairs": WHOLE_DATA[n],
+                      "error": f"needs all {sums.n} pairs in memory ({WHOLE_DATA[n]}); "
+                      f"refused above {WHOLE_DATA_MAX_ROWS:,} rows"}
+    elif need:
+        whole = read_predictions(path, **columns)
+        z, p = as_outcomes(whole.y_true, whole.y_prob, whole.y_pred, Inputs(**options))
+        rest = metric_report(np.asarray(z, dtype=np.float64), p, need, posterior=result,
+                             prob=PROB, seed=args.seed)
+        for n, entry in rest.items():
+            out[n] = {**entry, "one_pass": False, "needs_all_pairs": WHOLE_DATA[n]}
+    return {n: out[n] for n in names}
+
+
+def _metrics_text(metrics: dict[str, Any]) -> str:
+    lines = [f"  metrics ({PROB:.0%} intervals; of the (correct, confidence) pairs)"]
+    for m in metrics.values():
+        if "error" in m:
+            lines.append(f"    {m['label']:<42} not computed: {m['error']}")
+        elif "p_value" in m:
+            lines.append(f"    {m['label']:<42} statistic {m['statistic']:.4f}, "
+                         f"p-value {m['p_value']:.4g}")
+        elif "interval" not in m:  # an infinite log loss
+            lines.append(f"    {m['label']:<42} {m['value']:.4f}")
+        else:
+            lo, hi = m["interval"]
+            lines.append(f"    {m['label']:<42} {m['value']:.4f} [{lo:.4f}, {hi:.4f}] "
+                         f"{m['interval_method']}")
+    whole = [f"{m['label']} ({m['needs_all_pairs']})" for m in metrics.values()
+             if not m.get("one_pass", True)]
+    if whole:
+        lines.append("    one pass over the file in chunks: the others; all pairs in memory: "
+                     + "; ".join(whole))
+    return "\n".join(lines)
+
+
+def _smooth_report(path: Any, args: argparse.Namespace, progress: bool, columns: dict[str, Any],
+                   options: dict[str, Any]) -> tuple[Any, Any]:
+    """Fine statistics of the file (chunked) and the smooth posterior on them;
+    a file of at most EXACT_MAX_N rows is small enough to read whole and
+    gets the exact posterior (one atom per prediction), as
+    ``bece.bayesian_ece(..., model="smooth")`` gives."""
+    from .._api import bayesian_ece, posterior_ece
+    from .._io.files import read_predictions, read_statistics
+    from .._smooth.atoms import EXACT_MAX_N, fine_binning
+
+    n_bins: int | None = args.n_bins
+    binning: Any = args.binning
+    if binning == "quantile":
+        # the quantile edges need all confidences: a first pass (two for CSV
+        # and Parquet, see bece._io.stream), then the fine statistics in those bins
+        binning = read_statistics(path, n_bins=n_bins, binning="quantile", progress=progress,
+                                  **options, **columns).stats.edges
+        n_bins = None
+    fine = fine_binning(n_bins, binning)
+    pred = read_statistics(path, binning=fine, progress=progress, **options, **columns)
+    if pred.stats.n <= EXACT_MAX_N:
+        whole = read_predictions(path, **columns)
+        result = bayesian_ece(whole.y_true, whole.y_prob, y_pred=whole.y_pred, n_bins=n_bins,
+                              binning=binning, num_samples=args.samples, seed=args.seed,
+                              model="smooth", **options)
+    else:
+        result = posterior_ece(pred.stats, n_bins=n_bins, binning=binning, model="smooth",
+                               num_samples=args.samples, seed=args.seed)
+    return result, pred

@@ -1,0 +1,1 @@
+"""The implementation of :mod:`bece.io` (private: import from ``bece.io``)."""

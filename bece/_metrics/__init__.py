@@ -1,0 +1,1 @@
+"""The implementation of :mod:`bece.metrics` (private: import from ``bece.metrics``)."""

@@ -1,0 +1,1 @@
+"""The implementation of :mod:`bece.plots` (private: import from ``bece.plots``)."""

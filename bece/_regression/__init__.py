@@ -1,0 +1,1 @@
+"""The implementation of :mod:`bece.regression` (private: import from ``bece.regression``)."""

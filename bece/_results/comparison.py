@@ -1,0 +1,193 @@
+"""The result of a paired comparison of two models on the same test set."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._base.arviz import from_dict
+from .._base.checks import check_prob
+from .ece import BayesianECE
+from .summaries import DrawSummaries
+from .text import input_words
+
+__all__ = [
+    "Comparison",
+]
+
+
+#: How each paired model pairs the two (the comparison's text).
+PAIRING_BINNED = (
+    "  model         binned BECE model, paired: one Dirichlet over the joint",
+    "                (correct_A, bin_A, correct_B, bin_B) cells of the same examples",
+)
+PAIRING_SMOOTH = (
+    "  model         smooth calibration curves (Laplace), paired: shared outcome",
+    "                perturbations and one Bayesian bootstrap over the same examples",
+)
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Comparison(DrawSummaries):
+    """Joint posterior of the ECEs of two models on the same test set.
+
+    Attributes
+    ----------
+    a, b : BayesianECE
+        Each model's marginal posterior (draws ``(S,)``, per-bin
+        ``accuracy``, ``confidence``, ``weight`` ``(S, M)``, ``plugin``,
+        ``stats``), taken from the same joint draws.
+    diff_draws : ndarray of shape (S,)
+        :math:`\\mathrm{ECE}_a - \\mathrm{ECE}_b` of each joint draw
+        (``a.draws - b.draws``).
+    counts : ndarray of shape (2, M, 2, M), int64
+        Joint counts :math:`C_{z^a, b^a, z^b, b^b}`.
+    concentration : ndarray of shape (2, M, 2, M)
+        Prior concentration :math:`\\alpha^{ab}` of the joint cells.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece import compare
+    >>> rng = np.random.default_rng(0)
+    >>> t = rng.uniform(size=1000)
+    >>> y = rng.uniform(size=1000) < t             # t is calibrated, t ** 0.7 is not
+    >>> c = compare(y, t, t ** 0.7, n_bins=10, num_samples=2000, seed=1, model="binned")
+    >>> c  # doctest: +ELLIPSIS
+    Comparison(ece_a=0.0..., ece_b=0.0..., n=1000, num_samples=2000, model='binned', kind='binary')
+    >>> c.diff_draws.shape, bool(np.allclose(c.diff_draws, c.a.draws - c.b.draws))
+    ((2000,), True)
+    >>> lo, hi = c.interval(0.9)                     # of ECE_a - ECE_b
+    >>> bool(hi < 0), bool(c.prob_a_better > 0.95)
+    (True, True)
+    """
+
+    a: BayesianECE
+    b: BayesianECE
+    diff_draws: np.ndarray
+    counts: np.ndarray
+    concentration: np.ndarray
+
+    # mean, std, median, interval(prob), hdi(prob) summarise the difference;
+    # summary() shows the two ECEs and their difference
+    _draws_attr = "diff_draws"
+    _summary_vars = ["ece_a", "ece_b", "ece_diff"]
+
+    @property
+    def prob_a_better(self) -> float:
+        """Posterior probability that A is better calibrated, :math:`P(\\mathrm{ECE}_a < \\mathrm{ECE}_b)`.
+
+        The fraction of draws with :math:`\\Delta < 0`; its Monte Carlo
+        standard error is :math:`\\sqrt{P(1-P)/S}`.
+        """
+        return float(np.mean(self.diff_draws < 0))
+
+    def to_inference_data(self) -> Any:  # arviz.InferenceData (0.2x) or xarray.DataTree (1.x)
+        """The joint draws in ArviZ's format on the installed ArviZ
+        (``arviz.InferenceData`` on 0.2x, ``xarray.DataTree`` on 1.x; see
+        :meth:`BayesianECE.to_inference_data <bece.BayesianECE.to_inference_data>`).
+
+        ``posterior`` holds ``ece_a``, ``ece_b``, ``ece_diff`` (chain, draw)
+        and ``accuracy_a``, ``confidence_a``, ``weight_a`` (chain, draw,
+        bin_a), likewise for b; ``constant_data`` holds ``joint_counts``
+        (z_a, bin_a, z_b, bin_b), ``edges_a`` and ``edges_b``. Independent
+        draws are stored as one chain.
+        """
+        m_a, m_b = self.a.stats.n_bins, self.b.stats.n_bins
+        posterior = {"ece_a": self.a.draws[None], "ece_b": self.b.draws[None],
+                     "ece_diff": self.diff_draws[None]}
+        dims: dict[str, list[str]] = {}
+        for tag, r in (("a", self.a), ("b", self.b)):
+            for name in ("accuracy", "confidence", "weight"):
+                posterior[f"{name}_{tag}"] = getattr(r, name)[None]
+                dims[f"{name}_{tag}"] = [f"bin_{tag}"]
+            dims[f"edges_{tag}"] = [f"edge_{tag}"]
+        dims["joint_counts"] = ["z_a", "bin_a", "z_b", "bin_b"]
+        constant = {"joint_counts": self.counts, "edges_a": self.a.stats.edges,
+                    "edges_b": self.b.stats.edges}
+        coords = {"bin_a": np.arange(m_a), "bin_b": np.arange(m_b), "z_a": [0, 1], "z_b": [0, 1],
+                  "edge_a": np.arange(m_a + 1), "edge_b": np.arange(m_b + 1)}
+        attrs = {"n": self.a.stats.n, "plugin_ece_a": self.a.plugin, "plugin_ece_b": self.b.plugin,
+                 "prob_a_better": self.prob_a_better, "method": "conjugate-paired",
+                 "model": self.a.model, "input_kind": str(self.a.kind)}
+        return from_dict({"posterior": posterior, "constant_data": constant}, coords=coords, dims=dims,
+                         attrs={"posterior": attrs})
+
+    def __repr__(self) -> str:
+        lo, hi = self.interval(0.9)
+        return (
+            f"Comparison(ece_a={self.a.mean:.4f}, ece_b={self.b.mean:.4f}, "
+            f"diff={self.mean:+.4f}, interval90=[{lo:+.4f}, {hi:+.4f}], "
+            f"prob_a_better={self.prob_a_better:.3f}, n={self.a.stats.n}, "
+            f"num_samples={self.num_samples}, model={self.a.model!r}, kind={self.a.kind!r})"
+        )
+
+    def to_dict(self, prob: float = 0.9) -> dict[str, Any]:
+        """Plain Python (JSON): the numbers ``bece compare --json`` prints.
+
+        ``model``, ``input_kind``, ``n``, ``n_bins``, ``a`` and ``b`` (each
+        ``plugin_ece`` and ``ece``: ``mean``, ``std``, ``prob``,
+        ``interval``; with exact calibration in the model, its
+        ``prob_calibrated`` and ``prior_odds``), ``diff`` (ECE_A - ECE_B,
+        as ``ece``) and ``prob_a_better``.
+        """
+        prob = check_prob(prob)
+
+        def one(r: Any) -> dict[str, Any]:
+            lo, hi = r.interval(prob)
+            out = {"plugin_ece": r.plugin,
+                   "ece": {"mean": r.mean, "std": r.std, "prob": prob, "interval": [lo, hi]}}
+            if r.prob_calibrated is not None:
+                out["prob_calibrated"] = r.prob_calibrated
+                out["prior_odds"] = r.prior_odds
+            return out
+
+        lo, hi = self.interval(prob)
+        return {
+            "model": self.a.model, "input_kind": self.a.stats.kind,
+            "n": self.a.stats.n, "n_bins": self.a.stats.n_bins,
+            "a": one(self.a), "b": one(self.b),
+            "diff": {"mean": self.mean, "std": self.std, "prob": prob, "interval": [lo, hi]},
+            "prob_a_better": self.prob_a_better,
+        }
+
+    def text(self, prob: float = 0.9) -> str:
+        """The lines a person reads, as ``bece compare`` prints them under its
+        header: the verdict, the input, both ECEs and their difference with
+        ``prob`` intervals, P(ECE_A < ECE_B), the model and how it is validated."""
+        from .verdict import comparison_verdict
+
+        d = self.to_dict(prob)
+        head = f"{prob:.0%} interval"
+        lines = [
+            f"  verdict       {comparison_verdict(d['prob_a_better'], d['diff']['interval'], prob=prob)}",
+            f"  predictions   {d['n']:,} ({input_words(self.a.kind)})",
+            "",
+            f"  {'':<8} {'Bayesian ECE':>12}  {head:<20}  {'plug-in ECE':>11}",
+        ]
+        for tag in ("a", "b"):
+            e = d[tag]["ece"]
+            lo, hi = e["interval"]
+            lines.append(f"  {tag.upper():<8} {e['mean']:>12.4f}  {f'[{lo:.4f}, {hi:.4f}]':<20}  "
+                         f"{d[tag]['plugin_ece']:>11.4f}")
+        lo, hi = d["diff"]["interval"]
+        plug = d["a"]["plugin_ece"] - d["b"]["plugin_ece"]
+        lines += [
+            f"  {'A - B':<8} {d['diff']['mean']:>+12.4f}  {f'[{lo:+.4f}, {hi:+.4f}]':<20}  "
+            f"{plug:>+11.4f}",
+            "",
+            f"  P(ECE_A < ECE_B) = {d['prob_a_better']:.3f}   ({self.num_samples:,} joint draws)",
+            *(PAIRING_SMOOTH if self.a.model == "smooth" else PAIRING_BINNED),
+        ]
+        if "prob_calibrated" in d["a"] and d["a"]["prior_odds"]:
+            lines.append(f"                each averaged with ECE 0 by P(calibrated): A "
+                         f"{d['a']['prob_calibrated']:.3f}, B {d['b']['prob_calibrated']:.3f} "
+                         f"(prior odds {d['a']['prior_odds']:g})")
+        lines.append("  validated     by simulated coverage (no joint NumPyro model to cross-check)")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        """:meth:`text` at 90%: what ``bece compare`` prints under its header."""
+        return self.text()

@@ -1,0 +1,1 @@
+"""The implementation of :mod:`bece.smooth` (private: import from ``bece.smooth``)."""

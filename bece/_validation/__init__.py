@@ -1,0 +1,1 @@
+"""The implementation of :mod:`bece.validation` (private: import from ``bece.validation``)."""

@@ -1,0 +1,308 @@
+"""Running NUTS (NumPyro) for the cross-checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._base.arviz import from_dict, preload
+from .._base.checks import positive_int
+from .._base.jaxcompat import enable_x64
+
+__all__ = [
+    "check_run_arguments",
+    "mcmc_inference_data",
+    "NutsRun",
+    "run_nuts",
+]
+
+
+def check_run_arguments(*, false_alarm: Any, seed: Any, **counts: Any) -> None:
+    """ValueError naming the argument unless every count is a positive int,
+    ``false_alarm`` is in (0, 1) and ``seed`` a non-negative int."""
+    for name, value in counts.items():
+        positive_int(value, name)
+    if not 0 < false_alarm < 1:
+        raise ValueError(f"false_alarm must be in (0, 1), got {false_alarm!r}")
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+
+
+#: XLA options of :func:`run_nuts`'s program (this call only): LLVM at -O1
+#: instead of -O3 compiled the M = 15 chain program in 5.4 s instead of 6.4 s
+#: on a 2-core machine and ran it as fast (~1.2 s for 4 chains x 2,000 steps)
+COMPILER_OPTIONS = {"xla_backend_optimization_level": 1}
+
+
+#: NUTS fields recorded by every run, for :func:`mcmc_inference_data`
+EXTRA_FIELDS = ("diverging", "num_steps", "accept_prob", "energy", "potential_energy",
+                "adapt_state.step_size")
+
+
+def mcmc_inference_data(
+    mcmc: Any, coords: dict[str, Any] | None = None, dims: dict[str, list[str]] | None = None
+) -> Any:
+    """ArviZ's container of a NUTS run from its stored draws: ``arviz.InferenceData``
+    on ArviZ 0.2x, ``xarray.DataTree`` on 1.x (:func:`bece._base.arviz.from_dict`).
+
+    ``mcmc`` is a :class:`NutsRun` (what :func:`run_nuts` returns) or a
+    ``numpyro.infer.MCMC`` run with ``extra_fields=EXTRA_FIELDS``.
+    Equivalent to ``az.from_numpyro(mcmc, log_likelihood=False)`` for our
+    collapsed models (they have no observed sites), without re-running the
+    model: ``from_numpyro`` traces it again, which costs ~13 s of XLA
+    compilation of eager operations on a 2-core machine. ``posterior`` holds
+    every sampled and deterministic site (chain, draw, ...); ``sample_stats``
+    uses ArviZ's names: ``diverging``, ``n_steps``, ``tree_depth``,
+    ``acceptance_rate``, ``energy``, ``lp`` (minus the potential energy) and
+    ``step_size``, from the run's ``extra_fields`` (:data:`EXTRA_FIELDS`).
+    """
+    posterior = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
+    extra = {k: np.asarray(v) for k, v in mcmc.get_extra_fields(group_by_chain=True).items()}
+    names = {"diverging": "diverging", "num_steps": "n_steps", "accept_prob": "acceptance_rate",
+             "energy": "energy", "adapt_state.step_size": "step_size"}
+    stats = {names[k]: v for k, v in extra.items() if k in names}
+    if "potential_energy" in extra:
+        stats["lp"] = -extra["potential_energy"]
+    if "num_steps" in extra:
+        stats["tree_depth"] = np.floor(np.log2(np.maximum(extra["num_steps"], 1))).astype(int) + 1
+    return from_dict({"posterior": posterior, "sample_stats": stats}, coords=coords, dims=dims,
+                     attrs={"posterior": {"inference_library": "numpyro"}})
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class NutsRun:
+    """Draws of :func:`run_nuts`, with ``numpyro.infer.MCMC``'s accessors.
+
+    Attributes
+    ----------
+    samples : dict of str to ndarray
+        Every sampled site (constrained) and deterministic site, shape
+        (chain, draw, ...): what ``MCMC.get_samples(group_by_chain=True)``
+        returns.
+    extra_fields : dict of str to ndarray
+        The NUTS fields :data:`EXTRA_FIELDS`, shape (chain, draw).
+    """
+
+    samples: dict[str, np.ndarray]
+    extra_fields: dict[str, np.ndarray]
+    target_accept_prob: float = float("nan")
+
+    @property
+    def divergences(self) -> int:
+        """Divergent transitions after warm-up, over all chains."""
+        return int(np.asarray(self.extra_fields["diverging"]).sum())
+
+    @staticmethod
+    def _group(values: dict[str, np.ndarray], group_by_chain: bool) -> dict[str, np.ndarray]:
+        if group_by_chain:
+            return dict(values)
+        return {k: v.reshape((-1,) + v.shape[2:]) for k, v in values.items()}
+
+    def get_samples(self, group_by_chain: bool = False) -> dict[str, np.ndarray]:
+        """Draws per site; (chain * draw, ...) unless ``group_by_chain``."""
+        return self._group(self.samples, group_by_chain)
+
+    def get_extra_fields(self, group_by_chain: bool = False) -> dict[str, np.ndarray]:
+        """NUTS fields per name; (chain * draw,) unless ``group_by_chain``."""
+        return self._group(self.extra_fields, group_by_chain)
+
+    def __repr__(self) -> str:
+        shapes = {k: v.shape for k, v in self.samples.items()}
+        return f"NutsRun(samples={shapes})"
+
+
+#: The adaptation targets of the one repeat of a run with divergent
+#: transitions: the first above the run's own target.
+RETRY_TARGET_ACCEPT = (0.95, 0.99, 0.999)
+
+
+def retry_target(target_accept_prob: float) -> float | None:
+    """The target of the repeat of a run at ``target_accept_prob`` with
+    divergent transitions (None: no higher one)."""
+    return next((t for t in RETRY_TARGET_ACCEPT if t > target_accept_prob), None)
+
+
+#: Leapfrog steps per NUTS transition assumed by :func:`estimate_seconds`
+#: (tree depth 5; the smooth model took 30 to 45 at n = 3,000).
+STEPS_PER_DRAW = 31
+#: Seconds to compile one chain's program, assumed by :func:`estimate_seconds`.
+COMPILE_SECONDS = 6.0
+#: Runs expected to take longer than this show NumPyro's progress bar by default.
+PROGRESS_SECONDS = 20.0
+
+
+def estimate_seconds(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], num_chains: int,
+                     num_warmup: int, num_samples: int) -> float:
+    """Expected wall time of :func:`run_nuts`: one gradient of the model's
+    log density timed here (compiled, in float64), times
+    :data:`STEPS_PER_DRAW` per transition, for every chain, two at a time,
+    plus :data:`COMPILE_SECONDS`."""
+    import os
+    import time
+
+    import jax
+    from numpyro.infer.util import initialize_model
+
+    with enable_x64():
+        info = initialize_model(jax.random.PRNGKey(0), model, model_args=args, model_kwargs=kwargs)
+        grad = jax.jit(jax.value_and_grad(info.potential_fn))
+        z = info.param_info.z
+        jax.block_until_ready(grad(z))
+        reps, start = 0, time.perf_counter()
+        while reps < 5 or time.perf_counter() - start < 0.05:
+            jax.block_until_ready(grad(z))
+            reps += 1
+        per_grad = (time.perf_counter() - start) / reps
+    workers = max(1, min(num_chains, os.cpu_count() or 1, 2))
+    rounds = -(-num_chains // workers)
+    return COMPILE_SECONDS + rounds * (num_warmup + num_samples) * STEPS_PER_DRAW * per_grad
+
+
+def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup: int, num_samples: int,
+             seed: int, progress_bar: bool | None, target_accept_prob: float,
+             retry_divergent: bool = False, dense_mass: bool = False, **kwargs: Any) -> NutsRun:
+    """NUTS on ``model(*args, **kwargs)``: seeded, recording :data:`EXTRA_FIELDS`.
+
+    With ``retry_divergent``, a run with divergent transitions after warm-up
+    is repeated once with smaller steps, at ``target_accept_prob`` 0.95 (0.99
+    for a run that was at 0.95 or more already, 0.999 from 0.99:
+    :func:`retry_target`), and that run is returned, as the agreement rule of
+    :mod:`bece._validation.agreement` asks. ``dense_mass`` adapts a dense mass
+    matrix (NumPyro's ``NUTS(dense_mass=True)``).
+
+    Each chain is NumPyro's ``NUTS`` kernel on ``model`` (``init``, then
+    ``num_warmup + num_samples`` calls of ``sample``, then the kernel's
+    ``postprocess_fn`` for the constrained and deterministic sites), as in
+    ``numpyro.infer.MCMC`` with the same seed handling: chain c starts from
+    ``jax.random.split(jax.random.PRNGKey(seed), num_chains)[c]`` (the key
+    itself for one chain). Unlike ``MCMC``, one chain's whole run
+    (initialisation, warm-up, sampling, post-processing) is a single
+    compiled program, compiled once and run for every chain, two chains at a
+    time on two cores. ``MCMC`` runs its initialisation and post-processing
+    eagerly, compiling some 200 one-operation programs, and compiles its
+    sampler loop vectorised over chains, which is slower to compile (batched
+    ``while`` and ``cond``); on a 2-core machine that took 20 of the 27 s
+    of a cold run at M = 15. The program is compiled with
+    :data:`COMPILER_OPTIONS` (faster to compile, as fast to run). While XLA
+    compiles it (on a worker thread, without the GIL), the calling thread
+    imports ArviZ, which every caller needs next (~3 s cold). Arguments of
+    the model are closed over as constants, as ``MCMC`` does. Returns a
+    :class:`NutsRun`, whose ``get_samples`` and ``get_extra_fields`` are
+    ``MCMC``'s.
+
+    Runs in float64 inside this call only (``jax.enable_x64`` is a scoped
+    context; the global configuration is untouched): the same draws whatever
+    ``jax_enable_x64`` says, and at n = 10^7 float32 rounding of the
+    collapsed models' c log q terms (~c 1e-7) would make the Hamiltonian
+    noisy at O(1).
+    """
+    import sys
+
+    announce = progress_bar is None
+    if announce:  # say how long it will take; a bar for long runs
+        seconds = estimate_seconds(model, args, kwargs, num_chains, num_warmup, num_samples)
+        print(f"NUTS: {num_chains} chains x {num_warmup} + {num_samples} draws, about "
+              f"{seconds:.0f} s", file=sys.stderr)
+        progress_bar = seconds > PROGRESS_SECONDS
+    bar = bool(progress_bar)
+    run = _run_nuts(model, args, kwargs, num_chains, num_warmup, num_samples, seed, bar,
+                    target_accept_prob, dense_mass)
+    retry = retry_target(target_accept_prob)
+    if retry_divergent and run.divergences and retry is not None:
+        if announce:
+            print(f"NUTS: {run.divergences} divergent transition(s); once more at "
+                  f"target_accept_prob {retry}", file=sys.stderr)
+        run = _run_nuts(model, args, kwargs, num_chains, num_warmup, num_samples, seed, bar, retry,
+                        dense_mass)
+    return run
+
+
+def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], num_chains: int,
+              num_warmup: int, num_samples: int, seed: int, progress_bar: bool,
+              target_accept_prob: float, dense_mass: bool = False) -> NutsRun:
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+    from operator import attrgetter
+
+    import jax
+    import jax.numpy as jnp
+    from numpyro.infer import NUTS
+
+    total = num_warmup + num_samples
+    getters = {f: attrgetter(f) for f in EXTRA_FIELDS}
+    bar = _progress(total, num_chains) if progress_bar else None
+
+    def one_chain(rng_key, chain):
+        kernel = NUTS(model, target_accept_prob=target_accept_prob, dense_mass=dense_mass)
+        state = kernel.init(rng_key, num_warmup, model_args=args, model_kwargs=kwargs)
+
+        def step(state, i):
+            state = kernel.sample(state, args, kwargs)
+            if bar is not None:
+                bar.tick(i, chain)
+            return state, (state.z, {f: get(state) for f, get in getters.items()})
+
+        _, (z, extra) = jax.lax.scan(step, state, jnp.arange(total))
+        z, extra = jax.tree.map(lambda x: x[num_warmup:], (z, extra))
+        return jax.vmap(kernel.postprocess_fn(args, kwargs))(z), extra
+
+    with enable_x64():
+        key = jax.random.PRNGKey(seed)
+        keys = jax.random.split(key, num_chains) if num_chains > 1 else key[None]
+        lowered = jax.jit(one_chain).lower(keys[0], 0)  # tracing holds the GIL: do it first
+
+    def compile_chain():
+        with enable_x64():  # a thread-local context: enter it in each thread
+            try:
+                return lowered.compile(COMPILER_OPTIONS)
+            except Exception:  # an XLA without this option; a real error recurs below
+                return lowered.compile()
+
+    def run(c):
+        with enable_x64():
+            return jax.device_get(compiled(keys[c], c))
+
+    workers = max(1, min(num_chains, os.cpu_count() or 1, 2))
+    with ThreadPoolExecutor(workers) as pool:
+        pending = pool.submit(compile_chain)
+        # every caller needs ArviZ next: import it (~3 s cold) while XLA
+        # compiles (~5 s, without the GIL) before waiting for the program
+        preload()
+        compiled = pending.result()
+        chains = list(pool.map(run, range(num_chains)))
+    if bar is not None:
+        bar.close()
+    stack = lambda *x: np.stack([np.asarray(v) for v in x])  # noqa: E731
+    samples = jax.tree.map(stack, *[c[0] for c in chains])
+    extra = jax.tree.map(stack, *[c[1] for c in chains])
+    return NutsRun(samples=dict(samples), extra_fields=dict(extra),
+                   target_accept_prob=float(target_accept_prob))
+
+
+class _progress:
+    """tqdm bars (one per chain) advanced from inside the compiled loop."""
+
+    def __init__(self, total: int, num_chains: int):
+        from tqdm.auto import tqdm
+
+        self.total = total
+        self.every = max(1, total // 20)
+        self.bars = [tqdm(total=total, position=c, desc=f"chain {c}") for c in range(num_chains)]
+
+    def _update(self, i, chain):
+        i, chain = int(i), int(chain)
+        bar = self.bars[chain]
+        bar.update(min(i + 1, self.total) - bar.n)
+
+    def tick(self, i, chain):
+        import jax
+
+        due = ((i + 1) % self.every == 0) | (i + 1 == self.total)
+        jax.lax.cond(due, lambda: jax.debug.callback(self._update, i, chain), lambda: None)
+
+    def close(self):
+        for bar in self.bars:
+            bar.close()

@@ -1,8 +1,0 @@
-"""``python -m bece.cli``: the ``bece`` command."""
-
-import sys
-
-from . import main
-
-if __name__ == "__main__":  # not when imported (pytest's --doctest-modules imports every module)
-    sys.exit(main())
