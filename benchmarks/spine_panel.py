@@ -12,8 +12,9 @@ of the JSON outputs and of the posteriors' summaries to 1e-9 relative.
 
 writes docs/tables/spine_panel.md: what was compared, and each difference
 with its reason (``REASONS`` below; a difference without one fails the run).
-The NumPyro models (``bece.models``) are this checkout's in both runs: the
-installed package maps them to models/.
+Each run uses its own NumPyro models: the installed package maps
+``bece.models`` to this checkout's models/, so the earlier tree gets a link
+``bece/models -> ../models``, which its ``PYTHONPATH`` finds first.
 """
 
 from __future__ import annotations
@@ -71,7 +72,11 @@ def _summary(r) -> dict:
 
 
 def _cli(*args: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "bece._cli", *args], capture_output=True, text=True,
+    import importlib.util
+
+    # the command's module: bece._cli since the house moved into private packages
+    module = "bece._cli" if importlib.util.find_spec("bece._cli") else "bece.cli"
+    out = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
                          env={**os.environ, "COLUMNS": "100"}, check=True)
     return out.stdout
 
@@ -226,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         tree = Path(tmp) / "before"
         subprocess.run(["git", "worktree", "add", "--detach", str(tree), args.before], cwd=ROOT,
                        check=True, capture_output=True)
+        (tree / "bece" / "models").symlink_to(Path("..") / "models")
         try:
             outs = {}
             for name, where in (("before", tree), ("after", ROOT)):

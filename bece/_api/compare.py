@@ -122,7 +122,7 @@ def posterior_compare(
         ``compare(..., model="binned")`` on the same predictions: the joint
         counts exactly, the draws to float64 rounding of the sums).
         ``"smooth"``: the paired smooth curves
-        (:func:`bece._smooth.paired_stats.smooth_compare_from_stats`) from
+        (:func:`bece._smooth.paired.smooth_compare_from_stats`) from
         statistics in fine bins that refine the ECE bins
         (``binning=bece.smooth.fine_binning(n_bins)``); equal to
         ``compare(..., model="smooth")`` above 2,000 predictions (its fine

@@ -233,10 +233,10 @@ class SmoothModel(Model):
                          seed: Seed = 0, progress: bool = False,
                          binning_b: BinningSpec | Binning | None = None) -> Comparison:
         """Both models' smooth curves from joint fine statistics
-        (:func:`bece._smooth.paired_stats.smooth_compare_from_stats`, which
+        (:func:`bece._smooth.paired.smooth_compare_from_stats`, which
         draws without a progress bar); ``binning_b``: B's ECE bins when they
         differ from A's."""
-        from .._smooth.paired_stats import smooth_compare_from_stats
+        from .._smooth.paired import smooth_compare_from_stats
 
         self._uses_only("paired comparison", self.PAIRED_OPTIONS)
         return smooth_compare_from_stats(
