@@ -121,7 +121,7 @@ GRAPH = {name: _imports(name) for name in MODULES}
 
 
 def _layer(name: str) -> tuple[str, int]:
-    if name in NAMESPACES:
+    if name in NAMESPACES or name == "bece.__main__":
         return "", LAYERS[""]
     parts = name.split(".")
     group = parts[1] if len(parts) > 1 else ""
@@ -223,7 +223,7 @@ def test_code_lives_in_private_packages():
         assert folder.name.startswith("_") or folder.name == "data", (
             f"bece/{folder.name}/: implementation packages are private (bece/_{folder.name}/)")
     for path in sorted((ROOT / "bece").glob("*.py")):
-        if path.stem != "__init__":
+        if path.stem not in ("__init__", "__main__"):
             assert f"bece.{path.stem}" in NAMESPACES, (
                 f"{path}: a module of bece is a public namespace (add it to NAMESPACES) or moves "
                 "into a private package")

@@ -87,7 +87,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys, content, argv, messag
 
 def test_installed_command_runs_as_a_process(tmp_path):
     # the console script a user types; also checks there is no traceback on error
-    exe = [sys.executable, "-m", "bece._cli"]
+    exe = [sys.executable, "-m", "bece"]
     ok = subprocess.run(exe + ["report", "--json", "--samples", "500"], capture_output=True, text=True)
     assert ok.returncode == 0 and json.loads(ok.stdout)["n"] == 899
     bad = subprocess.run(exe + ["report", str(tmp_path / "none.parquet")], capture_output=True, text=True)
@@ -397,7 +397,7 @@ def test_report_model_smooth_bad_options_exit_2(capsys, argv, message):
 def test_closed_pipe_stops_quietly():
     """``bece report | head``: the reader has gone before bece prints; bece
     stops without a traceback or a 'Broken pipe' error line (exit 1)."""
-    proc = subprocess.Popen([sys.executable, "-m", "bece._cli", "report", "--samples", "500"],
+    proc = subprocess.Popen([sys.executable, "-m", "bece", "report", "--samples", "500"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.stdout.close()  # before anything is written: every print meets a closed pipe
     err = proc.stderr.read()
@@ -508,7 +508,7 @@ def test_out_of_memory_is_one_line(capsys, monkeypatch):
 def test_huge_sizes_never_print_a_traceback():
     """--samples 10**9: an up-front size check (exit 2) or numpy's
     MemoryError (exit 1); either way one line."""
-    r = subprocess.run([sys.executable, "-m", "bece._cli", "report", "--samples", str(10**9)],
+    r = subprocess.run([sys.executable, "-m", "bece", "report", "--samples", str(10**9)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode in (1, 2) and "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
 
@@ -545,7 +545,7 @@ def test_version(capsys, monkeypatch):
     monkeypatch.setattr(metadata, "version", not_installed)
     code, out, _ = run(capsys, "--version")
     assert code == 0 and out == f"bece {bece.__version__}\n"
-    r = subprocess.run([sys.executable, "-m", "bece._cli", "--version"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "bece", "--version"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.startswith("bece ") and r.stderr == ""
 
 

@@ -339,7 +339,7 @@ def test_as_a_process(tmp_path):
     exit code 2 (the successful runs are checked in-process above)."""
     path = tmp_path / "f.csv"
     path.write_text("y,mean,std\n1,0,1\n2,0,-1\n")
-    r = subprocess.run([sys.executable, "-m", "bece._cli", "report", str(path)],
+    r = subprocess.run([sys.executable, "-m", "bece", "report", str(path)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr
     assert r.stderr == f"bece: error: {path}: column 'std' must be > 0; 1 value(s) (row 1: -1.0) are not\n"
