@@ -74,8 +74,8 @@ def _summary(r) -> dict:
 def _cli(*args: str) -> str:
     import importlib.util
 
-    # the command's module: bece._cli since the house moved into private packages
-    module = "bece._cli" if importlib.util.find_spec("bece._cli") else "bece.cli"
+    # the command's module: `python -m bece` since the house moved into private packages
+    module = "bece" if importlib.util.find_spec("bece.__main__") else "bece.cli"
     out = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
                          env={**os.environ, "COLUMNS": "100"}, check=True)
     return out.stdout
