@@ -149,3 +149,35 @@ def test_bins_need_n_bins():
     with pytest.raises(ValueError, match="n_bins"):
         Predictive(smooth_model, num_samples=1)(jax.random.PRNGKey(0), basis.knots,
                                                  basis.transform, x=x, bins=np.zeros(x.size, int))
+
+
+def test_centred_coefficients_have_the_same_law():
+    """Partial centering (spline_centering, bin_centering) changes the sampled
+    sites, not the model: at u_c = lam^c u, v_c = tau^c v the log density is
+    scipy's of the non-centred model plus the Jacobian -sum(c) log(scale),
+    the recorded u and v are the non-centred ones, and prior draws of u are
+    N(0, 1) (Z = 5 standard errors of the mean and of the variance)."""
+    basis, x = _basis()
+    rng = np.random.default_rng(3)
+    bins = np.minimum((special.expit(x) * 4).astype(int), 3)
+    u, v = rng.normal(size=4), rng.normal(size=4)
+    cu, cv = np.array([0.0, 0.3, 0.7, 1.0]), np.array([0.5, 0.5, 0.1, 0.9])
+    lam, tau = 0.8, 0.5
+    f = x + 0.3 - 0.2 * x + lam * basis.design(x)[:, 2:] @ u + tau * v[bins]
+    z = rng.integers(0, 2, size=x.size)
+    expected = (sps.bernoulli.logpmf(z, special.expit(f)).sum() + sps.norm(0, 1).logpdf(0.3)
+                + sps.norm(0, 0.5).logpdf(-0.2) + sps.expon(scale=0.5).logpdf(lam)
+                + sps.norm.logpdf(u).sum() + sps.expon(scale=0.25).logpdf(tau)
+                + sps.norm.logpdf(v).sum() - np.sum(cu) * np.log(lam) - np.sum(cv) * np.log(tau))
+    params = {"a": 0.3, "b": -0.2, "lam": lam, "u_centered": lam**cu * u, "tau": tau,
+              "v_centered": tau**cv * v}
+    kwargs = {"x": x, "z": z, "bins": bins, "n_bins": 4, "spline_centering": cu, "bin_centering": cv}
+    ld, trace = log_density(smooth_model, (basis.knots, basis.transform), kwargs, params)
+    assert float(ld) == pytest.approx(expected, rel=1e-5)  # float32
+    np.testing.assert_allclose(np.asarray(trace["u"]["value"]), u, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(trace["v"]["value"]), v, rtol=1e-5)
+    out = Predictive(smooth_model, num_samples=4000)(
+        jax.random.PRNGKey(1), basis.knots, basis.transform, x=x, spline_centering=0.8)
+    s = np.asarray(out["u"], dtype=np.float64)
+    assert np.all(np.abs(s.mean(axis=0)) <= Z / np.sqrt(s.shape[0]))
+    assert np.all(np.abs(s.var(axis=0) - 1.0) <= Z * np.sqrt(2.0 / s.shape[0]))

@@ -46,3 +46,27 @@ def test_the_default_cross_check_above_the_fine_grid_switch():
     assert e["prior_odds"] == 0.02 and 0 < e["se"] < 0.2
     assert abs(e["fast"] - e["nuts"]) <= max(4 * e["se"], 0.5)
     assert "log Bayes factor of exact calibration" in str(cc)
+
+
+def test_nuts_centering_is_one_minus_the_laplace_variance():
+    """nuts_centering: c_k = 1 - sum_j w_j [H_j^{-1}]_kk, clipped to [0, 1], for
+    the spline coefficients (after a, b) and the bin ones; against numpy's
+    inverse of each H_j = L_j L_j^T on a hand-made two-component fit."""
+    from types import SimpleNamespace
+
+    from bece._validation.smooth import nuts_centering
+
+    rng = np.random.default_rng(5)
+    p_dim = 2 + 3 + 2
+    chol = []
+    for _ in range(2):
+        a = rng.normal(size=(p_dim, p_dim))
+        chol.append(np.linalg.cholesky(a @ a.T + np.diag(rng.uniform(0.2, 3.0, size=p_dim))))
+    post = SimpleNamespace(weights=np.array([0.3, 0.7]), chol=np.stack(chol),
+                           modes=np.zeros((2, p_dim)), basis=SimpleNamespace(n_spline=3, n_bins=2))
+    var = sum(w * np.diag(np.linalg.inv(lo @ lo.T)) for w, lo in zip(post.weights, chol))
+    c = nuts_centering(post)
+    np.testing.assert_allclose(c["spline_centering"], np.clip(1 - var[2:5], 0, 1), rtol=1e-12)
+    np.testing.assert_allclose(c["bin_centering"], np.clip(1 - var[5:], 0, 1), rtol=1e-12)
+    post.basis.n_bins, post.chol, post.modes = 0, post.chol[:, :5, :5], post.modes[:, :5]
+    assert set(nuts_centering(post)) == {"spline_centering"}
