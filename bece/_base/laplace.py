@@ -1,7 +1,8 @@
-r"""Draws of a Laplace mixture and their importance ratios, for every smooth posterior.
+r"""The Laplace engine of every smooth posterior: grids, Newton steps, mixture draws, ratios.
 
 The smooth models' posteriors (:mod:`bece._smooth.fit` for the calibration
-curve, :mod:`bece._regression.smooth` for the PIT distribution) are mixtures
+curve, :mod:`bece._smooth.toplabel_fit` for the hierarchical top-label
+model, :mod:`bece._regression.smooth` for the PIT distribution) are mixtures
 over a grid of scale hyper-parameters :math:`\eta_k` of Gaussians at the
 modes, :math:`q(\theta) = \sum_k \pi_k \mathcal N(\theta; \hat\theta_k, H_k^{-1})`,
 with :math:`H_k = L_k L_k^\top`. A draw picks a component with probability
@@ -29,8 +30,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["ARMIJO", "HYPER_RANGE", "MIN_STEP", "NEWTON_TOL", "NewtonWarning", "backtrack",
-           "converged", "exponential_grid", "grid_fits", "laplace_mixture_draws", "mixture_weights",
-           "not_converged", "single_threaded_blas"]
+           "climb_and_flood", "converged", "exponential_grid", "grid_fits", "laplace_mixture_draws",
+           "mixture_draws", "mixture_weights", "not_converged", "single_threaded_blas"]
 
 #: The grid of each scale hyper-parameter spans this range times its prior mean.
 HYPER_RANGE = (1e-2, 10.0)
@@ -159,11 +160,133 @@ def grid_fits(
     return modes, chol, log_ev, weights, log_marg
 
 
+def climb_and_flood(
+    evaluate: Callable[[tuple[int, ...], Any], tuple[Any, float]], sizes: tuple[int, ...],
+    starts: list[tuple[int, ...]], drop: float,
+) -> dict[tuple[int, ...], tuple[Any, float]]:
+    """The points of a product grid of hyper-parameters worth a Laplace fit,
+    for posteriors with more scales than a full grid affords.
+
+    From each of ``starts``, climb to a local maximum of the log joint
+    density (moving to any neighbour, one step along one axis, that is
+    higher); then flood: evaluate every neighbour of each point within
+    ``drop`` of the best found. ``evaluate(index, start)`` fits the mode at
+    ``index`` from the fit of a neighbour (``start``; None at a start) and
+    returns the fit and its log joint density (Laplace evidence plus log
+    prior mass). Points outside the flood carry less than
+    :math:`e^{-\\text{drop}}` of the best point's weight each.
+
+    Returns
+    -------
+    dict
+        index -> (fit, log joint), for every point evaluated.
+    """
+    done: dict[tuple[int, ...], tuple[Any, float]] = {}
+
+    def value(idx: tuple[int, ...], start: Any) -> float:
+        if idx not in done:
+            done[idx] = evaluate(idx, start)
+        return done[idx][1]
+
+    def neighbours(idx: tuple[int, ...]) -> list[tuple[int, ...]]:
+        out = []
+        for d in range(len(sizes)):
+            for step in (-1, 1):
+                if 0 <= idx[d] + step < sizes[d]:
+                    out.append(tuple(i + step * (e == d) for e, i in enumerate(idx)))
+        return out
+
+    best = -np.inf
+    for current in dict.fromkeys(starts):
+        if current in done:
+            continue
+        value(current, None)
+        while True:
+            moved = False
+            for nb in neighbours(current):
+                if value(nb, done[current][0]) > done[current][1]:
+                    current, moved = nb, True
+            if not moved:
+                break
+        best = max(best, done[current][1])
+    frontier = [i for i, (_, lj) in done.items() if lj >= best - drop]
+    expanded: set[tuple[int, ...]] = set()
+    while frontier:
+        idx = frontier.pop()
+        if idx in expanded:
+            continue
+        expanded.add(idx)
+        for nb in neighbours(idx):
+            if nb not in done:
+                lj = value(nb, done[idx][0])
+                best = max(best, lj)
+                if lj >= best - drop:
+                    frontier.append(nb)
+    return done
+
+
+def mixture_draws(
+    weights: np.ndarray, prior_mass: np.ndarray, parts: list[tuple[tuple[int, ...], np.ndarray | None]],
+    draw: Callable[[int, list[np.ndarray]], tuple[list[np.ndarray], float]],
+    num_samples: int, rng: np.random.Generator,
+) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+    """Draws of a Laplace mixture whose Gaussians a posterior supplies, and
+    their log importance ratios (module docstring).
+
+    The parameters come in ``parts`` (the top-label posterior's shared
+    coefficients and its per-label ones; one part for a dense Gaussian),
+    each with its shape per draw and the prior precisions :math:`s_i^{-2}`
+    of its coordinates (None: standard normal). ``draw(k, eps)`` maps the
+    standard normals of each part, for draws of component ``k``, to the
+    parameters :math:`\\hat\\theta_k + L_k^{-\\top}\\epsilon` and returns
+    them with :math:`\\log|L_k|`.
+
+    Parameters
+    ----------
+    weights, prior_mass : ndarray of shape (K,)
+        :math:`\\pi_k` (sums to 1) and :math:`m_k`.
+    parts : list of (shape, precision or None)
+    draw : callable
+    num_samples : int
+    rng : numpy.random.Generator
+        Consumed in this order: the components, then each part's normals.
+
+    Returns
+    -------
+    k : ndarray of shape (S,), int
+        The component of each draw.
+    theta : list of ndarray of shape (S,) + shape, one per part
+    log_ratio : ndarray of shape (S,)
+    """
+    k = rng.choice(weights.size, size=num_samples, p=weights)
+    eps = [rng.standard_normal((num_samples,) + tuple(shape)) for shape, _ in parts]
+    theta = [np.empty_like(e) for e in eps]
+    half_logdet = np.empty(num_samples)
+    for j in np.unique(k):
+        sel = np.flatnonzero(k == j)
+        values, half_logdet[sel] = draw(int(j), [e[sel] for e in eps])
+        for out, value in zip(theta, values):
+            out[sel] = value
+    log_ratio: Any = 0.0
+    with np.errstate(divide="ignore"):
+        for (_, prec), th in zip(parts, theta):
+            axes = tuple(range(1, th.ndim))
+            if prec is None:  # standard normal prior
+                log_ratio = log_ratio - 0.5 * np.sum(th**2, axis=axes)
+            else:
+                log_ratio = log_ratio + (0.5 * np.sum(np.log(prec)) - 0.5 * (th**2 @ prec))
+        log_ratio = log_ratio + np.log(prior_mass[k]) - np.log(weights[k]) - half_logdet
+        for e in eps:
+            log_ratio = log_ratio + 0.5 * np.sum(e**2, axis=tuple(range(1, e.ndim)))
+    return k, theta, log_ratio
+
+
 def laplace_mixture_draws(
     modes: np.ndarray, chol: np.ndarray, weights: np.ndarray, prior_mass: np.ndarray,
     prior_scales: np.ndarray, num_samples: int, rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Draws of the mixture and their log importance ratios (module docstring).
+    """:func:`mixture_draws` of dense Gaussians: :math:`\\theta = \\hat\\theta_k +
+    L_k^{-\\top}\\epsilon` (module docstring).
 
     Parameters
     ----------
@@ -186,18 +309,11 @@ def laplace_mixture_draws(
     """
     from scipy import linalg  # here: import bece loads scipy.special only
 
-    k = rng.choice(weights.size, size=num_samples, p=weights)
-    eps = rng.standard_normal((num_samples, modes.shape[1]))
-    theta = np.empty_like(eps)
-    logdet = np.empty(num_samples)
-    for j in np.unique(k):
-        sel = k == j
+    def draw(j: int, eps: list[np.ndarray]) -> tuple[list[np.ndarray], float]:
         # theta = mode + L^{-T} eps has covariance (L L^T)^{-1} = H^{-1}
-        theta[sel] = modes[j] + linalg.solve_triangular(chol[j], eps[sel].T, lower=True, trans="T").T
-        logdet[sel] = np.sum(np.log(np.diag(chol[j])))
-    prec = 1.0 / prior_scales**2
-    with np.errstate(divide="ignore"):
-        log_ratio = (0.5 * np.sum(np.log(prec)) - 0.5 * (theta**2 @ prec)
-                     + np.log(prior_mass[k]) - np.log(weights[k])
-                     - logdet + 0.5 * np.sum(eps**2, axis=1))
+        dev = linalg.solve_triangular(chol[j], eps[0].T, lower=True, trans="T").T
+        return [modes[j] + dev], float(np.sum(np.log(np.diag(chol[j]))))
+
+    k, (theta,), log_ratio = mixture_draws(weights, prior_mass, [((modes.shape[1],), 1.0 / prior_scales**2)],
+                                           draw, num_samples, rng)
     return k, theta, log_ratio

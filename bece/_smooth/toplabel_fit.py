@@ -49,7 +49,14 @@ import numpy as np
 from scipy import linalg, sparse, special
 
 from .._base.checks import check_scale, positive_int
-from .._base.laplace import backtrack, converged, exponential_grid, not_converged
+from .._base.laplace import (
+    backtrack,
+    climb_and_flood,
+    converged,
+    exponential_grid,
+    mixture_draws,
+    not_converged,
+)
 from .basis import DEFAULT_N_KNOTS, SmoothBasis
 from .fit import PARETO_K_MAX
 from .scale_prior import SHARED_PROB, check_shared_prob, scale_grid
@@ -343,35 +350,27 @@ class TopLabelSmoothPosterior:
             :math:`\\log[p(\\theta\\mid\\eta_k)\\,\\text{mass}_k] - \\log[\\pi_k
             \\mathcal N(\\theta; \\hat\\theta_k, H_k^{-1})]`.
         """
-        comp = rng.choice(self.lambdas.size, size=num_samples, p=self.weights)
         p_dim, n_labels = self.modes.shape[1], self.n_labels
-        eps_s = rng.standard_normal((num_samples, p_dim))
-        eps_l = rng.standard_normal((num_samples, n_labels, 2))
-        ts = np.empty((num_samples, p_dim))
-        tl = np.empty((num_samples, n_labels, 2))
-        half_logdet = np.empty(num_samples)
-        for j in np.unique(comp):
-            sel = np.flatnonzero(comp == j)
+
+        def draw(j: int, eps: list[np.ndarray]) -> tuple[list[np.ndarray], float]:
             # theta_s = mode + L^{-T} eps: covariance (L L^T)^{-1} = S^{-1}
             inv_t = linalg.solve_triangular(self.chol[j], np.eye(p_dim), lower=True, trans="T",
                                             check_finite=False)
-            dev = eps_s[sel] @ inv_t.T
-            ts[sel] = self.modes[j] + dev
+            dev = eps[0] @ inv_t.T
             lc = self.label_chol[j]  # R_l, lower: solve R_l^T y = eps
-            e = eps_l[sel]
+            e = eps[1]
             y1 = e[..., 1] / lc[:, 1, 1]
             y0 = (e[..., 0] - lc[:, 1, 0] * y1) / lc[:, 0, 0]
             shift = (dev @ self.coupling[j].reshape(2 * n_labels, p_dim).T).reshape(-1, n_labels, 2)
-            tl[sel] = self.label_modes[j] - shift + np.stack([y0, y1], axis=-1)
-            half_logdet[sel] = (np.sum(np.log(np.diag(self.chol[j])))
-                                + np.sum(np.log(lc[:, 0, 0] * lc[:, 1, 1])))
-        prec = 1.0 / self.prior_scales**2
-        with np.errstate(divide="ignore"):
-            log_ratio = (0.5 * np.sum(np.log(prec)) - 0.5 * (ts**2 @ prec)
-                         - 0.5 * np.sum(tl**2, axis=(1, 2))
-                         + np.log(self.prior_mass[comp]) - np.log(self.weights[comp])
-                         - half_logdet + 0.5 * np.sum(eps_s**2, axis=1)
-                         + 0.5 * np.sum(eps_l**2, axis=(1, 2)))
+            tl = self.label_modes[j] - shift + np.stack([y0, y1], axis=-1)
+            half_logdet = (np.sum(np.log(np.diag(self.chol[j])))
+                           + np.sum(np.log(lc[:, 0, 0] * lc[:, 1, 1])))
+            return [self.modes[j] + dev, tl], float(half_logdet)
+
+        # the shared coefficients (prior scales) and the labels' (standard normal)
+        parts = [((p_dim,), 1.0 / self.prior_scales**2), ((n_labels, 2), None)]
+        comp, (ts, tl), log_ratio = mixture_draws(self.weights, self.prior_mass, parts, draw,
+                                                  num_samples, rng)
         lam, tau, kappa, omega = (self.lambdas[comp], self.taus[comp], self.kappas[comp],
                                   self.omegas[comp])
         label_beta = tl * np.stack([kappa, omega], axis=-1)[:, None, :]
@@ -432,60 +431,22 @@ def fit_label_grid(design: LabelDesign, *grids: tuple[np.ndarray, np.ndarray]) -
     Returns the evaluated index tuples and a dict index -> (_Fit, log joint).
     """
     dims = len(grids)
-    sizes = tuple(g[0].size for g in grids)
     log_mass = [np.log(g[1]) for g in grids]
     p_dim, n_labels = design.k + design.m, design.n_labels
-    done: dict[tuple[int, ...], tuple[_Fit, float]] = {}
 
-    def evaluate(idx: tuple[int, ...], start: _Fit | None) -> float:
-        if idx not in done:
-            ts = np.zeros(p_dim) if start is None else start.ts
-            tl = np.zeros((n_labels, 2)) if start is None else start.tl
-            lam, tau, kappa, omega = (float(grids[d][0][idx[d]]) for d in range(dims))
-            fit = _newton(design, lam, tau, kappa, omega, ts, tl)
-            lj = fit.log_evidence + sum(float(log_mass[d][idx[d]]) for d in range(dims))
-            done[idx] = (fit, lj)
-        return done[idx][1]
-
-    def neighbours(idx: tuple[int, ...]) -> list[tuple[int, ...]]:
-        out = []
-        for d in range(dims):
-            for step in (-1, 1):
-                if 0 <= idx[d] + step < sizes[d]:
-                    out.append(tuple(i + step * (e == d) for e, i in enumerate(idx)))
-        return out
+    def evaluate(idx: tuple[int, ...], start: _Fit | None) -> tuple[_Fit, float]:
+        ts = np.zeros(p_dim) if start is None else start.ts
+        tl = np.zeros((n_labels, 2)) if start is None else start.tl
+        lam, tau, kappa, omega = (float(grids[d][0][idx[d]]) for d in range(dims))
+        fit = _newton(design, lam, tau, kappa, omega, ts, tl)
+        return fit, fit.log_evidence + sum(float(log_mass[d][idx[d]]) for d in range(dims))
 
     # climb from where each prior's mass is largest and from each grid's middle
     # (the exponential's mean: the mixture's mass peaks at its "shared" end)
-    best = -np.inf
     middle = tuple(int(np.argmin(np.abs(np.log(g[0] / g[0][0]) - np.log(100.0)))) if g[0].size > 1
                    else 0 for g in grids)  # the value nearest the prior mean (HYPER_RANGE)
-    for current in dict.fromkeys([tuple(int(np.argmax(g[1])) for g in grids), middle]):
-        if current in done:
-            continue
-        evaluate(current, None)
-        while True:
-            moved = False
-            for nb in neighbours(current):
-                if evaluate(nb, done[current][0]) > done[current][1]:
-                    current, moved = nb, True
-            if not moved:
-                break
-        best = max(best, done[current][1])
-    # flood: every neighbour of a point within FLOOD_DROP of the best
-    frontier = [i for i, (_, lj) in done.items() if lj >= best - FLOOD_DROP]
-    expanded: set[tuple[int, ...]] = set()
-    while frontier:
-        idx = frontier.pop()
-        if idx in expanded:
-            continue
-        expanded.add(idx)
-        for nb in neighbours(idx):
-            if nb not in done:
-                lj = evaluate(nb, done[idx][0])
-                best = max(best, lj)
-                if lj >= best - FLOOD_DROP:
-                    frontier.append(nb)
+    starts = [tuple(int(np.argmax(g[1])) for g in grids), middle]
+    done = climb_and_flood(evaluate, tuple(g[0].size for g in grids), starts, FLOOD_DROP)
     return list(done), done
 
 

@@ -115,3 +115,74 @@ def test_a_newton_fit_that_runs_out_of_iterations_says_so():
             fit_smooth(atoms)
     finally:
         fit_module._newton.__defaults__ = original
+
+
+def test_draws_of_a_posterior_in_parts_have_the_joint_ratio():
+    """mixture_draws with two parts (prior scales, then standard normal) and a
+    Gaussian supplied by the posterior (here a dense one over both parts):
+    the log ratio is scipy's log prior - log q + log(m_k / pi_k) of the
+    joint parameter, and the normals are drawn part after part."""
+    from bece._base.laplace import mixture_draws
+
+    rng = np.random.default_rng(2)
+    p1, p2, k = 2, 3, 2
+    modes = rng.normal(size=(k, p1 + p2))
+    hess = [a @ a.T + 5 * np.eye(p1 + p2) for a in rng.normal(size=(k, p1 + p2, p1 + p2))]
+    chol = [np.linalg.cholesky(h) for h in hess]
+    weights, mass = np.array([0.6, 0.4]), np.array([0.2, 0.8])
+    scales = np.array([0.5, 3.0])
+
+    def draw(j, eps):
+        dev = np.linalg.solve(chol[j].T, np.concatenate(eps, axis=1).T).T
+        theta = modes[j] + dev
+        return [theta[:, :p1], theta[:, p1:]], float(np.sum(np.log(np.diag(chol[j]))))
+
+    parts = [((p1,), 1.0 / scales**2), ((p2,), None)]
+    comp, (t1, t2), log_ratio = mixture_draws(weights, mass, parts, draw, 3000, np.random.default_rng(3))
+    theta = np.concatenate([t1, t2], axis=1)
+    prior = stats.multivariate_normal(np.zeros(p1 + p2), np.diag(np.r_[scales**2, np.ones(p2)]))
+    for j in range(k):
+        sel = comp == j
+        q = stats.multivariate_normal(modes[j], np.linalg.inv(hess[j]))
+        expected = prior.logpdf(theta[sel]) - q.logpdf(theta[sel]) + np.log(mass[j] / weights[j])
+        np.testing.assert_allclose(log_ratio[sel], expected, rtol=1e-10, atol=1e-10)
+    # the random stream: components, then part 1's normals, then part 2's
+    g = np.random.default_rng(3)
+    assert np.array_equal(comp, g.choice(2, size=3000, p=weights))
+    e1, e2 = g.standard_normal((3000, p1)), g.standard_normal((3000, p2))
+    j0 = np.flatnonzero(comp == 0)
+    np.testing.assert_allclose(t1[j0], draw(0, [e1[j0], e2[j0]])[0][0], rtol=1e-12)
+
+
+def test_climb_and_flood_finds_every_point_near_each_mode():
+    """A two-mode log density on a 30 x 20 grid: from a start in each basin
+    the walk reaches both maxima, and every point within ``drop`` of the best
+    is evaluated (a brute-force check over the whole grid); the walk starts
+    each fit from a neighbour's."""
+    from bece._base.laplace import climb_and_flood
+
+    def log_joint(i, j):
+        return max(-((i - 5) ** 2 + (j - 4) ** 2) / 4.0, -1.0 - ((i - 22) ** 2 + (j - 15) ** 2) / 2.0)
+
+    starts_from = {}
+
+    def evaluate(idx, start):
+        starts_from[idx] = start
+        return idx, log_joint(*idx)
+
+    done = climb_and_flood(evaluate, (30, 20), [(0, 0), (29, 19)], drop=3.0)
+    values = {idx: v for idx, (_, v) in done.items()}
+    assert max(values, key=values.get) == (5, 4)
+    assert (22, 15) in values
+    best = log_joint(5, 4)
+    near = {(i, j) for i in range(30) for j in range(20) if log_joint(i, j) >= best - 3.0}
+    assert near <= set(values)
+    assert len(values) < 30 * 20  # not the whole grid
+    # every fit but the starts' begins at a point evaluated before it, nearby (a
+    # neighbour's, or during a climb the point it just moved to: two steps)
+    order = list(starts_from)
+    for idx, start in starts_from.items():
+        assert (start is None) == (idx in ((0, 0), (29, 19)))
+        if start is not None:
+            assert order.index(start) < order.index(idx)
+            assert sum(abs(a - b) for a, b in zip(idx, start)) <= 2
