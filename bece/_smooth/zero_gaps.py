@@ -205,7 +205,10 @@ def zero_gap_probabilities(gap: np.ndarray, prior_density: np.ndarray, omega: fl
     with np.errstate(divide="ignore", invalid="ignore"):
         log_post = -0.5 * (mu / sd) ** 2 - np.log(np.sqrt(2.0 * np.pi) * sd)
         log_bf = log_post - np.log(prior_density)
-    log_bf = np.where(np.isnan(log_bf), -np.inf, log_bf)
+    # a prior density of 0 at psi_m = 0 (a bin whose mean confidence is exactly
+    # 0 or 1, which no curve sigma(f) in (0, 1) reaches): the restricted prior
+    # does not exist, so H_0m has probability 0 (not the ratio's infinity)
+    log_bf = np.where(np.isnan(log_bf) | ~(prior_density > 0), -np.inf, log_bf)
     return special.expit(log_bf + np.log(omega) - np.log1p(-omega))
 
 

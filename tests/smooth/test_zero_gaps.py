@@ -100,6 +100,22 @@ def test_zero_gap_probability_by_hand():
     assert pi[0] == pytest.approx(0.5122, abs=1e-4)  # 0.05 * 19.947 / (0.95 + 0.997)
     assert np.all(zero_gap_probabilities(gap, np.array([np.nan, 2.0]), 0.05)[:1] == 0)
     np.testing.assert_array_equal(zero_gap_probabilities(gap, dens, 0.0), [0.0, 0.0])
+    # a prior density of 0 (no curve reaches a zero gap): H_0m is impossible, not certain
+    assert zero_gap_probabilities(gap, np.array([0.0, 2.0]), 0.05)[0] == 0
+
+
+@pytest.mark.parametrize("y, p", [([0], [1.0]), ([1], [0.0]), ([0, 1], [1.0, 0.0])])
+def test_maximally_wrong_certain_predictions_are_not_calibrated_bins(y, p):
+    """A prediction of exactly 0 or 1 that is wrong: its bin's mean confidence
+    is 0 or 1, which no smooth curve reaches, so no draw zeroes its gap. The
+    ECE posterior keeps the curve's uncertainty (the plug-in is 1): its mean
+    is above 0.5 and its 90% interval wide, not [0, 0]."""
+    import bece
+
+    r = bece.bayesian_ece(y, p, seed=0)
+    assert r.params.prob_zero_gap.max() == 0
+    lo, hi = r.interval(0.9)
+    assert r.mean > 0.5 and hi > 0.95 and hi - lo > 0.5
 
 
 def _staircase(n, rng):
