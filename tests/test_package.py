@@ -124,6 +124,9 @@ def test_wheel_holds_every_package_and_the_data(wheel):
     for namespace in ("smooth", "calibrate", "metrics", "io", "plots", "regression", "validation"):
         assert f"bece/{namespace}.py" in names, f"bece.{namespace} is not in the wheel"
     assert "bece/data/example.csv" in names and "bece/py.typed" in names
+    # bece/models.pyi serves mypy in the source tree only: installed, it would
+    # point type checkers at a top-level `models` package that is not there
+    assert "bece/models.pyi" not in names
 
 
 @pytest.mark.skipif(not (ROOT / "pyproject.toml").exists(), reason="needs the source tree")

@@ -159,3 +159,26 @@ def test_resolving_hints_keeps_heavy_imports_lazy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1])
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_the_models_stub_reexports_exactly_bece_models():
+    """bece/models.pyi gives mypy the types of bece.models (installed from
+    models/ by a package-dir mapping mypy cannot follow): it re-exports each
+    name of bece.models.__all__ from the package mypy checks as `models`,
+    and nothing else."""
+    import ast
+
+    import bece.models
+
+    root = Path(__file__).resolve().parents[1]
+    tree = ast.parse((root / "bece" / "models.pyi").read_text())
+    imported = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            assert node.module == "models" and node.level == 0
+            for alias in node.names:
+                assert alias.asname == alias.name, "an explicit re-export: `import x as x`"
+                imported[alias.name] = node.module
+    declared = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                    and getattr(n.targets[0], "id", None) == "__all__")
+    assert sorted(imported) == sorted(declared) == sorted(bece.models.__all__)

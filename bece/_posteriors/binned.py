@@ -244,8 +244,8 @@ class BinnedModel(Model):
                                 observed)
         post = conjugate_posterior(stats, alpha=self.alpha, sigma=self.sigma, tau=self.tau,
                                    preset=self.preset)
-        fn = conjugate_collapsed if self.form == "conjugate" else literal_collapsed
-        return NumPyroModel(fn, (stats.edges, post.alpha, post.sigma, post.tau),
+        collapsed = conjugate_collapsed if self.form == "conjugate" else literal_collapsed
+        return NumPyroModel(collapsed, (stats.edges, post.alpha, post.sigma, post.tau),
                             collapsed_data(stats), observed)
 
     # -------------------------------------------------------- cross-check
