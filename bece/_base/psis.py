@@ -43,7 +43,11 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-__all__ = ["gpd_fit", "psislw", "smoothed_weights"]
+__all__ = ["PARETO_K_MAX", "gpd_fit", "psis_resample", "psislw", "smoothed_weights"]
+
+#: Above this Pareto k-hat the smoothed importance weights are not reliable
+#: (Vehtari et al. 2024): the posteriors then report the Laplace evidence
+PARETO_K_MAX = 0.7
 
 #: Prior of the shape: k shrunk towards 0.5 with the weight of this many draws
 PRIOR_K_WEIGHT = 10
@@ -129,3 +133,33 @@ def smoothed_weights(logw: np.ndarray) -> tuple[float, np.ndarray, float, float]
         smoothed, k_hat = psislw(logw - logw.max())
     w = np.exp(smoothed - logsumexp(smoothed))
     return log_marg, w, float(k_hat), float(1.0 / np.sum(w**2))
+
+
+def psis_resample(logw: np.ndarray, rng: np.random.Generator, *,
+                  keep_if_unreliable: bool = False) -> tuple[np.ndarray | None, dict[str, Any]]:
+    r"""The importance step of every smooth posterior: draws resampled with
+    their Pareto-smoothed weights.
+
+    ``logw`` are the proposals' log importance weights (log likelihood plus
+    the mixture's log ratio, :func:`bece._base.laplace.mixture_draws`); as
+    many draws as proposals are resampled with the smoothed weights. With
+    ``keep_if_unreliable`` the proposals are kept as they are when the
+    Pareto :math:`\hat k` is at least :data:`PARETO_K_MAX` (the top-label
+    posterior: with hundreds of labels the small skewness of each label's
+    conditional posterior adds up over 2L dimensions, and weights that
+    cannot be trusted would resample a few draws many times).
+
+    Returns
+    -------
+    idx : ndarray of shape (S,) or None
+        Resampled indices (None: keep the proposals).
+    info : dict
+        ``log_marginal_is`` (the log mean of the raw weights), ``pareto_k``,
+        ``is_ess`` and ``resampled``.
+    """
+    s = logw.size
+    log_marg, w, k_hat, ess = smoothed_weights(logw)
+    resample = not keep_if_unreliable or bool(k_hat < PARETO_K_MAX)
+    idx = rng.choice(s, size=s, p=w / w.sum()) if resample else None
+    return idx, {"log_marginal_is": log_marg, "pareto_k": float(k_hat), "is_ess": ess,
+                 "resampled": resample}

@@ -76,7 +76,7 @@ from .._base.laplace import (
     laplace_mixture_draws,
     not_converged,
 )
-from .._base.psis import smoothed_weights
+from .._base.psis import PARETO_K_MAX, psis_resample
 from .cells import ObservedCells, cell_curve, cell_derivatives, cell_log_likelihood
 from .histogram import PITHistogram
 
@@ -97,8 +97,6 @@ N_TILT = 24
 #: Values of the tilt's scale lambda on its integration grid
 N_LAMBDA = 16
 #: Range of the grid of lambda, in units of its prior mean
-#: Above this Pareto k-hat the importance estimate is not trusted
-PARETO_K_MAX = 0.7
 #: Default prior odds of calibration, P(H0) / P(H1) (module docstring)
 PRIOR_ODDS = 0.1
 #: Default prior scales: shift sd, log-spread sd, mean of lambda
@@ -502,9 +500,10 @@ def pit_model_draws(
     theta, lam, log_ratio = post.sample(num_samples, rng)
     ll, curve = _evaluate(theta, lam, grid, hist.counts, levels, post.cells)
     assert ll is not None
-    log_marg, w, k_hat, ess = smoothed_weights(ll + log_ratio)
-    idx = rng.choice(num_samples, size=num_samples, p=w / w.sum())
-    post = replace(post, log_marginal_is=log_marg, pareto_k=k_hat, is_ess=ess)
+    idx, info = psis_resample(ll + log_ratio, rng)
+    assert idx is not None
+    post = replace(post, log_marginal_is=info["log_marginal_is"], pareto_k=info["pareto_k"],
+                   is_ess=info["is_ess"])
     return theta[idx], lam[idx], None if curve is None else curve[idx], post
 
 

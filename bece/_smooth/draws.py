@@ -15,12 +15,12 @@ from dataclasses import replace
 import numpy as np
 from scipy import special
 
-from .._base.psis import smoothed_weights
+from .._base.psis import psis_resample
 from .._stats.binning import Binning
 from .atoms import Atoms
 from .basis import SmoothBasis, logit_confidence
 from .bootstrap import NORMAL_BIN_MIN, BinMoments, normal_bin_draws
-from .fit import PARETO_K_MAX, SmoothPosterior
+from .fit import SmoothPosterior
 from .grid_error import CellCurve, draw_bounds
 
 __all__ = [
@@ -31,7 +31,6 @@ __all__ = [
     "importance_draws",
     "importance_draws_with_sums",
     "loglik_and_sums",
-    "psis_resample",
 ]
 
 CURVE_POINTS = 101
@@ -156,9 +155,10 @@ def importance_draws_with_sums(
     when ``sums`` is False)."""
     beta, lam, tau, log_ratio = post.sample(num_samples, rng)
     loglik, moments = loglik_and_sums(atoms, post.basis, beta, sums=sums)
-    log_marg, w, k_hat, ess = smoothed_weights(loglik + log_ratio)
-    idx = rng.choice(num_samples, size=num_samples, p=w / w.sum())
-    post = replace(post, log_marginal_is=log_marg, pareto_k=float(k_hat), is_ess=ess)
+    idx, info = psis_resample(loglik + log_ratio, rng)
+    assert idx is not None
+    post = replace(post, log_marginal_is=info["log_marginal_is"], pareto_k=info["pareto_k"],
+                   is_ess=info["is_ess"])
     return beta[idx], lam[idx], tau[idx], post, None if moments is None else moments[idx]
 
 
@@ -307,29 +307,3 @@ def curve_values(basis: SmoothBasis, binning: Binning, grid: np.ndarray, beta: n
     """:math:`P(z=1 \\mid p)` at confidences ``grid`` for each draw, shape (S, G)."""
     xg = logit_confidence(grid)
     return special.expit(basis.logits(xg, binning.index(grid), beta))
-
-
-def psis_resample(logw: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray | None, dict]:
-    r"""Pareto-smoothed importance resampling of draws with log weights ``logw``.
-
-    As :func:`bece._smooth.draws.importance_draws`, the log weights are
-    :math:`\ell(\theta, \eta_k) + \log[p(\theta\mid\eta_k)\,\text{mass}_k]
-    - \log[\pi_k\mathcal N(\theta; \hat\theta_k, H_k^{-1})]`, smoothed by PSIS;
-    the draws are resampled with them when the Pareto :math:`\hat k` is below
-    0.7. Above it the weights are not reliable (with hundreds of labels the
-    small skewness of each label's conditional posterior adds up over 2L
-    dimensions) and the Laplace mixture's draws are kept as they are.
-
-    Returns
-    -------
-    idx : ndarray of shape (S,) or None
-        Resampled indices (None: keep the draws).
-    info : dict
-        ``log_marginal_is``, ``pareto_k``, ``is_ess``, ``resampled``.
-    """
-    s = logw.size
-    log_marg, w, k_hat, ess = smoothed_weights(logw)
-    resample = bool(k_hat < PARETO_K_MAX)
-    idx = rng.choice(s, size=s, p=w / w.sum()) if resample else None
-    return idx, {"log_marginal_is": log_marg, "pareto_k": float(k_hat), "is_ess": ess,
-                 "resampled": resample}

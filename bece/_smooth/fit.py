@@ -16,6 +16,7 @@ from .._base.laplace import (
     laplace_mixture_draws,
     not_converged,
 )
+from .._base.psis import PARETO_K_MAX
 from .atoms import Atoms, cell_knots
 from .basis import DEFAULT_N_KNOTS, SmoothBasis
 
@@ -24,7 +25,6 @@ __all__ = [
     "SmoothPosterior",
 ]
 
-PARETO_K_MAX = 0.7
 N_LAMBDA = 16
 
 

@@ -106,6 +106,7 @@ from scipy import special
 from .._base.checks import positive_int
 from .._base.laplace import single_threaded_blas
 from .._base.memory import check_allocation
+from .._base.psis import psis_resample
 from .._base.random import as_generator
 from .._base.typing import BinningSpec, Seed
 from .._metrics.multiclass import top_label_inputs
@@ -114,7 +115,6 @@ from .._stats.binning import Binning, make_binning
 from .._stats.calibration_stats import CalibrationStats
 from .average import DEFAULT_PRIOR_ODDS, average_top_label_with_calibrated
 from .basis import DEFAULT_N_KNOTS, logit_confidence
-from .draws import psis_resample
 from .posterior import check_prior_odds
 from .scale_prior import SHARED_PROB
 from .toplabel_atoms import (
@@ -300,7 +300,7 @@ def label_posterior_draws(
     """ECE draws of the importance-corrected Laplace mixture.
 
     One pass over the atoms gives each proposal's log likelihood (its
-    importance weight, :func:`~bece._smooth.draws.psis_resample`) and
+    importance weight, :func:`~bece._base.psis.psis_resample`) and
     its ECE under its own bootstrap weights; the pairs are then resampled
     together (the bootstrap weights are independent of the curve a
     posteriori, so a resampled pair is a draw of both). The curve draws are
@@ -309,7 +309,7 @@ def label_posterior_draws(
     beta, label_beta, lam, tau, kappa, omega, log_ratio = post.sample(num_samples, rng)
     e = label_ece_draws(atoms, post, beta, label_beta, rng, keep=keep, loglik=True)
     e.update(beta=beta, label_beta=label_beta, lam=lam, tau=tau, kappa=kappa, omega=omega)
-    idx, info = psis_resample(e.pop("loglik") + log_ratio, rng)
+    idx, info = psis_resample(e.pop("loglik") + log_ratio, rng, keep_if_unreliable=True)
     post = replace(post, **info)
     if idx is not None:
         e = {k: v[idx] for k, v in e.items()}

@@ -57,8 +57,8 @@ from .._base.laplace import (
     mixture_draws,
     not_converged,
 )
+from .._base.psis import PARETO_K_MAX
 from .basis import DEFAULT_N_KNOTS, SmoothBasis
-from .fit import PARETO_K_MAX
 from .scale_prior import SHARED_PROB, check_shared_prob, scale_grid
 from .toplabel_atoms import LabelAtoms
 

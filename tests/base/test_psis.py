@@ -93,3 +93,30 @@ def test_the_smooth_posterior_does_not_import_arviz():
             "print(sorted(m for m in ('arviz', 'arviz_stats') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_psis_resample_resamples_with_the_smoothed_weights():
+    """The shared importance step: indices drawn with the smoothed weights
+    (the same stream as numpy's choice with them), the raw weights' log mean
+    as the evidence; with keep_if_unreliable, proposals kept (None) when the
+    Pareto k-hat is at least 0.7 and resampled below."""
+    from scipy import special
+
+    from bece._base.psis import PARETO_K_MAX, psis_resample, smoothed_weights
+
+    g = np.random.default_rng(0)
+    light = g.normal(scale=0.3, size=2000)           # k-hat well below 0.7
+    heavy = 3.0 * np.log(g.pareto(0.8, size=2000))   # weights with an infinite mean
+    idx, info = psis_resample(light, np.random.default_rng(1))
+    _, w, k_hat, ess = smoothed_weights(light)
+    np.testing.assert_array_equal(idx, np.random.default_rng(1).choice(2000, size=2000, p=w / w.sum()))
+    assert info["pareto_k"] == k_hat < PARETO_K_MAX and info["resampled"] and info["is_ess"] == ess
+    assert info["log_marginal_is"] == pytest.approx(special.logsumexp(light) - np.log(2000), rel=1e-12)
+    k_heavy = smoothed_weights(heavy)[2]
+    assert k_heavy >= PARETO_K_MAX
+    idx, info = psis_resample(heavy, np.random.default_rng(1), keep_if_unreliable=True)
+    assert idx is None and not info["resampled"]
+    idx, info = psis_resample(heavy, np.random.default_rng(1))
+    assert idx is not None and info["resampled"]
+    idx, _ = psis_resample(light, np.random.default_rng(1), keep_if_unreliable=True)
+    assert idx is not None
