@@ -28,7 +28,7 @@ input); fitted scaling and binary calibrators write and read a small JSON
 (``to_json()``, :func:`from_json`).
 """
 
-from ._calibrate.base import ScoreCalibrator, from_json
+from ._calibrate.base import CalibrationWarning, ScoreCalibrator, from_json
 from ._calibrate.bayes_temperature import (
     TemperaturePosterior,
     TemperatureScaledECE,
@@ -38,7 +38,7 @@ from ._calibrate.bayes_temperature import (
 from ._calibrate.binary import BetaCalibration, IsotonicCalibration, PlattScaling
 from ._calibrate.linear import DirichletCalibration, MatrixScaling
 from ._calibrate.temperature import TemperatureScaling
-from ._calibrate.toplabel import CalibrationWarning, TopLabelCalibrator
+from ._calibrate.toplabel import TopLabelCalibrator
 from ._calibrate.vector import VectorScaling
 
 __all__ = [

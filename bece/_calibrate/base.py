@@ -26,10 +26,37 @@ from .scores import INPUTS, Scores, as_scores, encode_labels
 from .stored import COMMON, Field, check_fitted, decode, encode, parse
 
 __all__ = [
+    "CalibrationWarning",
     "JSON_FORMAT",
     "ScoreCalibrator",
     "from_json",
 ]
+
+
+class CalibrationWarning(UserWarning):
+    """A calibrator read part of its input in a way the user should know of.
+
+    :class:`~bece.calibrate.TopLabelCalibrator`: a label had too few calibration points and
+    keeps its confidences. :class:`~bece.calibrate.PlattScaling`: some probabilities were
+    exactly 0 or 1, whose log-odds are infinite, and were read at a finite
+    distance from 0 and 1 (``clip_``).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from bece.calibrate import CalibrationWarning, TopLabelCalibrator
+    >>> rng = np.random.default_rng(0)
+    >>> prob = rng.dirichlet([1.0, 1.0, 1.0], size=40)
+    >>> y = (rng.uniform(size=(40, 1)) > prob.cumsum(axis=1)).sum(axis=1)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     cal = TopLabelCalibrator(min_samples=20).fit(prob, y)
+    >>> [w.category.__name__ for w in caught]
+    ['CalibrationWarning']
+    >>> cal.n_samples_                       # each label predicted fewer than 20 times
+    array([ 8, 16, 16])
+    """
 
 JSON_FORMAT = 1
 

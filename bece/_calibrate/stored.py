@@ -161,7 +161,9 @@ class Field:
     (``low_open``: ``low`` excluded); ``nan``: NaN allowed (a
     cross-validation candidate that stopped early); ``choices``: the
     allowed values of a str; ``none``: None allowed; ``nondecreasing``:
-    a 1-D array in order.
+    a 1-D array in order; ``default``: the value of an attribute absent
+    from a file (one added after files without it were written; None:
+    required).
     """
 
     kind: str
@@ -174,6 +176,7 @@ class Field:
     choices: tuple[str, ...] = ()
     none: bool = False
     nondecreasing: bool = False
+    default: Any = None
 
     def check(self, name: str, value: Any, est: Any) -> None:
         if value is None and self.none:
@@ -261,10 +264,11 @@ def check_fitted(est: Any, fitted: dict[str, Any], contract: dict[str, Field]) -
     if unknown:
         raise ValueError(f"fitted holds {', '.join(map(repr, unknown))}, which a "
                          f"{type(est).__name__} does not have")
-    absent = [k for k in expected if k not in fitted]
+    absent = [k for k in expected if k not in fitted and (k not in contract or contract[k].default is None)]
     if absent:
         raise ValueError(f"fitted lacks {', '.join(absent)}")
     values = {k: decode(v, k) for k, v in fitted.items()}
+    values.update({k: f.default for k, f in contract.items() if k not in fitted})
     classes = values["classes_"]
     if not isinstance(classes, np.ndarray) or classes.ndim != 1:
         raise ValueError("classes_ must be a 1-D array of labels")

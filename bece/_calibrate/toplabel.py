@@ -52,36 +52,15 @@ from sklearn.exceptions import NotFittedError
 
 from .._stats.binning import make_binning
 from .._stats.inputs import as_array, check_labels, check_top_label
+from .base import CalibrationWarning
 
 __all__ = [
-    "CalibrationWarning",
     "METHODS",
     "TopLabelCalibrator",
 ]
 
 METHODS = ("isotonic", "sigmoid", "histogram")
 _LOGIT_LIMIT = 1e-12
-
-
-class CalibrationWarning(UserWarning):
-    """A label had too few calibration points and keeps its confidences.
-
-    Examples
-    --------
-    >>> import warnings
-    >>> import numpy as np
-    >>> from bece.calibrate import CalibrationWarning, TopLabelCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> prob = rng.dirichlet([1.0, 1.0, 1.0], size=40)
-    >>> y = (rng.uniform(size=(40, 1)) > prob.cumsum(axis=1)).sum(axis=1)
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     cal = TopLabelCalibrator(min_samples=20).fit(prob, y)
-    >>> [w.category.__name__ for w in caught]
-    ['CalibrationWarning']
-    >>> cal.n_samples_                       # each label predicted fewer than 20 times
-    array([ 8, 16, 16])
-    """
 
 
 def _dense(y_prob: Any) -> Any:

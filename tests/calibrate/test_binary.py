@@ -135,3 +135,61 @@ def test_refusals(cls):
         cls(input="logits").fit(np.zeros((4, 3)), [0, 1, 2, 0])
     with pytest.raises(ValueError, match="y must hold both classes"):
         cls(input="logits").fit(np.array([0.1, -0.3, 2.0]), [1, 1, 1])
+
+
+def test_platt_reads_exact_zeros_and_ones_inside_the_grid_and_warns():
+    """Probabilities of exactly 0 or 1 (a random forest's) have infinite
+    log-odds; read at about +-708 they dominated the fit and Platt scaling
+    raised the ECE (newcomer report W1). Now they are read in [eps, 1 - eps],
+    eps half the smallest distance of the others from 0 or 1, with a
+    CalibrationWarning: on a forest's held-out scores the test-set ECE does
+    not rise and is within 0.005 of scikit-learn's sigmoid calibration
+    (fitted on P(y = 1) itself) or below it."""
+    import warnings
+
+    from sklearn.calibration import _SigmoidCalibration
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+
+    import bece
+    from bece.calibrate import CalibrationWarning
+
+    X, y = make_classification(9000, random_state=0)
+    rf = RandomForestClassifier(n_estimators=50, random_state=0, n_jobs=1).fit(X[:3000], y[:3000])
+    pv, pt = rf.predict_proba(X[3000:6000])[:, 1], rf.predict_proba(X[6000:])[:, 1]
+    yv, yt = y[3000:6000], y[6000:]
+    saturated = (pv == 0) | (pv == 1)
+    assert saturated.mean() > 0.03
+    with pytest.warns(CalibrationWarning, match=f"{saturated.sum()} of 3000 probabilities are exactly"):
+        platt = PlattScaling().fit(pv, yv)
+    inside = np.concatenate([pv[pv > 0], 1 - pv[pv < 1]])
+    assert platt.clip_ == inside.min() / 2 == 0.01  # 50 trees: probabilities on a grid of 1/50
+    ece = lambda p: bece.expected_calibration_error(yt, p)  # noqa: E731
+    before, after = ece(pt), ece(platt.predict_proba(pt)[:, 1])
+    sklearn = ece(_SigmoidCalibration().fit(pv, yv).predict(pt))
+    assert after <= before and after <= sklearn + 0.005, (before, after, sklearn)
+    # the same map as Platt on the log-odds of the clipped probabilities
+    s = special.logit(np.clip(pv, 0.01, 0.99))
+    ref = PlattScaling(input="logits").fit(s, yv)
+    assert platt.coef_ == pytest.approx(ref.coef_, rel=1e-9)
+    # no exact 0 or 1, or log-odds: as before, no warning, clip_ = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert PlattScaling().fit(np.clip(pv, 0.01, 0.99), yv).clip_ == 0.0
+        assert PlattScaling(input="logits").fit(s, yv).clip_ == 0.0
+
+
+def test_a_platt_file_written_before_clip_loads_as_it_was_fitted():
+    import json
+
+    from bece.calibrate import from_json
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.05, 0.95, size=300)
+    y = rng.uniform(size=300) < p
+    fit = PlattScaling().fit(p, y)
+    spec = json.loads(fit.to_json())
+    del spec["fitted"]["clip_"]
+    old = from_json(json.dumps(spec))
+    assert old.clip_ == 0.0
+    np.testing.assert_array_equal(old.predict_proba(p), fit.predict_proba(p))
