@@ -28,9 +28,18 @@ Spiegelhalter's (1986) Z:
 
 standard Normal under calibration; two-sided p-value :math:`2\\Phi(-|Z|)`.
 
-Hosmer & Lemeshow (1980): the pairs sorted by :math:`p` and cut into
-:math:`G` groups of equal count (``np.array_split``), observed
-:math:`O_g = \\sum w z`, expected :math:`E_g = \\sum w p`, size :math:`N_g = \\sum w`:
+Hosmer & Lemeshow (1980): the pairs grouped by :math:`p` at its
+quantiles, as R's ``ResourceSelection::hoslem.test`` does: the breaks are
+the type-7 quantiles of the predictions (R's default, computed with R's
+arithmetic) at :math:`0, 1/G, \\dots, 1`, duplicates removed, and the
+groups are right-closed intervals, the first closed at both ends (R's
+``cut(..., include.lowest = TRUE)``). Equal predictions always share a
+group, so the statistic does not depend on the order of the rows; where
+ties make breaks coincide there are fewer groups, and empty intervals
+count for nothing (R gives NaN there): ``n_groups`` of the result is the
+number of groups used. Sample weights weigh the sums, not the breaks.
+Observed :math:`O_g = \\sum w z`, expected :math:`E_g = \\sum w p`, size
+:math:`N_g = \\sum w`:
 
 .. math::
 
@@ -39,7 +48,10 @@ Hosmer & Lemeshow (1980): the pairs sorted by :math:`p` and cut into
 
 for predictions evaluated on data they were not fitted to (a test set: the
 default), and :math:`\\chi^2_{G - 2}` (Hosmer & Lemeshow's setting) for a
-logistic model fitted to the same data (``fitted=True``). With the
+logistic model fitted to the same data (``fitted=True``), with :math:`G`
+the groups used (R's ``hoslem.test`` always takes :math:`g - 2` of the
+groups asked for, so its p-value differs where ties merge groups; its
+statistic is the same). With the
 :math:`G - 2` degrees of freedom on test-set predictions the test rejects
 calibrated predictions far too often: 11.9% at the 5% level, against 5.8%
 with :math:`G` (3,000 calibrated data sets of n = 300, uniform p, 10 groups).
@@ -56,7 +68,7 @@ result does not depend on the order of ties).
 
 Of these, calibration-in-the-large and Spiegelhalter's Z are sums over the
 pairs (one pass over chunks); the slope and :math:`a_0` (Newton iterations),
-Hosmer-Lemeshow (groups cut at the deciles of :math:`p`) and the KS error
+Hosmer-Lemeshow (groups cut at the quantiles of :math:`p`) and the KS error
 (cumulative sums in sorted order) need all pairs at once.
 """
 
@@ -290,23 +302,26 @@ def hosmer_lemeshow(
     n_groups: int = 10, fitted: bool = False, sample_weight: ArrayLike | None = None,
     labels: ArrayLike | None = None, pos_label: Any = None, from_logits: bool = False,
 ) -> HosmerLemeshow:
-    """Hosmer-Lemeshow goodness-of-fit test over groups of equal count.
+    """Hosmer-Lemeshow goodness-of-fit test over groups cut at the quantiles of ``y_prob``.
 
-    Its groups are cut at the quantiles of ``y_prob`` (equal counts of the
-    sorted pairs), so it needs all pairs at once: ``bece report --metrics``
-    reads the prediction columns whole for it (not in one pass over chunks)
-    and refuses it above 10 million rows.
+    The groups are R's ``ResourceSelection::hoslem.test``'s (module
+    docstring): right-closed intervals between the type-7 quantiles, equal
+    predictions in one group whatever the order of the rows. They need all
+    pairs at once: ``bece report --metrics`` reads the prediction columns
+    whole for it (not in one pass over chunks) and refuses it above 10
+    million rows.
 
     Parameters
     ----------
     y_true, y_prob, y_pred, sample_weight, labels, pos_label, from_logits
         As :func:`spiegelhalter_z`.
     n_groups : int, default 10
-        Deciles of risk; at least 3 and at most n.
+        Groups asked for (deciles of risk); at least 3 and at most n. Ties
+        can merge some: the result's ``n_groups`` are those used.
     fitted : bool, default False
         Whether ``y_prob`` comes from a logistic model fitted to these same
-        data: ``n_groups - 2`` degrees of freedom instead of ``n_groups``
-        (module docstring).
+        data: the groups used minus 2 degrees of freedom instead of the
+        groups used (module docstring).
 
     Examples
     --------
@@ -320,22 +335,46 @@ def hosmer_lemeshow(
     g = positive_int(n_groups, "n_groups")
     if not isinstance(fitted, (bool, np.bool_)):
         raise ValueError(f"fitted must be True or False, got {fitted!r}")
-    df = g - 2 if fitted else g
     z, p, w = weighted_pairs(y_true, y_prob, y_pred=y_pred, sample_weight=sample_weight,
                              inputs=Inputs(labels, pos_label, from_logits))
     if g < 3 or g > p.size:
         raise ValueError(f"n_groups must be between 3 and the number of predictions ({p.size}), "
                          f"got {g}")
-    order = np.argsort(p, kind="stable")
+    # sums in one order whatever the rows' order: sorted by (p, z, w)
+    order = np.lexsort((w, z, p))
+    z, p, w = z[order], p[order], w[order]
+    breaks = np.unique(_quantile_type7(p, np.arange(g + 1) / g))
+    # right-closed (b_{i-1}, b_i], the lowest break included in the first group
+    group = np.maximum(np.searchsorted(breaks, p, side="left") - 1, 0)
+    used = np.unique(group)
     stat = 0.0
-    for idx in np.array_split(order, g):
+    for k in used:
+        idx = group == k
         o, e, m = np.dot(w[idx], z[idx]), np.dot(w[idx], p[idx]), w[idx].sum()
         den = e * (1.0 - e / m) if m > 0 else 0.0
         if den > 0:
             stat += (o - e) ** 2 / den
         elif o != e:
             stat = np.inf
-    return HosmerLemeshow(float(stat), df, float(chi2.sf(stat, df)), g)
+    df = used.size - 2 if fitted else used.size
+    if df < 1:
+        raise ValueError(f"n_groups: the predictions take too few distinct values for {g} groups "
+                         f"({used.size} used, {'fitted=True needs 3' if fitted else 'at least 1 needed'})")
+    return HosmerLemeshow(float(stat), df, float(chi2.sf(stat, df)), int(used.size))
+
+
+def _quantile_type7(x: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """R's ``quantile(x, probs)`` (type 7) with R's arithmetic: index
+    :math:`1 + (n - 1) p`, and :math:`(1 - h) x_{lo} + h x_{hi}` where it
+    interpolates (so that breaks fall on the same floats as R's)."""
+    xs = np.sort(x)
+    index = 1.0 + (xs.size - 1) * probs
+    lo = np.floor(index).astype(np.int64)
+    hi = np.ceil(index).astype(np.int64)
+    qs = xs[lo - 1]
+    h = index - lo
+    interpolate = (index > lo) & (xs[hi - 1] != qs)
+    return np.where(interpolate, (1.0 - h) * qs + h * xs[hi - 1], qs)
 
 
 def ks_calibration_error(

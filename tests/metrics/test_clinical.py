@@ -4,6 +4,8 @@ scikit-learn, naive loops, and their null distributions."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from scipy import optimize, stats
@@ -161,3 +163,74 @@ def test_bad_input():
         hosmer_lemeshow([0, 1, 1], [0.2, 0.6, 0.9], n_groups=2.5)
     with pytest.raises(ValueError, match="variance is 0"):
         spiegelhalter_z([0, 1], [0.5, 0.5])
+
+
+def _hoslem_r(y, p, g):
+    """R's ResourceSelection::hoslem.test statistic, transcribed line by line
+    in plain Python: qq <- unique(quantile(yhat, seq(0, 1, 1/g))) (type 7),
+    cut(yhat, qq, include.lowest = TRUE) (right-closed), then
+    sum((observed - expected)^2 / expected) over the y0 and y1 columns
+    (empty intervals left out: R's NaN there)."""
+    xs = sorted(p)
+    n = len(xs)
+    qq = []
+    for i in range(g + 1):
+        index = 1 + (n - 1) * (i / g)
+        lo, hi = math.floor(index), math.ceil(index)
+        q = xs[lo - 1]
+        if index > lo and xs[hi - 1] != q:
+            h = index - lo
+            q = (1 - h) * q + h * xs[hi - 1]
+        if q not in qq:
+            qq.append(q)
+    chisq = 0.0
+    for k in range(max(len(qq) - 1, 1)):
+        lower, upper = qq[k], qq[min(k + 1, len(qq) - 1)]
+        members = [j for j in range(n) if (lower < p[j] <= upper) or (k == 0 and p[j] == lower)]
+        if not members:
+            continue
+        o1 = sum(y[j] for j in members)
+        e1 = sum(p[j] for j in members)
+        o0, e0 = len(members) - o1, len(members) - e1
+        chisq += (o1 - e1) ** 2 / e1 + (o0 - e0) ** 2 / e0
+    return chisq
+
+
+def test_hosmer_lemeshow_groups_as_r_hoslem_test(rng):
+    """Against a line-by-line transcription of R's hoslem.test (type-7
+    quantile breaks, right-closed groups): without ties (n = 287, not a
+    multiple of g) and with ties (confidences rounded to 2 and to 1 decimal,
+    where breaks coincide and fewer groups are used). R gave 11.369232550
+    where the split into equal counts gave 11.427133408 (external-validity
+    report, breast cancer n = 285)."""
+    for decimals, g in ((None, 10), (2, 10), (1, 10), (None, 7)):
+        y, p = simulate_binary(287, rng, power=1.3)
+        if decimals is not None:
+            p = np.clip(np.round(p, decimals), 0.01, 0.99)
+        h = hosmer_lemeshow(y, p, n_groups=g)
+        want = _hoslem_r([int(v) for v in y], [float(v) for v in p], g)
+        assert h.statistic == pytest.approx(want, rel=1e-12), (decimals, g)
+        if decimals == 1:
+            assert h.n_groups < g
+        assert h.df == h.n_groups and h.p_value == pytest.approx(stats.chi2.sf(want, h.n_groups), rel=1e-12)
+
+
+def test_hosmer_lemeshow_does_not_depend_on_the_order_of_rows(rng):
+    """With ties the equal-count split depended on row order (51.11 to 55.28
+    over 20 permutations in the external-validity report); quantile groups
+    keep equal predictions together."""
+    y, p = simulate_binary(1000, rng, power=1.4)
+    p = np.round(p, 2)
+    first = hosmer_lemeshow(y, p).statistic
+    for _ in range(20):
+        perm = rng.permutation(p.size)
+        assert hosmer_lemeshow(y[perm], p[perm]).statistic == first
+
+
+def test_the_quantile_breaks_are_numpys_type_7(rng):
+    from bece._metrics.clinical import _quantile_type7
+
+    x = rng.uniform(size=101)
+    probs = np.arange(11) / 10
+    np.testing.assert_allclose(_quantile_type7(x, probs), np.quantile(x, probs, method="linear"),
+                               rtol=0, atol=1e-15)
