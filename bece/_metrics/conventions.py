@@ -25,6 +25,9 @@ convention      default M  bins (``p`` a confidence)
                            then ``[e_m, e_{m+1})`` on ``np.linspace`` edges
 ``"sklearn"``   5          ``calibration_curve``'s bins: ``(e_m, e_{m+1}]``,
                            the first ``[0, e_1]`` (``searchsorted`` left)
+``"sklearn-quantile"`` 5   ``calibration_curve(strategy="quantile")``: the
+                           same rule on ``np.percentile`` edges at
+                           ``m/M``; tied edges leave bins empty (dropped)
 ``"mapie"``     50         ``np.linspace(0, 1, M)``: ``M - 1`` intervals
                            ``(e_{m-1}, e_m]`` and a bin ``{0}`` of its own
 ``"kumar"``     15         ``get_ece``: upper edges ``i/M``, right-closed as
@@ -78,6 +81,7 @@ CONVENTIONS: dict[str, int] = {
     "torchmetrics": 15,
     "netcal": 10,
     "sklearn": 5,
+    "sklearn-quantile": 5,
     "mapie": 50,
     "kumar": 15,
     "relplot": 10,
@@ -154,6 +158,9 @@ def peer_bins(p: np.ndarray, convention: str, n_bins: int,
         return np.minimum(np.searchsorted(edges, q, side="right") - 1, m - 1).astype(np.int64), m
     if convention == "sklearn":
         return np.searchsorted(np.linspace(0.0, 1.0, m + 1)[1:-1], p).astype(np.int64), m
+    if convention == "sklearn-quantile":
+        edges = np.percentile(p, np.linspace(0.0, 1.0, m + 1) * 100)
+        return np.searchsorted(edges[1:-1], p).astype(np.int64), m
     if convention == "mapie":
         return np.searchsorted(np.linspace(0.0, 1.0, m), p, side="left").astype(np.int64), m
     if convention == "kumar":
@@ -213,7 +220,8 @@ def peer_ece(
         ``"bece"``, ``"torchmetrics"`` (``binary_calibration_error`` for
         (n,) input, ``multiclass_calibration_error`` otherwise),
         ``"netcal"`` (``netcal.metrics.ECE``), ``"sklearn"`` (the ECE of
-        ``calibration_curve``'s bins, empty bins dropped), ``"mapie"``
+        ``calibration_curve``'s bins, empty bins dropped),
+        ``"sklearn-quantile"`` (the same with ``strategy="quantile"``), ``"mapie"``
         (``mapie.metrics.calibration.expected_calibration_error``),
         ``"kumar"`` (``calibration.get_ece``), ``"relplot"``
         (``relplot.binnedECE``) or ``"helm"`` (HELM's ``ece_10_bin``:
