@@ -146,3 +146,26 @@ def test_bad_files_name_the_file(files, tmp_path, capsys):
     np.savez(tmp_path / "tri.npz", y_true=y, y_pred=y, y_prob=np.full(400, 0.5))
     code, _, err = run(capsys, "recalibrate", str(tmp_path / "tri.npz"), files["test_p"])
     assert code == 2 and "predicted-label column" in err
+
+
+def test_a_calibrator_warning_is_one_line_in_the_commands_words(tmp_path):
+    """Platt scaling on probabilities with exact 0s and 1s warns (it reads them
+    inside [eps, 1 - eps]): the command prints it as one 'bece: warning:' line
+    naming --logits, not Python's two-line form naming input='logits'."""
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    for name in ("val", "test"):
+        p = np.round(rng.uniform(size=400), 1)  # a grid of 0.1: some exactly 0 and 1
+        y = (rng.uniform(size=400) < p).astype(int)
+        pd.DataFrame({"y_true": y, "y_prob": p}).to_csv(tmp_path / f"{name}.csv", index=False)
+    r = subprocess.run([sys.executable, "-m", "bece", "recalibrate", "--method", "platt",
+                        str(tmp_path / "val.csv"), str(tmp_path / "test.csv"), "--samples", "500"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("bece: warning: PlattScaling:"), r.stderr
+    assert "--logits" in lines[0] and "input=" not in lines[0]

@@ -32,7 +32,10 @@ of logits; the logarithm of probabilities, zeros read as
   constant :math:`\operatorname{logit}(\bar y)` (betacal keeps the negative
   slope, outside its model). ``betacal`` clips probabilities to
   :math:`[\epsilon, 1 - \epsilon]` (machine epsilon) before the logarithm;
-  here only zeros change (to ``tiny``).
+  here, as for Platt scaling, probabilities that hold exact 0s or 1s are
+  read in :math:`[\epsilon, 1 - \epsilon]` with :math:`\epsilon` half the
+  smallest distance of the others from 0 or 1 (``clip_``, with a warning),
+  and others are used as given.
 
 The logistic fits are :class:`sklearn.linear_model.LogisticRegression`
 without penalty (``C=inf``, lbfgs, ``tol=1e-10``, ``max_iter=1000``).
@@ -44,7 +47,7 @@ import warnings
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import expit, logit
+from scipy.special import expit
 
 from .base import CalibrationWarning, ScoreCalibrator
 from .scores import Scores, log_softmax
@@ -56,6 +59,8 @@ __all__ = [
     "IsotonicCalibration",
     "PlattScaling",
     "binary_log_probabilities",
+    "clipped_log_probabilities",
+    "saturation_clip",
 ]
 
 
@@ -104,6 +109,37 @@ class BinaryCalibrator(ScoreCalibrator):
         """``classes_[1]`` where the calibrated :math:`P(y = 1) > 1/2`, else ``classes_[0]``."""
         index = (self._p1(self._scores(X)) > 0.5).astype(np.int64)
         return self.classes_[index]
+
+
+def saturation_clip(scores: Scores, name: str) -> float:
+    """:math:`\\epsilon` for probabilities that hold exact 0s or 1s (infinite
+    log-odds): half the smallest distance of the others from 0 or 1, with a
+    :class:`~bece.calibrate.CalibrationWarning`; 0 for other probabilities
+    and for logits (:class:`PlattScaling` says why)."""
+    if scores.kind != "probabilities":
+        return 0.0
+    p = scores.binary_score()
+    saturated = int(np.count_nonzero((p == 0) | (p == 1)))
+    if not saturated:
+        return 0.0
+    inside = np.concatenate([p[p > 0], 1.0 - p[p < 1]])
+    # all at 0 or 1: any finite value gives the same two-point fit
+    clip = float(inside.min()) / 2 if inside.size else 0.25
+    warnings.warn(
+        f"{name}: {saturated} of {p.size} probabilities are exactly 0 or 1 (infinite "
+        f"log-odds); every probability is read in [{clip:.3g}, 1 - {clip:.3g}] (clip_), half "
+        "the smallest distance of the others from 0 or 1. Pass input='logits' to choose the "
+        "log-odds yourself.", CalibrationWarning, stacklevel=4)
+    return clip
+
+
+def clipped_log_probabilities(scores: Scores, clip: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`binary_log_probabilities`, probabilities read in :math:`[\\epsilon,
+    1 - \\epsilon]` when ``clip`` :math:`\\epsilon` is positive."""
+    if clip > 0 and scores.kind == "probabilities":
+        p = np.clip(scores.binary_score(), clip, 1.0 - clip)
+        return np.log1p(-p), np.log(p)
+    return binary_log_probabilities(scores)
 
 
 class PlattScaling(BinaryCalibrator):
@@ -168,22 +204,10 @@ class PlattScaling(BinaryCalibrator):
             raise ValueError(f"smoothed_targets must be True or False, got {self.smoothed_targets!r}")
 
     def _fit(self, scores: Scores, y: np.ndarray) -> None:
-        self.clip_ = 0.0
-        if scores.kind == "probabilities":
-            p = scores.binary_score()
-            saturated = int(np.count_nonzero((p == 0) | (p == 1)))
-            if saturated:
-                inside = np.concatenate([p[p > 0], 1.0 - p[p < 1]])
-                # all at 0 or 1: any finite value gives the same two-point fit
-                self.clip_ = float(inside.min()) / 2 if inside.size else 0.25
-                warnings.warn(
-                    f"PlattScaling: {saturated} of {p.size} probabilities are exactly 0 or 1 "
-                    f"(infinite log-odds); every probability is read in [{self.clip_:.3g}, "
-                    f"1 - {self.clip_:.3g}] (clip_), half the smallest distance of the others "
-                    "from 0 or 1. Pass input='logits' to choose the log-odds yourself.",
-                    CalibrationWarning, stacklevel=3)
+        self.clip_ = saturation_clip(scores, type(self).__name__)
         self._one(scores, y)
-        s = self._log_odds(scores)[:, None]
+        l0, l1 = clipped_log_probabilities(scores, self.clip_)
+        s = (l1 - l0)[:, None]
         z = y.astype(np.float64)
         if self.smoothed_targets:
             n_pos = z.sum()
@@ -196,16 +220,9 @@ class PlattScaling(BinaryCalibrator):
         self.coef_ = float(coef[0])
         self.intercept_ = inter
 
-    def _log_odds(self, scores: Scores) -> np.ndarray:
-        """:math:`s`: the log-odds of the scores, probabilities read in
-        :math:`[\\epsilon, 1 - \\epsilon]` when ``clip_`` is :math:`\\epsilon > 0`."""
-        if self.clip_ > 0 and scores.kind == "probabilities":
-            return logit(np.clip(scores.binary_score(), self.clip_, 1.0 - self.clip_))
-        l0, l1 = binary_log_probabilities(scores)
-        return l1 - l0
-
     def _p1(self, scores: Scores) -> np.ndarray:
-        return expit(self.coef_ * self._log_odds(scores) + self.intercept_)
+        l0, l1 = clipped_log_probabilities(scores, self.clip_)
+        return expit(self.coef_ * (l1 - l0) + self.intercept_)
 
 
 class IsotonicCalibration(BinaryCalibrator):
@@ -282,6 +299,9 @@ class BetaCalibration(BinaryCalibrator):
     a_, b_, c_ : float
         The fitted map (module docstring); :math:`a = b` is Platt scaling on
         the log-odds.
+    clip_ : float
+        :math:`\epsilon`: probabilities are read in :math:`[\epsilon, 1 -
+        \epsilon]`, as :class:`PlattScaling` reads them (0: as given).
 
     Examples
     --------
@@ -295,13 +315,16 @@ class BetaCalibration(BinaryCalibrator):
     (True, True)
     """
 
-    _contract = {"a_": Field("float"), "b_": Field("float"), "c_": Field("float")}
+    # clip_ is absent from files written before it existed: 0, as they were fitted
+    _contract = {"a_": Field("float"), "b_": Field("float"), "c_": Field("float"),
+                 "clip_": Field("float", low=0.0, high=0.25, default=0.0)}
 
     def __init__(self, *, input: str = "auto") -> None:
         self.input = input
 
     def _fit(self, scores: Scores, y: np.ndarray) -> None:
-        l0, l1 = binary_log_probabilities(scores)
+        self.clip_ = saturation_clip(scores, type(self).__name__)
+        l0, l1 = clipped_log_probabilities(scores, self.clip_)
         self._one(scores, y)
         x = np.column_stack([l1, -l0])
         coef, c = _logistic(x, y)
@@ -318,5 +341,5 @@ class BetaCalibration(BinaryCalibrator):
         self.a_, self.b_, self.c_ = float(a), float(b), float(c)
 
     def _p1(self, scores: Scores) -> np.ndarray:
-        l0, l1 = binary_log_probabilities(scores)
+        l0, l1 = clipped_log_probabilities(scores, self.clip_)
         return expit(self.a_ * l1 - self.b_ * l0 + self.c_)

@@ -63,7 +63,9 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import Any
 
 from .calibration import run_test
 from .common import cli_words, to_json
@@ -83,8 +85,28 @@ __all__ = [
 ]
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``bece`` command; returns the exit code."""
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def one_line(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                     file: Any = None, line: str | None = None) -> None:
+            # bece's warnings as one line on stderr, in the command's words, instead
+            # of Python's two-line 'file:line: Category: ...' form; others as Python shows them
+            if not os.path.abspath(filename).startswith(_PACKAGE + os.sep):
+                shown(message, category, filename, lineno, file, line)
+                return
+            print(f"bece: warning: {cli_words(' '.join(str(message).split()))}", file=sys.stderr)
+
+        warnings.showwarning = one_line
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -71,7 +71,9 @@ def run_info(result: Any, seed: int | None) -> dict[str, Any]:
 _CLI_WORDS = (("pass from_logits=True", "pass --logits"), ("from_logits=True", "--logits"),
               ("row_sum_tol=", "--row-sum-tol "), ("pos_label=", "--pos-label"),
               ("labels=clf.classes_", "--labels L0,L1,..."),
-              ("labels=", "--labels"), ("y_prob[:, 1]", "--y-prob-col p_1"))
+              ("labels=", "--labels"), ("y_prob[:, 1]", "--y-prob-col p_1"),
+              ("Pass input='logits' to choose the log-odds yourself.",
+               "Pass log-odds with --logits to choose them yourself."))
 
 
 def cli_words(message: str) -> str:
