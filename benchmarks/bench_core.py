@@ -60,7 +60,7 @@ def machine() -> str:
 
 
 def cold_report(path: Path, repeat: int) -> float:
-    exe = [sys.executable, "-m", "bece._cli", "report", str(path), "--json", "--model", "binned"]
+    exe = [sys.executable, "-m", "bece", "report", str(path), "--json", "--model", "binned"]
     return best_of(lambda: subprocess.run(exe, check=True, capture_output=True), repeat)
 
 

@@ -49,7 +49,7 @@ def bench_cold_report(table: Table, rng: np.random.Generator, repeat: int) -> No
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "pred.parquet"
         pd.DataFrame({"y_true": y, "y_prob": p}).to_parquet(path)
-        cmd = [sys.executable, "-m", "bece._cli", "report", str(path), "--json"]
+        cmd = [sys.executable, "-m", "bece", "report", str(path), "--json"]
         for extra in ([], ["--model", "binned"]):  # pyc caches warm, as for a user
             subprocess.run(cmd + extra, check=True, capture_output=True)
         b, o = alternate(lambda: subprocess.run(cmd + ["--model", "binned"], check=True, capture_output=True),

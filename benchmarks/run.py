@@ -189,7 +189,7 @@ def bench_cold_report(table: Table, rng: np.random.Generator) -> None:
         files = write_files(10**6, rng, Path(tmp))
         numpy_only = [sys.executable, "-c", "import numpy"]
         for path in files:
-            cmd = [sys.executable, "-m", "bece._cli", "report", str(path), "--json", "--model", "binned"]
+            cmd = [sys.executable, "-m", "bece", "report", str(path), "--json", "--model", "binned"]
             subprocess.run(cmd, check=True, capture_output=True)  # numba/pyc caches warm, as for a user
             b, o = alternate(lambda: subprocess.run(numpy_only, check=True),
                              lambda: subprocess.run(cmd, check=True, capture_output=True), 3)
@@ -249,7 +249,7 @@ def bench_memory(rng: np.random.Generator) -> str:
                 y, p = simulate(piece, rng)
                 writer.write_table(pa.table({"y_true": y, "y_prob": p}, schema=schema))
         size = path.stat().st_size
-        cmd = [sys.executable, "-m", "bece._cli", "report", str(path), "--json"]
+        cmd = [sys.executable, "-m", "bece", "report", str(path), "--json"]
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True)

@@ -82,7 +82,7 @@ def main() -> None:
     args = ap.parse_args()
     py = sys.executable
     load = os.getloadavg()[0]
-    bece_cli = [py, "-m", "bece._cli"]
+    bece_cli = [py, "-m", "bece"]
     rows = []
     base = [py, "-c", BASELINE_IMPORT]
     for label, code in (("import bece", "import bece"),
