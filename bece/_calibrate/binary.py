@@ -111,6 +111,11 @@ class BinaryCalibrator(ScoreCalibrator):
         return self.classes_[index]
 
 
+#: ``clip_`` of the calibrators that read exact 0/1 probabilities inside the
+#: grid; absent from files written before it existed: 0, as they were fitted
+CLIP_FIELD = Field("float", low=0.0, high=0.25, default=0.0)
+
+
 def saturation_clip(scores: Scores, name: str) -> float:
     """:math:`\\epsilon` for probabilities that hold exact 0s or 1s (infinite
     log-odds): half the smallest distance of the others from 0 or 1, with a
@@ -191,9 +196,7 @@ class PlattScaling(BinaryCalibrator):
     (2000, 2)
     """
 
-    # clip_ is absent from files written before it existed: 0, as they were fitted
-    _contract = {"coef_": Field("float"), "intercept_": Field("float"),
-                 "clip_": Field("float", low=0.0, high=0.25, default=0.0)}
+    _contract = {"coef_": Field("float"), "intercept_": Field("float"), "clip_": CLIP_FIELD}
 
     def __init__(self, *, input: str = "auto", smoothed_targets: bool = True) -> None:
         self.input = input
@@ -315,9 +318,8 @@ class BetaCalibration(BinaryCalibrator):
     (True, True)
     """
 
-    # clip_ is absent from files written before it existed: 0, as they were fitted
     _contract = {"a_": Field("float"), "b_": Field("float"), "c_": Field("float"),
-                 "clip_": Field("float", low=0.0, high=0.25, default=0.0)}
+                 "clip_": CLIP_FIELD}
 
     def __init__(self, *, input: str = "auto") -> None:
         self.input = input

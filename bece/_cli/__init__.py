@@ -68,7 +68,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .calibration import run_test
-from .common import cli_words, to_json
+from .common import cli_words, to_json, warning_line
 from .compare import compare_dict, format_compare, run_compare
 from .output import check_outputs
 from .parser import UsageError, build_parser, version
@@ -100,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not os.path.abspath(filename).startswith(_PACKAGE + os.sep):
                 shown(message, category, filename, lineno, file, line)
                 return
-            print(f"bece: warning: {cli_words(' '.join(str(message).split()))}", file=sys.stderr)
+            print(warning_line(message), file=sys.stderr)
 
         warnings.showwarning = one_line
         return _main(argv)

@@ -84,6 +84,12 @@ def cli_words(message: str) -> str:
     return message
 
 
+def warning_line(message: Warning | str) -> str:
+    """A warning of the library as the command prints it: one line on
+    stderr, ``bece: warning: ...``, in the command's words."""
+    return f"bece: warning: {cli_words(' '.join(str(message).split()))}"
+
+
 def num(x: float) -> float | None:
     """``x`` as a float, None for NaN."""
     return None if math.isnan(x) else float(x)

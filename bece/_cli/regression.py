@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .._regression.report_text import ALPHA, regression_verdict
-from .common import PROB, figure, save, to_json
+from .common import PROB, figure, save, to_json, warning_line
 
 __all__ = [
     "format_regression",
@@ -179,8 +179,8 @@ def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, s
                                             **grouping(fc))
         test = regression_test(u, seed=args.seed, **grouping(fc))
         d = regression_dict(result, u, fc, randomized=randomized, seed=args.seed, test=test)
-    for message in dict.fromkeys(" ".join(str(w.message).split()) for w in caught):
-        print(f"bece: warning: {message}", file=sys.stderr)
+    for line in dict.fromkeys(warning_line(w.message) for w in caught):
+        print(line, file=sys.stderr)
     if args.json:
         print(to_json(d))
     else:
