@@ -295,6 +295,11 @@ class CrossCheck:
         For the smooth model: the log Bayes factor of exact calibration from
         the fast path and from bridge sampling on the NUTS draws, with its
         standard error (:mod:`bece._validation.bridge`); empty otherwise.
+    parameterisation : str
+        For the binary smooth model, the parameterisation of the run kept:
+        "centred" (partial centering from the Laplace fit, tried first) or
+        "non-centred" (run when the centred one did not converge); empty
+        for the other models, which have one.
 
     Examples
     --------
@@ -335,11 +340,12 @@ class CrossCheck:
     closed_form: Any
     inference_data: Any  # arviz.InferenceData (0.2x) or xarray.DataTree (1.x)
     evidence: dict[str, float] = field(default_factory=dict)
+    parameterisation: str = ""
 
     @classmethod
     def judge(cls, model: str, agreement: Agreement, run: Any, nuts: Any,
               closed_form: Any, inference_data: Any,
-              evidence: dict[str, float] | None = None) -> CrossCheck:
+              evidence: dict[str, float] | None = None, parameterisation: str = "") -> CrossCheck:
         """The verdict of the agreement rule on ``agreement`` and NUTS ``run``
         (a :class:`~bece._validation.nuts.NutsRun`)."""
         reasons = []
@@ -360,6 +366,7 @@ class CrossCheck:
             table=agreement.table,
             gap=gap_table(nuts, closed_form) if isinstance(nuts, BayesianECE) else None, nuts=nuts,
             closed_form=closed_form, inference_data=inference_data, evidence=dict(evidence or {}),
+            parameterisation=parameterisation,
         )
 
     @property
@@ -393,7 +400,8 @@ class CrossCheck:
         ``reasons``), the rule (``z``, ``delta``, ``false_alarm``), the
         diagnostics (``max_ratio``, ``rhat_max``, ``ess_bulk_min``,
         ``ess_tail_min``: None where undefined, as R-hat of one chain;
-        ``divergences``, ``target_accept_prob``), the
+        ``divergences``, ``target_accept_prob``, ``parameterisation``: None
+        where the model has one), the
         ``evidence`` of exact calibration where the model has it, and the
         comparison ``table`` as one record per row (NaN as None)."""
         table = [{k: (None if isinstance(v, float) and v != v else
@@ -407,6 +415,7 @@ class CrossCheck:
             "max_ratio": self.max_ratio, "rhat_max": _number(self.rhat_max),
             "ess_bulk_min": _number(self.ess_bulk_min), "ess_tail_min": _number(self.ess_tail_min),
             "divergences": self.divergences, "target_accept_prob": self.target_accept_prob,
+            "parameterisation": self.parameterisation or None,
             "evidence": {k: _number(v) if isinstance(v, float) else v
                          for k, v in self.evidence.items()}, "table": table,
         }
@@ -439,7 +448,8 @@ class CrossCheck:
             f"  rule: each 5/50/95% quantile within max({self.z:.2f} MCSE, {self.delta:g} sd); "
             f"R-hat <= {RHAT_MAX}, ESS >= {ESS_MIN}, no divergence",
             f"  worst ratio {self.max_ratio:.2f} ({len(self.table)} comparisons); R-hat "
-            f"{self.rhat_max:.4f}, ESS {self.ess_min:.0f}, divergences {self.divergences}",
+            f"{self.rhat_max:.4f}, ESS {self.ess_min:.0f}, divergences {self.divergences}"
+            + (f"; {self.parameterisation} model" if self.parameterisation else ""),
         ]
         if self.evidence:
             e = self.evidence

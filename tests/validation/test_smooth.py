@@ -40,6 +40,8 @@ def test_the_default_cross_check_above_the_fine_grid_switch():
     cc = bece.cross_check(y, p, seed=1, progress_bar=False)
     assert cc.model == "smooth" and cc.closed_form.params.grid is not None  # the fine grid
     assert cc.agree, cc.reasons
+    assert cc.parameterisation in ("centred", "non-centred")
+    assert cc.to_dict()["parameterisation"] == cc.parameterisation
     probabilities = cc.table[cc.table["quantile"].isna()]
     assert set(probabilities["variable"]) == {"P(exactly calibrated)", "P(tau > 0.3)"}
     e = cc.evidence
@@ -70,3 +72,36 @@ def test_nuts_centering_is_one_minus_the_laplace_variance():
     np.testing.assert_allclose(c["bin_centering"], np.clip(1 - var[5:], 0, 1), rtol=1e-12)
     post.basis.n_bins, post.chol, post.modes = 0, post.chol[:, :5, :5], post.modes[:, :5]
     assert set(nuts_centering(post)) == {"spline_centering"}
+
+
+def test_a_run_that_does_not_converge_is_repeated_non_centred(monkeypatch):
+    """cross_check_smooth_atoms runs NUTS centred first; when that run does
+    not converge it runs the non-centred model once and keeps the run that
+    converged (the centred one when neither did). The NUTS runs are replaced
+    by stand-ins that record their parameterisation."""
+    from types import SimpleNamespace
+
+    import bece._validation.smooth as vs
+
+    g = np.random.default_rng(2)
+    p = g.uniform(size=300)
+    y = (g.uniform(size=300) < p).astype(int)
+    atoms, stats, grid_points = vs.prepare_atoms(y, p, None, None, "uniform", "auto")
+    for converges, kept in (({"centred"}, "centred"), ({"non-centred"}, "non-centred"),
+                            (set(), "centred")):
+        calls: list[tuple[str, dict]] = []
+
+        def fake(*args, converges=converges, calls=calls, **kwargs):
+            parameterisation, centering = args[6], args[7]
+            calls.append((parameterisation, centering))
+            return SimpleNamespace(converged=parameterisation in converges,
+                                   parameterisation=parameterisation)
+
+        monkeypatch.setattr(vs, "_nuts_against", fake)
+        cc = vs.cross_check_smooth_atoms(atoms, stats, grid_points, num_closed_form=200,
+                                         progress_bar=False)
+        assert cc.parameterisation == kept
+        assert [c[0] for c in calls] == (["centred"] if "centred" in converges
+                                         else ["centred", "non-centred"])
+        assert set(calls[0][1]) == {"spline_centering", "bin_centering"}
+        assert all(c[1] == {} for c in calls[1:])
