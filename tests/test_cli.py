@@ -36,7 +36,7 @@ def test_json_matches_library(capsys):
                       "ece", "bins", "verdict", "calibration_test"}
     assert (d["model"], d["input_kind"], d["seed"]) == ("binned", "top-label", 3)
     assert d["bece_version"] == bece._cli.version()
-    assert set(d["ece"]) == {"mean", "std", "prob", "interval"}
+    assert set(d["ece"]) == {"mean", "std", "prob", "interval", "upper_bound"}
     # neutral names, and the old ones as aliases for one release
     assert set(d["bins"][0]) == {"lo", "hi", "count", "observed", "predicted", "accuracy",
                                  "confidence"}

@@ -80,8 +80,9 @@ def test_gaussian_forecast_matches_an_independent_pit(tmp_path, capsys, rng, suf
                                rtol=1e-12)
     v = d["verdict"]
     test = pit_calibration_test(u, seed=5)
-    assert v["test"] == "anderson-darling" and v["alpha"] == 0.05
-    assert v["p_value"] == test.p_value and v["calibrated"] == (not test.reject(0.05))
+    assert v["test"] == "anderson-darling" and v["level"] == 0.05
+    assert v["p_value"] == test.p_value and v["calibrated"] == test.verdict().calibrated
+    assert v["verdict"] == test.verdict().label and v["log_bayes_factor"] == test.log_bayes_factor
     assert v["prob_calibrated"] == pytest.approx(test.prob_calibrated, rel=1e-9)
     assert v["bayes_factor"] == pytest.approx(test.bayes_factor, rel=1e-9)
 
@@ -121,7 +122,7 @@ def test_overconfident_forecaster_is_miscalibrated(tmp_path, capsys, rng):
     v = json.loads(out)["verdict"]
     assert code == 0 and v["calibrated"] is False and v["p_value"] == 1 / 1001
     assert v["prob_calibrated"] < 1e-6
-    assert v["text"].startswith("miscalibrated (Anderson-Darling p <= 0.001, P(calibrated | data) = ")
+    assert v["text"].startswith("miscalibrated (Anderson-Darling p <= 0.001, B01 = ")
     code, out, _ = run(capsys, "report", path, "--samples", 500)
     assert out.splitlines()[1] == f"  verdict            {v['text']}"
 
@@ -188,8 +189,9 @@ def test_json_keys(tmp_path, capsys, rng):
     d = json.loads(out)
     assert code == 0 and set(d) == {"kind", "source", "forecast", "n", "columns", "pit", "verdict",
                                     "calibration_error", "curve"}
-    assert set(d["verdict"]) == {"calibrated", "test", "p_value", "alpha", "bayes_factor",
-                                 "prob_calibrated", "text"}
+    assert set(d["verdict"]) == {"verdict", "calibrated", "test", "p_value", "level", "bayes_factor",
+                                 "log_bayes_factor", "bayes_factor_threshold", "prob_calibrated",
+                                 "prior_odds", "text"}
     assert set(d["calibration_error"]) == {"mean", "std", "prob", "interval", "plugin", "levels"}
     assert set(d["curve"][0]) == {"level", "observed", "interval"} and d["source"] == str(path)
 

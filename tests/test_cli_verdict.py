@@ -81,7 +81,8 @@ def test_json_has_neutral_names_aliases_and_the_verdict(tmp_path, rng, capsys):
         assert (b["accuracy"], b["confidence"]) == (b["observed"], b["predicted"])
     t = bece.calibration_test(y, p, n_bins=10, seed=2)
     v, c = d["verdict"], d["calibration_test"]
-    assert (v["p_value"], v["prob_calibrated"]) == (t.p_value, t.prob_calibrated)
+    assert (v["p_value"], v["log_bayes_factor"]) == (t.p_value, t.log_bayes_factor)
+    assert c["prob_calibrated"] == t.prob_calibrated and c["prior_odds"] == 0.02
     assert v["verdict"] == t.verdict().label and v["text"] == t.verdict().text
     assert c["log_bayes_factor"] == t.log_bayes_factor and c["num_resamples"] == 1000
     assert c["statistic"] == pytest.approx(d["plugin_ece"], abs=1e-12)

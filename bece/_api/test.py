@@ -9,6 +9,7 @@ from numpy.typing import ArrayLike
 
 from .._base.typing import Seed
 from .._posteriors import Model, resolve_model
+from .._smooth.average import DEFAULT_PRIOR_ODDS
 from .._smooth.bayes_factor import CalibrationTest
 from .._stats.inputs import Inputs
 
@@ -22,7 +23,7 @@ def calibration_test(
     y_pred: ArrayLike | None = None,
     model: str | Model = "smooth",
     num_resamples: int = 1000,
-    prior_odds: float = 1.0,
+    prior_odds: float = DEFAULT_PRIOR_ODDS,
     num_samples: int = 2000,
     seed: Seed = 0,
     labels: ArrayLike | None = None,
@@ -49,10 +50,12 @@ def calibration_test(
         its spline and prior (:func:`bece._smooth.fit.fit_smooth`).
     num_resamples : int, default 1000
         Consistency resamples B; the smallest attainable p-value is 1/(B+1).
-    prior_odds : float, default 1.0
-        :math:`P(\\text{calibrated})/P(\\text{not})` before seeing the data:
-        even odds, so that ``prob_calibrated`` is the Bayes factor on the
-        probability scale.
+    prior_odds : float, default 0.02
+        :math:`P(\\text{calibrated})/P(\\text{not})` before seeing the data,
+        for ``prob_calibrated``: the same default as the averaging of
+        :func:`bece.bayesian_ece`, so that both report one posterior
+        probability of exact calibration. The verdict reads the Bayes factor,
+        which needs no prior odds.
     num_samples : int, default 2000
         Importance samples for the smooth model's marginal likelihood
         (:func:`bece._smooth.draws.importance_draws`; the Laplace value is used if
@@ -69,7 +72,8 @@ def calibration_test(
     Returns
     -------
     CalibrationTest
-        ``.p_value``, ``.prob_calibrated``, ``.bayes_factor``, ``.statistic``.
+        ``.p_value``, ``.bayes_factor``, ``.prob_calibrated`` (at
+        ``prior_odds``), ``.statistic``, ``.verdict()``.
 
     See Also
     --------

@@ -33,10 +33,10 @@ models' ECEs (:func:`bece.compare`) from two prediction files of the same
 test set (same ``y_true``, row for row); ``--plot`` writes both reliability
 diagrams and the posterior of the difference.
 
-``bece test [FILE] [--level 0.05] [--resamples 1000] [--prior-odds 1]
+``bece test [FILE] [--level 0.05] [--resamples 1000] [--prior-odds 0.02]
 [--json]`` runs the calibration test alone (:mod:`bece._cli.calibration`):
-its p-value, Bayes factor and P(calibrated), read by one rule into a
-verdict (:func:`bece._results.verdict.verdict`), with which ``bece report``
+its p-value and Bayes factor, read by one rule into a verdict, and
+P(calibrated) at the prior odds (:func:`bece._results.verdict.verdict`), with which ``bece report``
 on a classifier's predictions also opens.
 ``bece recalibrate --method temperature VAL_FILE TEST_FILE [--out FILE]
 [--plot PATH] [--json]`` fits a recalibrator on VAL_FILE and prints the

@@ -2,12 +2,13 @@
 
 :func:`bece.calibration_test` on a file (the example shipped with bece
 without FILE): its p-value (consistency resampling of the plug-in ECE), its
-Bayes factor for the identity curve against the smooth calibration-curve
-model and the posterior probability of calibration P(calibrated), read by
-one rule (:func:`bece._results.verdict.verdict`): "consistent with
-calibration" when p >= 0.05 and P(calibrated) >= 0.5, "miscalibrated" when
-p < 0.05 and P(calibrated) < 0.5, "inconclusive" otherwise. ``bece report``
-opens with the same verdict (:func:`file_test`).
+Bayes factor B01 for the identity curve against the smooth calibration-curve
+model, read by one rule (:func:`bece._results.verdict.verdict`):
+"consistent with calibration" when p >= 0.05 and B01 >= 1,
+"miscalibrated" when p < 0.05 and B01 < 1, "inconclusive" otherwise; and
+the posterior probability of calibration P(calibrated) at ``--prior-odds``
+(default 0.02, as ``bece report``'s P(calibrated)). ``bece report`` opens with
+the same verdict (:func:`file_test`).
 
 A file of at most 2,000 predictions is read whole (one atom per
 prediction, as :func:`bece.calibration_test` gives); a larger one is read
@@ -57,8 +58,9 @@ def file_test(path: Any, args: argparse.Namespace, *, n: int | None = None, edge
 
     columns, options = input_options(args)
     resamples, odds = getattr(args, "resamples", None), getattr(args, "prior_odds", None)
-    test_options = {"num_resamples": 1000 if resamples is None else resamples,
-                    "prior_odds": 1.0 if odds is None else odds, "seed": args.seed}
+    test_options = {"num_resamples": 1000 if resamples is None else resamples, "seed": args.seed}
+    if odds is not None:  # else the test's default, the model's prior odds
+        test_options["prior_odds"] = odds
     if n is not None and n <= EXACT_MAX_N:
         whole = read_predictions(path, **columns)
         return calibration_test(whole.y_true, whole.y_prob, y_pred=whole.y_pred, n_bins=args.n_bins,

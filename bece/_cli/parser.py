@@ -208,8 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
         "(posterior and plug-in) and the calibration curve with its band; the kind of file "
         "is detected from its columns. "
         "A classifier's report opens with a verdict from the calibration test ('bece test'): "
-        "'consistent with calibration' when p >= 0.05 and P(calibrated) >= 0.5, "
-        "'miscalibrated' when p < 0.05 and P(calibrated) < 0.5, 'inconclusive' otherwise. "
+        "'consistent with calibration' when p >= 0.05 and B01 >= 1, "
+        "'miscalibrated' when p < 0.05 and B01 < 1, 'inconclusive' otherwise. "
         + VERDICT_MEANING + " For P(y=1) input the table gives each bin's observed frequency "
         "of y = 1 and mean predicted P(y = 1) (a negative gap: the bin over-predicts y = 1); "
         "for class probabilities, accuracy and confidence (a negative gap: over-confident).",
@@ -336,8 +336,8 @@ def _add_test_parser(sub: Any) -> None:
         help="is it calibrated? the calibration test of a classifier's predictions, with a verdict",
         description="Is the classifier calibrated? Tests the predictions in FILE (columns as for "
         "'bece report'; without FILE, the example shipped with bece) two ways and reads both by "
-        "one rule: 'consistent with calibration' when p >= LEVEL and P(calibrated) >= 0.5, "
-        "'miscalibrated' when p < LEVEL and P(calibrated) < 0.5, 'inconclusive' otherwise. "
+        "one rule: 'consistent with calibration' when p >= LEVEL and B01 >= 1, "
+        "'miscalibrated' when p < LEVEL and B01 < 1, 'inconclusive' otherwise. "
         + MEANING + " Class probabilities p_0 ... p_{K-1} are tested in the top-label reading: "
         "P(correct | confidence) = confidence, pooled over the predicted labels. "
         "'bece report' opens with the same verdict. Exit code 0 whatever the verdict; 2 on bad "
@@ -354,8 +354,9 @@ def _add_test_parser(sub: Any) -> None:
     test.add_argument("--resamples", type=int, default=1000,
                       help="consistency resamples; the smallest p-value is 1/(resamples + 1) "
                       "(default 1000)")
-    test.add_argument("--prior-odds", type=float, default=1.0,
-                      help="P(calibrated)/P(not) before the data, for P(calibrated) (default 1)")
+    test.add_argument("--prior-odds", type=float, default=None,
+                      help="P(calibrated)/P(not) before the data, for P(calibrated) only; the "
+                      "verdict reads the Bayes factor (default 0.02, as the report's)")
     test.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     test.add_argument("--json", action="store_true", help="print one JSON object")
     _add_input_options(test)

@@ -74,12 +74,11 @@ def verdict(
     """The one-line verdict on calibration and the numbers behind it.
 
     :func:`bece.regression.pit_calibration_test` on the PIT (``seed`` for its
-    resampled p-value and its Bayes factor): "miscalibrated" when its
-    p-value rejects a uniform PIT at ``alpha`` (its false-alarm rate on a
-    calibrated forecaster, exact for the randomised PIT too), else "no
-    evidence of miscalibration"; with the posterior probability of
-    calibration (prior odds 1) and the calibration error's ``prob``
-    interval from ``result``, which say how sure. ``forecast_levels`` /
+    resampled p-value and its Bayes factor), read by the rule of classifiers
+    (:func:`bece._regression.report_text.regression_verdict`; the p-value's
+    false-alarm rate on a calibrated forecaster is ``alpha``, exact for the
+    randomised PIT too), with the calibration error's ``prob`` interval
+    from ``result``, which says how far from calibrated. ``forecast_levels`` /
     ``forecast_draws`` as given to ``result``'s
     :func:`bece.regression.bayesian_calibration_error`, so that the Bayes
     factor is fitted to the same counts.
@@ -87,10 +86,10 @@ def verdict(
     Returns
     -------
     dict
-        ``calibrated`` (bool: not rejected at ``alpha``), ``test`` (the
-        p-value's method), ``p_value``, ``alpha``, ``bayes_factor`` (for
-        calibration, against the smooth model), ``prob_calibrated`` and
-        ``text`` (the line).
+        :func:`~bece._regression.report_text.regression_verdict`'s: the
+        verdict (``verdict``, ``calibrated``: true, false or null,
+        ``p_value``, ``bayes_factor``, ``level``, ...), ``test``,
+        ``prob_calibrated``, ``prior_odds`` and ``text`` (the line).
     """
     return regression_verdict(regression_test(u, seed=seed, forecast_levels=forecast_levels,
                                               forecast_draws=forecast_draws),

@@ -165,16 +165,17 @@ class SmoothModel(Model):
         "bin_scale", "grid")
 
     def calibration_test(self, stats: CalibrationStats, *, num_resamples: int = 1000,
-                         prior_odds: float = 1.0, num_samples: int = 2000,
+                         prior_odds: float | None = None, num_samples: int = 2000,
                          seed: Seed = 0) -> CalibrationTest:
         """Is it calibrated? :func:`bece.calibration_test` from fine statistics.
 
         The statistics (:meth:`statistics`, possibly summed over chunks)
         give the atoms that :func:`bece.calibration_test` builds with
         ``grid=128`` on the same predictions: with the same seed, the same
-        p-value and Bayes factor. ``prior_odds`` is the test's (default
-        even odds: ``prob_calibrated`` is the Bayes factor on the
-        probability scale), not the model's averaging.
+        p-value and Bayes factor. ``prior_odds`` sets the test's
+        ``prob_calibrated`` (default: the model's ``prior_odds``, so that the
+        test and the model's posterior report one probability of exact
+        calibration); the verdict reads the Bayes factor alone.
 
         Examples
         --------
@@ -198,7 +199,8 @@ class SmoothModel(Model):
                              f"(SmoothModel.statistics), got {type(stats).__name__}")
         atoms, coarse = atoms_and_ece_stats(stats, self.n_bins, self.binning)
         return calibration_test_of_atoms(
-            atoms, coarse.n_bins, stats.kind, num_resamples=num_resamples, prior_odds=prior_odds,
+            atoms, coarse.n_bins, stats.kind, num_resamples=num_resamples,
+            prior_odds=self.prior_odds if prior_odds is None else prior_odds,
             num_samples=num_samples, spline=self._laplace_options, seed=seed)
 
     def _test_predictions(self, y_true: ArrayLike, y_prob: ArrayLike, y_pred: ArrayLike | None,

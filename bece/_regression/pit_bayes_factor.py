@@ -198,12 +198,26 @@ class RegressionCalibrationTest:
             raise ValueError(f"level must be a number in (0, 1), got {level!r}")
         return bool(self.p_value <= level)
 
+    def verdict(self, level: float = 0.05) -> Any:  # bece._results.verdict.Verdict
+        """Is it calibrated? The p-value and the Bayes factor read by the rule
+        of classifiers (:func:`bece._results.verdict.verdict`): "consistent
+        with calibration" when ``p_value >= level`` and :math:`B_{01} \\ge 1`,
+        "miscalibrated" when ``p_value < level`` and :math:`B_{01} < 1`,
+        "inconclusive" otherwise."""
+        from .._results.verdict import verdict
+
+        if isinstance(level, (bool, np.bool_)) or not isinstance(level, (int, float, np.floating)):
+            raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+        return verdict(self.p_value, self.log_bayes_factor, level,
+                       num_resamples=None if self.resampled is None else int(self.resampled.size))
+
     def to_dict(self, level: float = 0.05) -> dict[str, Any]:
         """Plain Python (JSON): ``method``, ``statistic``, ``p_value``,
         ``num_resamples`` (None without resampling), ``n``, ``n_cells``,
         ``bayes_factor`` (None beyond float64's range), ``log_bayes_factor``,
-        ``prior_odds``, ``prob_calibrated``, and ``level`` with ``reject``:
-        whether the p-value rejects a uniform PIT there."""
+        ``prior_odds``, ``prob_calibrated``, ``level`` with ``reject``
+        (whether the p-value rejects a uniform PIT there) and ``verdict``
+        (:meth:`verdict` at ``level``, as a dict)."""
         with np.errstate(over="ignore", under="ignore"):
             bf = float(np.exp(self.log_bayes_factor))
         return {
@@ -213,6 +227,7 @@ class RegressionCalibrationTest:
             "bayes_factor": bf if 0.0 < bf < float("inf") else None,
             "log_bayes_factor": self.log_bayes_factor, "prior_odds": self.prior_odds,
             "prob_calibrated": self.prob_calibrated, "level": level, "reject": self.reject(level),
+            "verdict": self.verdict(level).to_dict(),
         }
 
     def summary(self, level: float = 0.05) -> Any:  # pandas.DataFrame
@@ -222,8 +237,10 @@ class RegressionCalibrationTest:
         return numbers_table({"pit_calibration_test": self.to_dict(level)})
 
     def text(self, level: float = 0.05) -> str:
-        """The lines a person reads: the answer at ``level``, each number and what it means."""
+        """The lines a person reads: the verdict at ``level``, each number and
+        what it means, and the rule."""
         from .._results.text import format_prob
+        from .._results.verdict import format_bayes_factor
         from .report_text import TEST_WORDS
 
         d = self.to_dict(level)
@@ -233,20 +250,22 @@ class RegressionCalibrationTest:
         p = f"<= {self.p_value:.2g}" if floor else f"{self.p_value:.3g}"
         how = (f"{d['num_resamples']:,} resamples" if d["num_resamples"] is not None
                else "asymptotic")
-        bf = d["bayes_factor"]
-        bf_text = (f"{bf:.3g}" if bf is not None else
-                   "0" if self.log_bayes_factor < 0 else "inf")
-        answer = "miscalibrated" if d["reject"] else "no evidence of miscalibration"
+        v = self.verdict(level)
         return "\n".join([
-            f"  {answer} (a uniform PIT at level {level:g})",
+            f"  verdict       {v.headline}",
+            *([f"                ({v.reason})"] if v.calibrated is None else []),
             f"  PIT values    {self.n:,}, {self.n_cells:,} cells",
             "",
             f"  p-value       {p:<9} {name} test of a uniform PIT ({how})",
-            f"  Bayes factor  {bf_text:<9} for calibration against a smooth miscalibrated PIT "
-            f"distribution (log B = {self.log_bayes_factor:.3g})",
+            f"  B01           {format_bayes_factor(self.log_bayes_factor):<9} Bayes factor of "
+            f"calibration against a smooth miscalibrated PIT distribution "
+            f"(log B01 = {self.log_bayes_factor:.3g})",
             f"  P(calibrated) {format_prob(self.prob_calibrated):<9} posterior probability of "
             f"calibration, prior odds {self.prior_odds:g}",
             f"  statistic     {self.statistic:<9.4g} the test statistic",
+            "",
+            f"  rule: consistent with calibration when p >= {level:g} and B01 >= 1;",
+            f"        miscalibrated when p < {level:g} and B01 < 1; else inconclusive",
         ])
 
     def __str__(self) -> str:

@@ -38,28 +38,23 @@ def regression_verdict(test: Any, result: Any, *, alpha: float = ALPHA,
     """The one-line verdict on calibration and the numbers behind it.
 
     ``test`` (a :class:`~bece.regression.RegressionCalibrationTest` of the
-    same PIT values): "miscalibrated" when its p-value rejects a uniform PIT
-    at ``alpha`` (its false-alarm rate on a calibrated forecaster), else "no
-    evidence of miscalibration"; with the posterior probability of
-    calibration (prior odds 1) and ``result``'s ``prob`` interval of the
-    calibration error, which say how sure. Keys: ``calibrated``, ``test``
-    (the p-value's method), ``p_value``, ``alpha``, ``bayes_factor``,
-    ``prob_calibrated`` and ``text`` (the line).
+    same PIT values) read by the rule of classifiers
+    (:meth:`~bece.regression.RegressionCalibrationTest.verdict`: its p-value
+    at ``alpha`` and its Bayes factor), with ``result``'s ``prob`` interval
+    of the calibration error, which says how far from calibrated. Keys: the
+    verdict's (:meth:`bece._results.verdict.Verdict.to_dict`: ``verdict``,
+    ``calibrated``, ``p_value``, ``bayes_factor``, ``level`` (``alpha``),
+    ...), ``test`` (the p-value's method), ``prob_calibrated`` and
+    ``prior_odds``, and ``text`` (the line, with the test's name).
     """
-    t = test
-    calibrated = not t.reject(alpha)
+    v = test.verdict(alpha)
     lo, hi = result.interval(prob)
-    floor = t.resampled is not None and t.p_value <= 1.0 / (t.resampled.size + 1) * (1 + 1e-12)
-    shown = f"p <= {t.p_value:.2g}" if floor else f"p = {t.p_value:.2g}"
-    pc = t.prob_calibrated
-    pc_text = (f"= {pc:.3f}" if 0.001 <= pc <= 0.999 else "> 0.999" if pc > 0.999
-               else f"= {pc:.1e}")
-    words = f"{TEST_WORDS.get(t.method, t.method)} {shown}, P(calibrated | data) {pc_text}"
     error = f"calibration error {result.mean:.2g} [{lo:.2g}, {hi:.2g}]"
-    head = "no evidence of miscalibration" if calibrated else "miscalibrated"
-    return {"calibrated": calibrated, "test": t.method, "p_value": t.p_value, "alpha": alpha,
-            "bayes_factor": t.bayes_factor, "prob_calibrated": t.prob_calibrated,
-            "text": f"{head} ({words}), {error}"}
+    name = TEST_WORDS.get(test.method, test.method)
+    text = (f"{v.label} ({name} {v.numbers}), {error}"
+            + (f": {v.reason}" if v.calibrated is None else ""))
+    return {**v.to_dict(), "test": test.method, "prob_calibrated": test.prob_calibrated,
+            "prior_odds": test.prior_odds, "text": text}
 
 
 def _levels_text(levels: list[float]) -> str:
@@ -106,8 +101,10 @@ def report_lines(result: Any, prob: float = 0.9, *, test: Any = None, alpha: flo
                      "calibrated curve there)")
     if v is not None:
         lines += [
-            f"  verdict: {TEST_WORDS.get(v['test'], v['test'])} test of a uniform PIT at level "
-            f"{v['alpha']:g}; P(calibrated | data):",
-            "  its Bayes factor against a smooth miscalibrated PIT distribution, prior odds 1",
+            f"  verdict: consistent with calibration when p >= {v['level']:g} and B01 >= 1, "
+            f"miscalibrated when p < {v['level']:g}",
+            f"  and B01 < 1, else inconclusive; p from the {TEST_WORDS.get(v['test'], v['test'])} "
+            "test of a uniform PIT, B01 the Bayes",
+            "  factor of calibration against a smooth miscalibrated PIT distribution",
         ]
     return lines

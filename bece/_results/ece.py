@@ -64,6 +64,10 @@ class BayesianECE(DrawSummaries):
         otherwise (the binned models, the smooth model alone).
     prior_odds : float or None
         The prior odds of calibration used for ``prob_calibrated``.
+    miscalibrated_draws : ndarray of shape (S,) or None
+        Where the draws average a model with exact calibration: that model's
+        own ECE draws, the posterior of the ECE given that it is not exactly
+        0 (:meth:`if_miscalibrated`); None otherwise.
 
     Examples
     --------
@@ -96,8 +100,38 @@ class BayesianECE(DrawSummaries):
     params: Any = field(default=None)
     prob_calibrated: float | None = None
     prior_odds: float | None = None
+    miscalibrated_draws: np.ndarray | None = field(default=None, repr=False)
 
     _summary_vars = ["ece"]
+
+    def if_miscalibrated(self, prob: float = 0.9) -> dict[str, Any] | None:
+        """The ECE given that it is not exactly 0: the averaged model's own
+        posterior (:attr:`miscalibrated_draws`), which says how large a
+        miscalibration the data allow when the averaged interval is [0, 0].
+        ``mean``, ``std``, ``prob``, equal-tailed ``interval`` and one-sided
+        ``upper_bound`` at ``prob``; None when the draws do not average with
+        exact calibration.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bece import bayesian_ece
+        >>> rng = np.random.default_rng(0)
+        >>> p = rng.uniform(size=5000)
+        >>> r = bayesian_ece(rng.uniform(size=5000) < p, p, seed=1)   # calibrated
+        >>> r.interval(0.9), r.upper_bound(0.9)
+        ((0.0, 0.0), 0.0)
+        >>> m = r.if_miscalibrated(0.9)
+        >>> bool(0 < m["interval"][0] < m["upper_bound"] < m["interval"][1] < 0.02)
+        True
+        """
+        if self.miscalibrated_draws is None:
+            return None
+        prob = check_prob(prob)
+        x = self.miscalibrated_draws
+        lo, hi, up = np.quantile(x, [(1 - prob) / 2, (1 + prob) / 2, prob])
+        return {"mean": float(x.mean()), "std": float(x.std(ddof=1)) if x.size > 1 else 0.0,
+                "prob": prob, "interval": [float(lo), float(hi)], "upper_bound": float(up)}
 
     @property
     def kind(self) -> str | None:
@@ -192,9 +226,10 @@ class BayesianECE(DrawSummaries):
     def text(self, prob: float = 0.9, *, test: Any = None, reference: Any = None) -> str:
         """The lines a person reads, as ``bece report`` prints them under its header.
 
-        The ECE's posterior mean, ``prob`` interval and plug-in value (and,
-        where the model averages with exact calibration, the share of draws
-        at ECE 0), the predictions and bins, and the per-bin table in the
+        The ECE's posterior mean, ``prob`` interval, one-sided ``prob``
+        bound and plug-in value (and, where the model averages with exact
+        calibration, the probability of exact calibration and the ECE given
+        it is not 0: :meth:`if_miscalibrated`), the predictions and bins, and the per-bin table in the
         words of the input (observed frequency of y = 1 and mean predicted
         P(y = 1) for binary input; accuracy and confidence otherwise). With
         ``test`` (a :class:`~bece.CalibrationTest` of the same predictions)
@@ -213,13 +248,15 @@ class BayesianECE(DrawSummaries):
         """Plain Python (JSON): the numbers ``bece report --json`` prints.
 
         ``model``, ``input_kind``, ``n``, ``n_bins``, ``plugin_ece``, ``ece``
-        (``mean``, ``std``, ``prob``, equal-tailed ``interval``) and
+        (``mean``, ``std``, ``prob``, equal-tailed ``interval``, one-sided
+        ``upper_bound``) and
         ``bins``: per bin ``lo``, ``hi``, ``count``, ``observed`` (the
         observed frequency of y = 1 for binary input, the accuracy
         otherwise; None for an empty bin) and ``predicted`` (mean predicted
         P(y = 1), or mean confidence), with ``accuracy`` and ``confidence``
         as aliases. A posterior averaged with exact calibration adds
-        ``prob_calibrated`` and ``prior_odds``; the smooth model its
+        ``prob_calibrated``, ``prior_odds`` and ``if_miscalibrated``
+        (:meth:`if_miscalibrated`); the smooth model its
         ``grid``, ``grid_error`` and each bin's ``model_observed`` (posterior
         mean and ``prob`` interval of the curve's accuracy in the bin).
         """
@@ -234,7 +271,8 @@ class BayesianECE(DrawSummaries):
             "n": stats.n,
             "n_bins": stats.n_bins,
             "plugin_ece": self.plugin,
-            "ece": {"mean": self.mean, "std": self.std, "prob": prob, "interval": [lo, hi]},
+            "ece": {"mean": self.mean, "std": self.std, "prob": prob, "interval": [lo, hi],
+                    "upper_bound": self.upper_bound(prob)},
             "bins": [
                 {
                     "lo": float(edges[m]),
@@ -255,6 +293,8 @@ class BayesianECE(DrawSummaries):
         if self.prob_calibrated is not None:
             d["prob_calibrated"] = self.prob_calibrated
             d["prior_odds"] = self.prior_odds
+            if self.miscalibrated_draws is not None:
+                d["if_miscalibrated"] = self.if_miscalibrated(prob)
         if smooth:
             # the smooth model's own per-bin accuracy (posterior mean and interval
             # of sum_j w_j sigma(f(x_j)) / sum_j w_j over the bin)

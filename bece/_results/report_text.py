@@ -72,6 +72,13 @@ def verdict_lines(test: Any, level: float = 0.05) -> list[str]:
     return lines
 
 
+def _if_miscalibrated_line(m: dict[str, Any], pct: str) -> list[str]:
+    """The ECE given it is not 0: mean, interval and bound of the model alone."""
+    lo, hi = m["interval"]
+    return [f"  if not 0      {m['mean']:.4f} [{lo:.4f}, {hi:.4f}], {pct} bound {m['upper_bound']:.4f}   "
+            "the ECE given it is not exactly 0"]
+
+
 def report_lines(result: Any, prob: float = 0.9, *, test: Any = None,
                  reference: Any = None) -> list[str]:
     """The lines of :meth:`bece.BayesianECE.text` (see there)."""
@@ -90,8 +97,10 @@ def report_lines(result: Any, prob: float = 0.9, *, test: Any = None,
         f"  Bayesian ECE  {d['ece']['mean']:.4f}   posterior mean (sd {d['ece']['std']:.4f}, "
         f"{result.num_samples:,} draws)",
         f"  {pct} interval  [{lo:.4f}, {hi:.4f}]   equal-tailed credible interval",
-        *([f"  at ECE 0      {format_prob(d['prob_calibrated'])}   of the draws: exact calibration's "
-           f"posterior weight (prior odds {d['prior_odds']:g})"] if "prob_calibrated" in d else []),
+        f"  {pct} bound     {d['ece']['upper_bound']:.4f}   ECE at most this with probability {prob:g}",
+        *([f"  P(calibrated) {format_prob(d['prob_calibrated'])}   posterior probability of exact "
+           f"calibration, ECE 0 (prior odds {d['prior_odds']:g})"] if "prob_calibrated" in d else []),
+        *(_if_miscalibrated_line(d["if_miscalibrated"], pct) if "if_miscalibrated" in d else []),
         f"  plug-in ECE   {d['plugin_ece']:.4f}",
     ]
     if getattr(result, "labels", None) is not None:  # the top-label ECE: how labels are averaged
@@ -146,8 +155,8 @@ def report_lines(result: Any, prob: float = 0.9, *, test: Any = None,
         lines.append(f"  {words['model_legend']}")
         lines.append(f"  {words['observed_note']}")
     if test is not None:
-        lines.append("  verdict: consistent with calibration when p >= 0.05 and P(calibrated) >= 0.5, "
-                     "miscalibrated when")
-        lines.append("  p < 0.05 and P(calibrated) < 0.5, else inconclusive (str() of the calibration "
-                     "test says what each means)")
+        lines.append("  verdict: consistent with calibration when p >= 0.05 and B01 >= 1, "
+                     "miscalibrated when p < 0.05")
+        lines.append("  and B01 < 1, else inconclusive; B01 = Bayes factor of exact calibration "
+                     "(bece test says more)")
     return lines

@@ -71,6 +71,14 @@ class DrawSummaries:
         lo, hi = np.quantile(self._summary_draws, [(1 - prob) / 2, (1 + prob) / 2])
         return float(lo), float(hi)
 
+    def upper_bound(self, prob: float = 0.9) -> float:
+        """One-sided credible bound: the value the quantity stays at or below
+        with posterior probability ``prob`` (the ``prob`` quantile of the
+        draws). For an ECE that can be exactly 0 it answers "how large a
+        miscalibration do the data still allow?"."""
+        prob = check_prob(prob)
+        return float(np.quantile(self._summary_draws, prob))
+
     def hdi(self, prob: float = 0.9) -> tuple[float, float]:
         """Highest-density interval of the draws (ArviZ's ``hdi``): the
         shortest interval between two sorted draws holding a ``prob`` share

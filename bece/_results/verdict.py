@@ -1,23 +1,27 @@
 r"""Is it calibrated? One stated rule over the calibration test's two answers.
 
-:func:`bece.calibration_test` answers the question two ways, and they can
-disagree:
+:func:`bece.calibration_test` (and
+:func:`bece.regression.pit_calibration_test`) answer the question two ways,
+and they can disagree:
 
 * the **p-value** (consistency resampling) measures evidence against
   *exact* calibration at this n: under perfect calibration it is uniform,
   so p < 0.05 happens 5% of the time. With large n it detects a
   miscalibration too small to matter; with small n it misses a large one;
-* **P(calibrated)** is the posterior probability of the identity curve
-  :math:`P(y = 1 \mid p) = p` against the smooth calibration-curve model,
-  with the stated prior odds (default 1): it weighs *how well* each
-  hypothesis explains the data, so a small, noisy deviation that the
-  p-value flags can still be explained better by "calibrated" than by the
-  smooth model's spread of curves (Lindley's paradox), and the reverse.
+* the **Bayes factor** :math:`B_{01}` is how much more probable the data
+  are under exact calibration, :math:`P(y = 1 \mid p) = p`, than under the
+  smooth calibration-curve model: it weighs *how well* each hypothesis
+  explains the data, so a small, noisy deviation that the p-value flags can
+  still be explained better by "calibrated" than by the smooth model's
+  spread of curves (Lindley's paradox), and the reverse. It needs no prior
+  odds; the posterior probability of exact calibration, **P(calibrated)**,
+  is :math:`B_{01}` times the prior odds, as odds (the results print it
+  with the prior odds it assumes, 0.02 by default).
 
 :func:`verdict` reads both:
 
 =============================  ======================  ======================
-                               P(calibrated) >= 0.5    P(calibrated) < 0.5
+                               :math:`B_{01} \ge 1`    :math:`B_{01} < 1`
 =============================  ======================  ======================
 p-value >= level (0.05)        consistent with         inconclusive
                                calibration
@@ -26,7 +30,9 @@ p-value < level                inconclusive            miscalibrated
 
 "consistent with calibration" is not a proof of calibration (an ECE
 interval says how far from it the model may be); "inconclusive" says the
-two answers disagree, and which way each points.
+two answers disagree, and which way each points. A Bayes factor between
+1/3 and 3 is called indecisive, never said to favour either side
+(Jeffreys' "barely worth mentioning"; Kass & Raftery 1995).
 """
 
 from __future__ import annotations
@@ -36,28 +42,33 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "BAYES_FACTOR_THRESHOLD",
+    "INDECISIVE",
     "MEANING",
-    "PROB_THRESHOLD",
     "VERDICTS",
     "Verdict",
     "comparison_verdict",
+    "format_bayes_factor",
     "verdict",
 ]
 
-#: The posterior probability of calibration at or above which the Bayes
-#: factor's answer is "calibrated" (even odds after the data).
-PROB_THRESHOLD = 0.5
+#: The Bayes factor :math:`B_{01}` at or above which its answer is
+#: "calibrated" (even odds after the data, at even prior odds).
+BAYES_FACTOR_THRESHOLD = 1.0
+#: A Bayes factor within [1/INDECISIVE, INDECISIVE] is called indecisive.
+INDECISIVE = 3.0
 
 #: What the two numbers mean, in words (``bece test`` and ``bece report --help``).
 MEANING = (
     "p-value: evidence against exact calibration at this n (consistency resampling of the "
-    "plug-in ECE; on a calibrated model p < 0.05 one time in 20). P(calibrated): the posterior "
-    "probability that the calibration curve is the identity, P(y = 1 | p) = p, against the "
-    "smooth calibration-curve model, at the stated prior odds (default 1). They can disagree: "
-    "with large n the test detects a miscalibration too small to matter in practice, while the "
-    "Bayes factor may still prefer 'calibrated' to the smooth model's spread of curves; with "
-    "small n neither has much to go on (the ECE interval says how far from calibrated the model "
-    "may be)."
+    "plug-in ECE; on a calibrated model p < 0.05 one time in 20). B01: the Bayes factor of "
+    "exact calibration, P(y = 1 | p) = p, against the smooth calibration-curve model (above 1 "
+    "the data favour calibration; between 1/3 and 3 they say little). P(calibrated): the "
+    "posterior probability of exact calibration, B01 times the stated prior odds, as odds. The "
+    "p-value and B01 can disagree: with large n the test detects a miscalibration too small to "
+    "matter in practice, while the Bayes factor may still prefer 'calibrated' to the smooth "
+    "model's spread of curves; with small n neither has much to go on (the ECE interval says "
+    "how far from calibrated the model may be)."
 )
 
 #: The three answers of :func:`verdict`.
@@ -78,6 +89,20 @@ def _prob_text(prob: float) -> str:
     if prob < 0.001:
         return " < 0.001"
     return f" = {prob:.3f}"
+
+
+def format_bayes_factor(log_bayes_factor: float) -> str:
+    """A Bayes factor from its log, for people: three significant digits
+    between 0.01 and 1,000 (``0.487``, ``49.2``), else a power of ten
+    (``2.5e+03``, ``3e-120``, ``1e+400``: beyond float64, from the log)."""
+    log10 = log_bayes_factor / math.log(10.0)
+    if -2.0 <= log10 < 3.0:
+        return f"{10.0 ** log10:.3g}"
+    exponent = math.floor(log10)
+    mantissa = 10.0 ** (log10 - exponent)
+    if round(mantissa, 1) >= 10.0:
+        mantissa, exponent = 1.0, exponent + 1
+    return f"{mantissa:.1f}e{exponent:+03d}".replace(".0e", "e")
 
 
 def _check_unit(value: Any, name: str, *, open_: bool = False) -> float:
@@ -103,21 +128,18 @@ class Verdict:
         ``"inconclusive"``.
     p_value : float
         The calibration test's p-value.
-    prob_calibrated : float
-        Posterior probability of exact calibration.
+    log_bayes_factor : float
+        :math:`\\log B_{01}`, the log Bayes factor of exact calibration.
     level : float
         The p-value's threshold (the test's false-alarm rate).
-    prior_odds : float or None
-        The prior odds behind ``prob_calibrated``, when known.
     num_resamples : int or None
         Resamples behind the p-value, when known (its floor is 1/(B + 1)).
     """
 
     label: str
     p_value: float
-    prob_calibrated: float
+    log_bayes_factor: float
     level: float = 0.05
-    prior_odds: float | None = None
     num_resamples: int | None = None
 
     @property
@@ -127,18 +149,28 @@ class Verdict:
         return {VERDICTS[0]: True, VERDICTS[2]: False}.get(self.label)
 
     @property
+    def bayes_factor(self) -> float:
+        """:math:`B_{01}` (inf or 0 beyond float64's range)."""
+        return math.exp(self.log_bayes_factor) if self.log_bayes_factor < 709.0 else math.inf
+
+    @property
     def numbers(self) -> str:
-        """``p = 0.42, P(calibrated) = 0.930``: both numbers, as shown."""
-        return (f"{_p_text(self.p_value, self.num_resamples)}, "
-                f"P(calibrated){_prob_text(self.prob_calibrated)}")
+        """``p = 0.42, B01 = 9.3``: both numbers, as shown."""
+        return f"{_p_text(self.p_value, self.num_resamples)}, B01 = " \
+               f"{format_bayes_factor(self.log_bayes_factor)}"
 
     @property
     def reason(self) -> str:
         """Which way each answer points, against its threshold (why the
-        answers agree, or how they disagree)."""
-        rejects, favours = self.p_value < self.level, self.prob_calibrated >= PROB_THRESHOLD
+        answers agree, or how they disagree); a Bayes factor between 1/3 and
+        3 is indecisive."""
+        rejects = self.p_value < self.level
         test = (f"the test rejects calibration at {self.level:g}" if rejects
                 else f"the test does not reject calibration at {self.level:g}")
+        log_b, edge = self.log_bayes_factor, math.log(INDECISIVE)
+        if abs(log_b) <= edge:
+            return f"{test} and the Bayes factor is indecisive (B01 between 1/3 and 3)"
+        favours = log_b > 0
         bayes = ("the Bayes factor favours calibration" if favours
                  else "the Bayes factor favours miscalibration")
         return f"{test}{' but ' if rejects == favours else ' and '}{bayes}"
@@ -146,9 +178,8 @@ class Verdict:
     @property
     def headline(self) -> str:
         """The answer and both numbers: ``miscalibrated (p <= 0.001,
-        P(calibrated) = 0.001, prior odds 1)``."""
-        odds = "" if self.prior_odds is None else f", prior odds {self.prior_odds:g}"
-        return f"{self.label} ({self.numbers}{odds})"
+        B01 = 3e-05)``."""
+        return f"{self.label} ({self.numbers})"
 
     @property
     def text(self) -> str:
@@ -160,30 +191,29 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         """The verdict as a JSON-ready dict: ``verdict`` (the label),
-        ``calibrated`` (true, false or null), ``p_value``,
-        ``prob_calibrated``, ``level``, ``prob_threshold``, ``prior_odds``,
-        ``text``."""
+        ``calibrated`` (true, false or null), ``p_value``, ``bayes_factor``
+        (None beyond float64's range), ``log_bayes_factor``, ``level``,
+        ``bayes_factor_threshold``, ``text``."""
+        bf = self.bayes_factor
         return {"verdict": self.label, "calibrated": self.calibrated, "p_value": self.p_value,
-                "prob_calibrated": self.prob_calibrated, "level": self.level,
-                "prob_threshold": PROB_THRESHOLD, "prior_odds": self.prior_odds,
-                "text": self.text}
+                "bayes_factor": bf if 0.0 < bf < math.inf else None,
+                "log_bayes_factor": self.log_bayes_factor, "level": self.level,
+                "bayes_factor_threshold": BAYES_FACTOR_THRESHOLD, "text": self.text}
 
 
-def verdict(p_value: float, prob_calibrated: float, level: float = 0.05, *,
-            prior_odds: float | None = None, num_resamples: int | None = None) -> Verdict:
+def verdict(p_value: float, log_bayes_factor: float, level: float = 0.05, *,
+            num_resamples: int | None = None) -> Verdict:
     """Is it calibrated? The calibration test's two answers read by one rule.
 
     Parameters
     ----------
     p_value : float in [0, 1]
         The calibration test's p-value (evidence against exact calibration).
-    prob_calibrated : float in [0, 1]
-        Posterior probability of exact calibration (the Bayes factor with
-        its prior odds).
+    log_bayes_factor : float
+        :math:`\\log B_{01}`, the log Bayes factor of exact calibration
+        against the smooth calibration-curve model (no prior odds needed).
     level : float in (0, 1), default 0.05
         The p-value's threshold.
-    prior_odds : float, optional
-        The prior odds behind ``prob_calibrated``, shown in the text.
     num_resamples : int, optional
         The resamples behind the p-value; a p-value at the floor
         1/(B + 1) is shown as ``p <= ...``.
@@ -194,9 +224,8 @@ def verdict(p_value: float, prob_calibrated: float, level: float = 0.05, *,
         ``label``:
 
         * ``"consistent with calibration"`` when ``p_value >= level`` and
-          ``prob_calibrated >= 0.5``;
-        * ``"miscalibrated"`` when ``p_value < level`` and
-          ``prob_calibrated < 0.5``;
+          :math:`B_{01} \\ge 1`;
+        * ``"miscalibrated"`` when ``p_value < level`` and :math:`B_{01} < 1`;
         * ``"inconclusive"`` otherwise (the two answers disagree).
 
     Raises
@@ -206,26 +235,32 @@ def verdict(p_value: float, prob_calibrated: float, level: float = 0.05, *,
 
     Examples
     --------
+    >>> import math
     >>> from bece._results.verdict import verdict
-    >>> verdict(0.42, 0.93).label
+    >>> verdict(0.42, math.log(9.3)).label
     'consistent with calibration'
-    >>> verdict(0.001, 0.18).label
-    'miscalibrated'
-    >>> v = verdict(0.019, 0.70, prior_odds=1)
+    >>> verdict(0.001, math.log(0.02)).text
+    'miscalibrated (p = 0.001, B01 = 0.02)'
+    >>> v = verdict(0.019, math.log(50))
     >>> v.label, v.calibrated
     ('inconclusive', None)
     >>> v.reason
     'the test rejects calibration at 0.05 but the Bayes factor favours calibration'
+    >>> print(verdict(0.16, math.log(0.95)))  # doctest: +NORMALIZE_WHITESPACE
+    inconclusive (p = 0.160, B01 = 0.95): the test does not reject calibration at 0.05 and
+    the Bayes factor is indecisive (B01 between 1/3 and 3)
     """
     p = _check_unit(p_value, "p_value")
-    prob = _check_unit(prob_calibrated, "prob_calibrated")
+    try:
+        log_b = float(log_bayes_factor)
+    except (TypeError, ValueError):
+        raise ValueError(f"log_bayes_factor must be a number, got {log_bayes_factor!r}") from None
+    if math.isnan(log_b):
+        raise ValueError("log_bayes_factor must be a number, got NaN")
     level = _check_unit(level, "level", open_=True)
-    if prior_odds is not None and not (math.isfinite(prior_odds) and prior_odds > 0):
-        raise ValueError(f"prior_odds must be a positive number, got {prior_odds!r}")
-    rejects, favours = p < level, prob >= PROB_THRESHOLD
+    rejects, favours = p < level, log_b >= math.log(BAYES_FACTOR_THRESHOLD)
     label = VERDICTS[1] if rejects == favours else VERDICTS[2] if rejects else VERDICTS[0]
-    return Verdict(label, p, prob, level, None if prior_odds is None else float(prior_odds),
-                   num_resamples)
+    return Verdict(label, p, log_b, level, num_resamples)
 
 
 def comparison_verdict(prob_a_better: float, interval: tuple[float, float], *,

@@ -65,9 +65,11 @@ def _h0_fields(result: BayesianECE, pick: np.ndarray, pi0: float,
                prior_odds: float) -> dict[str, Any]:
     """The fields every averaged result shares: the ECE draws zeroed where
     ``pick``, the bins' accuracy set to their confidence there,
-    ``prob_calibrated`` and ``prior_odds``."""
+    ``prob_calibrated``, ``prior_odds``, and the model's own ECE draws as
+    ``miscalibrated_draws`` (the ECE given it is not 0)."""
     return {
         "draws": np.where(pick, 0.0, result.draws),
+        "miscalibrated_draws": result.draws,
         "accuracy": np.where(pick[:, None], result.confidence, result.accuracy),
         "prob_calibrated": float(pi0),
         "prior_odds": float(prior_odds),

@@ -81,6 +81,7 @@ from .._base.memory import check_allocation
 from .._base.random import as_generator
 from .._base.typing import Seed
 from .atoms import Atoms
+from .average import DEFAULT_PRIOR_ODDS
 from .basis import DEFAULT_N_KNOTS
 from .draws import importance_draws
 from .fit import SmoothPosterior, fit_smooth
@@ -167,12 +168,13 @@ class CalibrationTest:
     def verdict(self, level: float = 0.05) -> Any:  # bece._results.verdict.Verdict
         """Is it calibrated? Both answers read by one rule
         (:func:`bece._results.verdict.verdict`): "consistent with
-        calibration" when ``p_value >= level`` and ``prob_calibrated >=
-        0.5``, "miscalibrated" when ``p_value < level`` and
-        ``prob_calibrated < 0.5``, "inconclusive" otherwise."""
+        calibration" when ``p_value >= level`` and the Bayes factor
+        :math:`B_{01} \\ge 1`, "miscalibrated" when ``p_value < level`` and
+        :math:`B_{01} < 1`, "inconclusive" otherwise. The rule needs no
+        prior odds; ``prior_odds`` sets only :attr:`prob_calibrated`."""
         from .._results.verdict import verdict
 
-        return verdict(self.p_value, self.prob_calibrated, level, prior_odds=self.prior_odds,
+        return verdict(self.p_value, self.log_bayes_factor, level,
                        num_resamples=int(self.resampled.size))
 
     def to_dict(self, level: float = 0.05) -> dict[str, Any]:
@@ -222,26 +224,25 @@ class CalibrationTest:
 
         from .._results.report_text import verdict_lines
         from .._results.text import format_prob, input_words
-        from .._results.verdict import MEANING
+        from .._results.verdict import MEANING, format_bayes_factor
 
         b = self.resampled.size
         floor = self.p_value <= 1.0 / (b + 1) * (1 + 1e-12)
         p = f"<= {self.p_value:.2g}" if floor else f"{self.p_value:.3g}"
-        bf = self.bayes_factor
-        bf_text = f"{bf:.3g}" if 0.0 < bf < float("inf") else "0" if bf == 0.0 else "inf"
+        bf_text = format_bayes_factor(self.log_bayes_factor)
         pc = format_prob(self.prob_calibrated)
         lines = verdict_lines(self, level) + [
             f"  predictions   {self.n:,} ({input_words(self.kind)}), {self.n_bins} bins",
             "",
             f"  p-value       {p:<9} consistency resampling of the plug-in ECE ({b:,} resamples)",
-            f"  Bayes factor  {bf_text:<9} for calibration against the smooth model "
-            f"(log B = {self.log_bayes_factor:.3g})",
+            f"  B01           {bf_text:<9} Bayes factor of exact calibration against the smooth "
+            f"model (log B01 = {self.log_bayes_factor:.3g})",
             f"  P(calibrated) {pc:<9} posterior probability of exact calibration, prior odds "
             f"{self.prior_odds:g}",
             f"  plug-in ECE   {self.statistic:<9.4f} the test statistic",
             "",
-            f"  rule: consistent with calibration when p >= {level:g} and P(calibrated) >= 0.5;",
-            f"        miscalibrated when p < {level:g} and P(calibrated) < 0.5; else inconclusive",
+            f"  rule: consistent with calibration when p >= {level:g} and B01 >= 1;",
+            f"        miscalibrated when p < {level:g} and B01 < 1; else inconclusive",
             *textwrap.wrap(MEANING, 92, initial_indent="  ", subsequent_indent="  ",
                           break_on_hyphens=False),
         ]
@@ -301,7 +302,7 @@ def resampled_ece(atoms: Atoms, num_resamples: int, rng: np.random.Generator,
 
 def calibration_test_of_atoms(
     atoms: Atoms, n_bins: int, kind: str | None, *, num_resamples: int = 1000,
-    prior_odds: float = 1.0, num_samples: int = 2000, spline: dict[str, Any] | None = None,
+    prior_odds: float = DEFAULT_PRIOR_ODDS, num_samples: int = 2000, spline: dict[str, Any] | None = None,
     seed: Seed = 0,
 ) -> CalibrationTest:
     """The test on atoms: the p-value of the plug-in ECE in the ``n_bins`` ECE

@@ -42,7 +42,7 @@ def test_str_and_repr_of_the_other_results(rng):
     assert repr(tl).startswith("BayesianTopLabelECE(") and "n_labels=" in repr(tl)
     sm = bece.bayesian_ece(y, prob, model="smooth", num_samples=300)
     assert "smooth calibration curve (Laplace)" in str(sm)
-    assert "at ECE 0" in str(sm) and f"prior odds {sm.prior_odds:g}" in str(sm)
+    assert "P(calibrated)" in str(sm) and "if not 0" in str(sm) and f"prior odds {sm.prior_odds:g}" in str(sm)
     # bounded: no arrays, whatever the draws and the fit hold
     assert repr(sm).startswith("SmoothBayesianECE(") and len(repr(sm)) < 400
     c = bece.compare(y, prob, prob ** 2 / (prob ** 2).sum(1, keepdims=True), num_samples=300)

@@ -129,7 +129,7 @@ def test_power_against_an_overconfident_classifier():
         z = (g.uniform(size=800) < p**1.5).astype(int)
         t = calibration_test(z, p, num_resamples=199, num_samples=500, seed=g)
         p_rej += t.reject(0.05)
-        bf_rej += t.prob_calibrated < 0.05
+        bf_rej += t.bayes_factor < 0.05 / 0.95  # P(calibrated) < 0.05 at even prior odds
     assert p_rej >= 18 and bf_rej >= 18
 
 
@@ -164,8 +164,10 @@ def test_bayes_factor_against_brute_force_marginal_likelihood():
 
 def test_prob_calibrated_and_prior_odds(rng):
     z, p = _calibrated(2000, rng)
-    even = calibration_test(z, p, num_resamples=99, num_samples=500, seed=1)
+    even = calibration_test(z, p, num_resamples=99, num_samples=500, seed=1, prior_odds=1.0)
     odds = calibration_test(z, p, num_resamples=99, num_samples=500, seed=1, prior_odds=0.25)
+    default = calibration_test(z, p, num_resamples=99, num_samples=500, seed=1)
+    assert default.prior_odds == 0.02 and default.log_bayes_factor == even.log_bayes_factor
     post = even.posterior
     assert even.log_bayes_factor == pytest.approx(post.log_marginal_calibrated - post.log_marginal_smooth)
     assert even.bayes_factor == pytest.approx(np.exp(even.log_bayes_factor))

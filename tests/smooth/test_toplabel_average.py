@@ -68,9 +68,9 @@ def test_miscalibrated_data_get_no_mass_at_zero_and_the_default_is_averaged():
     assert r.model == "smooth-top-label" and r.prior_odds == DEFAULT_PRIOR_ODDS
     assert r.params.log_bayes_factor < -50 and r.prob_calibrated < 1e-20
     assert np.all(r.draws > 0)
-    assert "at ECE 0" in str(r)
+    assert "P(calibrated)" in str(r)
     b = bece.bayesian_top_label_ece(y, prob, num_samples=1000, seed=2, model="binned")
-    assert b.prob_calibrated is None and "at ECE 0" not in str(b)
+    assert b.prob_calibrated is None and "P(calibrated)" not in str(b)
 
 
 def test_prior_odds_is_checked_and_belongs_to_the_smooth_model():
