@@ -83,11 +83,13 @@ def backtrack(evaluate: Callable[[float], tuple[float, Any]], value: float,
         t *= 0.5
 
 
-def exponential_grid(scale: float, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Log-spaced values over HYPER_RANGE * scale and the Exponential(mean
-    ``scale``) prior mass between geometric mid-points (tails included): the
-    grid of a scale hyper-parameter of every smooth posterior."""
-    values = scale * np.geomspace(*HYPER_RANGE, size)
+def exponential_grid(scale: float, size: int,
+                     low: float = HYPER_RANGE[0]) -> tuple[np.ndarray, np.ndarray]:
+    """Log-spaced values over [``low``, HYPER_RANGE[1]] * scale and the
+    Exponential(mean ``scale``) prior mass between geometric mid-points
+    (tails included): the grid of a scale hyper-parameter of every smooth
+    posterior."""
+    values = scale * np.geomspace(low, HYPER_RANGE[1], size)
     mids = np.sqrt(values[:-1] * values[1:])
     cdf = np.concatenate([[0.0], -np.expm1(-mids / scale), [1.0]])
     return values, np.diff(cdf)

@@ -22,7 +22,7 @@ from bece._base.laplace import exponential_grid
 from bece._smooth import toplabel_fit
 from bece._smooth.atoms import make_atoms
 from bece._smooth.basis import SmoothBasis
-from bece._smooth.fit import N_LAMBDA, fit_smooth
+from bece._smooth.fit import GRID_LOW, N_LAMBDA, fit_smooth
 from bece._smooth.toplabel_atoms import (
     END_LOGIT,
     auto_subcells,
@@ -157,8 +157,10 @@ def test_block_sampler_has_the_dense_covariance_and_log_density():
 def test_kappa_to_zero_is_the_single_curve_model_on_pooled_data(monkeypatch):
     """With label scales of 1e-9 the labels share one curve: the hyper-parameter
     weights and the shared modes are those of fit_smooth on the pooled
-    predictions (no bin deviations in either; the same 16-point lambda grid)."""
+    predictions (no bin deviations in either; the same lambda grid)."""
     monkeypatch.setattr(toplabel_fit, "N_LAMBDA_LABEL", N_LAMBDA)
+    monkeypatch.setattr(toplabel_fit, "exponential_grid",
+                        lambda scale, size: exponential_grid(scale, size, low=GRID_LOW))
     label, z, p = _labelled(400, 5, seed=2)
     coarse = make_binning(None, 15, "uniform")
     atoms = label_atoms_exact(label, z, p, 5, coarse)
