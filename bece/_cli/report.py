@@ -160,7 +160,7 @@ def run_report(args: argparse.Namespace) -> int:
         text = format_report(result, source, pred.kind, args.binning, n_classes=pred.n_classes,
                              test=test, reference=reference, classes=which)
         if metrics is not None:
-            text += "\n" + _metrics_text(metrics)
+            text += "\n" + _metrics_text(metrics, result.stats.kind)
         print(text)
     if args.plot is not None:
         from .._plots.reliability import reliability_diagram
@@ -227,22 +227,36 @@ def _metrics(path: Any, args: argparse.Namespace, columns: dict[str, Any],
                              prob=PROB, seed=args.seed)
         for n, entry in rest.items():
             out[n] = {**entry, "one_pass": False, "needs_all_pairs": WHOLE_DATA[n]}
+    if result.stats.kind != "binary":  # scores of the pairs, named for what they are
+        for n, what in TOP_LABEL_SCORES.items():
+            if n in out:
+                out[n]["label"] = f"{out[n]['label']} {what}"
     return {n: out[n] for n in names}
 
 
-def _metrics_text(metrics: dict[str, Any]) -> str:
-    lines = [f"  metrics ({PROB:.0%} intervals; of the (correct, confidence) pairs)"]
+#: The scores of class-probability input that users know under another
+#: meaning: bece scores the top-label (correct, confidence) pairs, not the
+#: network's multiclass NLL or Brier score over all K classes.
+TOP_LABEL_SCORES = {"log_loss": "of correct vs confidence (not the multiclass NLL)",
+                    "brier": "of correct vs confidence (not the K-class Brier)"}
+
+
+def _metrics_text(metrics: dict[str, Any], kind: str | None = None) -> str:
+    pairs = "(y, P(y = 1))" if kind == "binary" else "(correct, confidence)"
+    lines = [f"  metrics ({PROB:.0%} intervals; of the {pairs} pairs)"]
+    w = max(42, *(len(m["label"]) for m in metrics.values()))
     for m in metrics.values():
         if "error" in m:
-            lines.append(f"    {m['label']:<42} not computed: {m['error']}")
+            lines.append(f"    {m['label']:<{w}} not computed: {m['error']}")
         elif "p_value" in m:
-            lines.append(f"    {m['label']:<42} statistic {m['statistic']:.4f}, "
+            lines.append(f"    {m['label']:<{w}} statistic {m['statistic']:.4f}, "
                          f"p-value {m['p_value']:.4g}")
-        elif "interval" not in m:  # an infinite log loss
-            lines.append(f"    {m['label']:<42} {m['value']:.4f}")
+        elif "interval" not in m:  # an infinite log loss: why
+            why = f"   ({m['reason']})" if "reason" in m else ""
+            lines.append(f"    {m['label']:<{w}} {m['value']:.4f}{why}")
         else:
             lo, hi = m["interval"]
-            lines.append(f"    {m['label']:<42} {m['value']:.4f} [{lo:.4f}, {hi:.4f}] "
+            lines.append(f"    {m['label']:<{w}} {m['value']:.4f} [{lo:.4f}, {hi:.4f}] "
                          f"{m['interval_method']}")
     whole = [f"{m['label']} ({m['needs_all_pairs']})" for m in metrics.values()
              if not m.get("one_pass", True)]

@@ -261,6 +261,9 @@ def streamed_metrics(sums: MetricSums, names: Any, *, prob: float = 0.9,
             continue
         value = _values(name, sums.bins, sums.scalars)
         entry: dict[str, Any] = {"label": label, "value": value}
+        if name == "log_loss" and not np.isfinite(value):
+            entry["reason"] = (f"infinite: {int(sums.scalars[1])} prediction(s) gave the observed "
+                               "outcome probability 0")
         if name == "l2" and posterior_l2 is not None:
             lo, hi = np.quantile(posterior_l2, q)
             entry.update(interval=[float(lo), float(hi)], interval_method="posterior")

@@ -125,3 +125,47 @@ def test_cli_chunks_and_arrays_give_the_same_intervals(tmp_path, capsys):
 def test_every_name_is_one_pass_or_says_why_not():
     assert set(MERGEABLE) | set(WHOLE_DATA) == set(METRIC_NAMES)
     assert not set(MERGEABLE) & set(WHOLE_DATA)
+
+
+def test_scores_of_class_probabilities_are_named_for_what_they_are(capsys, tmp_path):
+    """On (n, K) input the log loss and Brier score are of the top-label
+    (correct, confidence) pairs, and say so: not the network's multiclass
+    NLL, which differs (here computed by hand from the rows)."""
+    assert main(["report", "--no-verdict", "--json", "--samples", "300",
+                 "--metrics", "log_loss,brier"]) == 0
+    m = json.loads(capsys.readouterr().out)["metrics"]
+    assert m["log_loss"]["label"] == "log loss of correct vs confidence (not the multiclass NLL)"
+    assert m["brier"]["label"].startswith("Brier score of correct vs confidence")
+    data = read_predictions(example_path())
+    prob = np.asarray(data.y_prob)
+    correct = (prob.argmax(axis=1) == data.y_true).astype(float)
+    conf = prob.max(axis=1)
+    wrong_conf = np.where(correct == 1, 0.0, conf)  # the log of the observed outcome's probability
+    pairs = -np.mean(np.where(correct == 1, np.log(conf), np.log1p(-wrong_conf)))
+    assert m["log_loss"]["value"] == pytest.approx(pairs, rel=1e-12)
+    nll = -np.mean(np.log(prob[np.arange(len(prob)), data.y_true]))
+    assert abs(nll - pairs) > 1e-3  # the two are different numbers
+    assert main(["report", "--no-verdict", "--samples", "300", "--metrics", "log_loss"]) == 0
+    assert "of the (correct, confidence) pairs" in capsys.readouterr().out
+    # binary input: the log loss is the log loss, of the (y, P(y = 1)) pairs
+    path = tmp_path / "b.csv"
+    path.write_text("y_true,y_prob\n0,0.2\n1,0.7\n1,0.9\n0,0.4\n")
+    assert main(["report", str(path), "--no-verdict", "--samples", "300", "--metrics", "log_loss"]) == 0
+    out = capsys.readouterr().out
+    assert "of the (y, P(y = 1)) pairs" in out and "    log loss  " in out
+
+
+def test_an_infinite_log_loss_says_why(capsys, tmp_path):
+    """p = 1 for an outcome 0 gives an infinite log loss: the text says why
+    and the JSON gives the reason beside its null value."""
+    path = tmp_path / "inf.csv"
+    path.write_text("y_true,y_prob\n0,0\n1,1\n1,1\n1,0\n")
+    assert log_loss([0, 1, 1, 1], [0, 1, 1, 0]) == np.inf
+    assert main(["report", str(path), "--no-verdict", "--samples", "300", "--json",
+                 "--metrics", "log_loss"]) == 0
+    m = json.loads(capsys.readouterr().out)["metrics"]["log_loss"]
+    assert m["value"] is None
+    assert m["reason"] == "infinite: 1 prediction(s) gave the observed outcome probability 0"
+    assert main(["report", str(path), "--no-verdict", "--samples", "300", "--metrics", "log_loss"]) == 0
+    assert "inf   (infinite: 1 prediction(s) gave the observed outcome probability 0)" in (
+        capsys.readouterr().out)
