@@ -11,7 +11,7 @@ from .._base.arviz import from_dict
 from .._base.checks import check_prob
 from .ece import BayesianECE
 from .summaries import DrawSummaries
-from .text import input_words
+from .text import format_prob, input_words
 
 __all__ = [
     "Comparison",
@@ -46,6 +46,9 @@ class Comparison(DrawSummaries):
         Joint counts :math:`C_{z^a, b^a, z^b, b^b}`.
     concentration : ndarray of shape (2, M, 2, M)
         Prior concentration :math:`\\alpha^{ab}` of the joint cells.
+    names : (str, str), default ("A", "B")
+        What the text and the JSON call the two models
+        (:func:`bece.compare`'s ``names``).
 
     Examples
     --------
@@ -69,6 +72,7 @@ class Comparison(DrawSummaries):
     diff_draws: np.ndarray
     counts: np.ndarray
     concentration: np.ndarray
+    names: tuple[str, str] = ("A", "B")
 
     # mean, std, median, interval(prob), hdi(prob) summarise the difference;
     # summary() shows the two ECEs and their difference
@@ -127,7 +131,8 @@ class Comparison(DrawSummaries):
     def to_dict(self, prob: float = 0.9) -> dict[str, Any]:
         """Plain Python (JSON): the numbers ``bece compare --json`` prints.
 
-        ``model``, ``input_kind``, ``n``, ``n_bins``, ``a`` and ``b`` (each
+        ``model``, ``input_kind``, ``n``, ``n_bins``, ``names`` (what A and
+        B are called), ``a`` and ``b`` (each
         ``plugin_ece`` and ``ece``: ``mean``, ``std``, ``prob``,
         ``interval``; with exact calibration in the model, its
         ``prob_calibrated`` and ``prior_odds``), ``diff`` (ECE_A - ECE_B,
@@ -147,7 +152,7 @@ class Comparison(DrawSummaries):
         lo, hi = self.interval(prob)
         return {
             "model": self.a.model, "input_kind": self.a.stats.kind,
-            "n": self.a.stats.n, "n_bins": self.a.stats.n_bins,
+            "n": self.a.stats.n, "n_bins": self.a.stats.n_bins, "names": list(self.names),
             "a": one(self.a), "b": one(self.b),
             "diff": {"mean": self.mean, "std": self.std, "prob": prob, "interval": [lo, hi]},
             "prob_a_better": self.prob_a_better,
@@ -157,33 +162,40 @@ class Comparison(DrawSummaries):
         """The lines a person reads, as ``bece compare`` prints them under its
         header: the verdict, the input, both ECEs and their difference with
         ``prob`` intervals, P(ECE_A < ECE_B), the model and how it is validated."""
-        from .verdict import comparison_verdict
+        from .verdict import comparison_verdict, prob_text
 
         d = self.to_dict(prob)
+        name_a, name_b = self.names
         head = f"{prob:.0%} interval"
+        diff = f"{name_a} - {name_b}"
+        w = max(8, len(diff))
+        verdict = comparison_verdict(d["prob_a_better"], d["diff"]["interval"], prob=prob,
+                                     names=self.names)
         lines = [
-            f"  verdict       {comparison_verdict(d['prob_a_better'], d['diff']['interval'], prob=prob)}",
+            f"  verdict       {verdict}",
             f"  predictions   {d['n']:,} ({input_words(self.a.kind)})",
             "",
-            f"  {'':<8} {'Bayesian ECE':>12}  {head:<20}  {'plug-in ECE':>11}",
+            f"  {'':<{w}} {'Bayesian ECE':>12}  {head:<20}  {'plug-in ECE':>11}",
         ]
-        for tag in ("a", "b"):
+        for tag, name in (("a", name_a), ("b", name_b)):
             e = d[tag]["ece"]
             lo, hi = e["interval"]
-            lines.append(f"  {tag.upper():<8} {e['mean']:>12.4f}  {f'[{lo:.4f}, {hi:.4f}]':<20}  "
+            lines.append(f"  {name:<{w}} {e['mean']:>12.4f}  {f'[{lo:.4f}, {hi:.4f}]':<20}  "
                          f"{d[tag]['plugin_ece']:>11.4f}")
         lo, hi = d["diff"]["interval"]
         plug = d["a"]["plugin_ece"] - d["b"]["plugin_ece"]
         lines += [
-            f"  {'A - B':<8} {d['diff']['mean']:>+12.4f}  {f'[{lo:+.4f}, {hi:+.4f}]':<20}  "
+            f"  {diff:<{w}} {d['diff']['mean']:>+12.4f}  {f'[{lo:+.4f}, {hi:+.4f}]':<20}  "
             f"{plug:>+11.4f}",
             "",
-            f"  P(ECE_A < ECE_B) = {d['prob_a_better']:.3f}   ({self.num_samples:,} joint draws)",
+            f"  P(ECE_{name_a} < ECE_{name_b}){prob_text(d['prob_a_better'], self.num_samples)}   "
+            f"({self.num_samples:,} joint draws)",
             *(PAIRING_SMOOTH if self.a.model == "smooth" else PAIRING_BINNED),
         ]
         if "prob_calibrated" in d["a"] and d["a"]["prior_odds"]:
-            lines.append(f"                each averaged with ECE 0 by P(calibrated): A "
-                         f"{d['a']['prob_calibrated']:.3f}, B {d['b']['prob_calibrated']:.3f} "
+            lines.append(f"                each averaged with ECE 0 by P(calibrated): {name_a} "
+                         f"{format_prob(d['a']['prob_calibrated'])}, {name_b} "
+                         f"{format_prob(d['b']['prob_calibrated'])} "
                          f"(prior odds {d['a']['prior_odds']:g})")
         lines.append("  validated     by simulated coverage (no joint NumPyro model to cross-check)")
         return "\n".join(lines)

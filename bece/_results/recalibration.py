@@ -10,7 +10,8 @@ import numpy as np
 from .._base.checks import check_prob
 from .comparison import Comparison
 from .ece import BayesianECE
-from .text import format_prob, input_words
+from .text import input_words
+from .verdict import prob_text
 
 __all__ = [
     "METHOD_WORDS",
@@ -173,7 +174,7 @@ class Recalibration:
                      f"{self.after.plugin - self.before.plugin:>+8.4f} "
                      f"{self.nll_after - self.nll_before:>+8.4f}")
         n = self.comparison.num_samples
-        lines += ["", f"P(ECE_after < ECE_before) = {format_prob(self.prob_better, n)}   "
+        lines += ["", f"P(ECE_after < ECE_before){prob_text(self.prob_better, n)}   "
                       f"({n:,} joint draws; paired: the same test examples before and after)",
                   verdict(self.prob_better, self.interval(prob), prob)]
         return lines
@@ -229,7 +230,8 @@ class Recalibration:
             *(f"  {line}" if line else "" for line in self.table(prob)),
             "  (NLL: mean negative log-likelihood of the test labels; the ECEs are paired "
             "posteriors,",
-            f"  {model}, over the same test examples before and after)",
+            f"  {model}, over the same test examples before and after; drawn jointly, so",
+            "  'before' can differ a little from bece.bayesian_ece of the same predictions alone)",
         ]
         return "\n".join(lines)
 

@@ -49,6 +49,7 @@ __all__ = [
     "Verdict",
     "comparison_verdict",
     "format_bayes_factor",
+    "prob_text",
     "verdict",
 ]
 
@@ -82,12 +83,15 @@ def _p_text(p: float, num_resamples: int | None) -> str:
     return f"p = {p:.2g}" if p < 0.01 else f"p = {p:.3f}"
 
 
-def _prob_text(prob: float) -> str:
-    """`` = 0.700``, or `` > 0.999`` / `` < 0.001`` near the ends (to follow a name)."""
-    if prob > 0.999:
-        return " > 0.999"
-    if prob < 0.001:
-        return " < 0.001"
+def prob_text(prob: float, draws: int | None = None) -> str:
+    """`` = 0.700``, or `` > 0.999`` / `` < 0.001`` near the ends (or, with
+    ``draws``, beyond what that many draws can tell: 1/draws), to follow a
+    name: ``P(ECE_A < ECE_B) > 0.999``."""
+    floor = 1e-3 if draws is None else max(1e-3, 1.0 / draws)
+    if prob > 1 - floor:
+        return f" > {1 - floor:.3g}"
+    if prob < floor:
+        return f" < {floor:.3g}"
     return f" = {prob:.3f}"
 
 
@@ -301,5 +305,5 @@ def comparison_verdict(prob_a_better: float, interval: tuple[float, float], *,
     a, b = names
     lead, other, p_lead = (a, b, pa) if pa >= 0.5 else (b, a, 1.0 - pa)
     head = f"{lead} is better calibrated" if p_lead >= sure else "no clear winner"
-    return (f"{head}: P(ECE_{lead} < ECE_{other}){_prob_text(p_lead)}, "
+    return (f"{head}: P(ECE_{lead} < ECE_{other}){prob_text(p_lead)}, "
             f"ECE_{a} - ECE_{b} in [{lo:+.4f}, {hi:+.4f}] ({prob:.0%})")

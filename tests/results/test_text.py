@@ -72,3 +72,33 @@ def test_summary_of_a_comparison_is_its_headline(rng):
     assert list(table.index) == ["ece_a", "ece_b", "ece_diff"]
     assert table.loc["ece_diff", "mean"] == pytest.approx(c.mean, rel=1e-14)
     assert table.loc["ece_a", "ess"] == 300
+
+
+def test_a_comparison_speaks_of_its_models_by_name(rng):
+    """compare(..., names=) names the models in every line of the text and in
+    the JSON; A and B by default; bad names are refused by name. A probability
+    beyond what the draws can tell prints as '> 0.999', never '= 1.000'."""
+    y, p = simulate_binary(800, rng)
+    c = bece.compare(y, p, p**0.5, num_samples=2000, seed=1, names=("calibrated", "sharpened"))
+    text = c.text()
+    assert "A " not in text and "ECE_A" not in text
+    assert "calibrated - sharpened" in text and "P(ECE_calibrated < ECE_sharpened)" in text
+    assert c.to_dict()["names"] == ["calibrated", "sharpened"]
+    assert "= 1.000" not in text and "P(ECE_calibrated < ECE_sharpened) > 0.999" in text
+    d = bece.compare(y, p, p**0.5, num_samples=500, seed=1)
+    assert d.names == ("A", "B") and "P(ECE_A < ECE_B)" in d.text()
+    for bad in (("x", "x"), ("x",), ("", "y"), "ab", (1, 2)):
+        with pytest.raises(ValueError, match="names must be two distinct non-empty strings"):
+            bece.compare(y, p, p**0.5, num_samples=100, names=bad)
+
+
+def test_recalibration_text_says_its_before_is_paired(rng):
+    """The recalibration table's probability never prints as '= > 0.999', and
+    the text says why 'before' can differ from the ECE of the same
+    predictions alone (the paired posterior)."""
+    y, p = simulate_binary(1200, rng, power=2.0)
+    r = bece.recalibrate(y[:600], p[:600], y[600:], p[600:], method="platt", num_samples=2000)
+    text = r.text()
+    assert "= >" not in text and "= <" not in text
+    assert "P(ECE_after < ECE_before) > 0.999" in text
+    assert "'before' can differ a little from bece.bayesian_ece" in text
