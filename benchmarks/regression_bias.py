@@ -59,7 +59,7 @@ def row(key: str, form: str, n: int, reps: int, seed: int, num_samples: int) -> 
     for r in range(reps):
         rng = np.random.default_rng([seed, n, r])
         data = rs.simulate(f, form, n, rng)
-        res = bayesian_calibration_error(data, num_samples=num_samples, seed=rng,
+        res = bayesian_calibration_error(data, num_samples=num_samples, seed=rng, weights="sum",
                                          forecast_levels=rs.forecast_levels(form),
                                          forecast_draws=rs.forecast_draws(form))
         m = res.curve.mean(axis=0)

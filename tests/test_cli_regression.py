@@ -69,8 +69,9 @@ def test_gaussian_forecast_matches_an_independent_pit(tmp_path, capsys, rng, suf
     np.testing.assert_array_equal([c["level"] for c in d["curve"]], LEVELS)
     np.testing.assert_array_equal([c["observed"] for c in d["curve"]], observed)
     e = d["calibration_error"]
-    # Kuleshov's cal by hand: sum_j (p_j - observed_j)^2
-    assert e["plugin"] == pytest.approx(np.sum((LEVELS - observed) ** 2), rel=1e-12)
+    # by hand: the mean over the levels of (p_j - observed_j)^2
+    assert e["plugin"] == pytest.approx(np.mean((LEVELS - observed) ** 2), rel=1e-12)
+    assert e["weights"] == "mean"
     assert e["plugin"] == pytest.approx(calibration_error(u, LEVELS), rel=1e-12)
     ref = bayesian_calibration_error(u, LEVELS, num_samples=1000, seed=5)
     assert e["mean"] == pytest.approx(ref.mean, rel=1e-12)
@@ -144,7 +145,7 @@ def test_quantile_forecast_at_its_own_levels(tmp_path, capsys, rng):
     observed = (y[:, None] <= q).mean(axis=0)
     np.testing.assert_array_equal([c["level"] for c in d["curve"]], levels)
     np.testing.assert_array_equal([c["observed"] for c in d["curve"]], observed)
-    assert d["calibration_error"]["plugin"] == pytest.approx(np.sum((levels - observed) ** 2), rel=1e-12)
+    assert d["calibration_error"]["plugin"] == pytest.approx(np.mean((levels - observed) ** 2), rel=1e-12)
     # the library on the same arrays, same seed
     u = pit(y, quantiles=q, levels=levels, randomize=True, seed=7)
     # fitted to the counts between the forecast's levels, where the randomised PIT is uniform
@@ -192,7 +193,8 @@ def test_json_keys(tmp_path, capsys, rng):
     assert set(d["verdict"]) == {"verdict", "calibrated", "test", "p_value", "level", "bayes_factor",
                                  "log_bayes_factor", "bayes_factor_threshold", "prob_calibrated",
                                  "prior_odds", "text"}
-    assert set(d["calibration_error"]) == {"mean", "std", "prob", "interval", "plugin", "levels"}
+    assert set(d["calibration_error"]) == {"mean", "std", "prob", "interval", "plugin", "levels",
+                                           "weights"}
     assert set(d["curve"][0]) == {"level", "observed", "interval"} and d["source"] == str(path)
 
 

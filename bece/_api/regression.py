@@ -19,7 +19,7 @@ def bayesian_calibration_error(
     levels: ArrayLike | None = None,
     *,
     model: str | Model = "smooth",
-    weights: str | ArrayLike | None = None,
+    weights: str | ArrayLike | None = "mean",
     num_samples: int = 10_000,
     seed: Seed = 0,
     **options: Any,
@@ -51,8 +51,10 @@ def bayesian_calibration_error(
         PIT histogram at the levels; or their shorthand. The keywords below
         that configure a model (``prior_odds`` to ``alpha``) are set on it;
         one the model does not have raises ``ValueError``.
-    weights : None, "count" or array_like of shape (J,), default None
-        As :func:`~bece.regression.calibration_error`; with ``"count"`` each
+    weights : "mean", "sum", "count" or array_like of shape (J,), default "mean"
+        As :func:`~bece.regression.calibration_error`: the mean squared gap
+        over the levels by default, comparable across level grids
+        (``"sum"``: Kuleshov et al.'s cal, J times it); with ``"count"`` each
         draw uses :math:`w_j = C_j / \\sum_i C_i`, the population analogue.
     prior_odds : float, default 0.1
         ``model="smooth"``: :math:`P(\\text{calibrated}) / P(\\text{not})`
@@ -132,8 +134,8 @@ def bayesian_calibration_error(
     >>> r.interval(0.9)[0], bool(r.prob_calibrated > 0.9)      # calibrated: 0 is in the interval
     (0.0, True)
     >>> r = bayesian_calibration_error(pit(y, mean=0.0, std=0.7), num_samples=2000)
-    >>> lo, hi = r.interval(0.9)                               # std x 0.7: cal is about 0.376
-    >>> bool(lo < 0.376 < hi), r.prob_calibrated < 1e-6
+    >>> lo, hi = r.interval(0.9)                               # std x 0.7: cal is about 0.0038
+    >>> bool(lo < 0.0038 < hi), r.prob_calibrated < 1e-6
     (True, True)
     """
     obj = resolve_model(model, "regression", levels=levels, **options)

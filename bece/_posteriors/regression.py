@@ -49,7 +49,7 @@ class _PITModel(Model):
     def _posterior_options(self) -> dict[str, Any]:
         raise NotImplementedError
 
-    def posterior(self, pit: ArrayLike | PITHistogram, *, weights: str | ArrayLike | None = None,
+    def posterior(self, pit: ArrayLike | PITHistogram, *, weights: str | ArrayLike | None = "mean",
                   num_samples: int | None = None, seed: Seed = 0) -> BayesianCalibrationError:
         """The fast path from PIT values or their histogram (chunks summed)."""
         return pit_posterior(pit, None if self.levels is None else self.level_array,

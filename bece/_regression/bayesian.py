@@ -122,7 +122,7 @@ class BayesianCalibrationError(DrawSummaries):
         PIT values in the cells :math:`[0, p_1], (p_1, p_2], \\dots, (p_J, 1]`.
     alpha : ndarray of shape (J + 1,) or None
         Dirichlet prior concentration of the cells (``model="dirichlet"``).
-    weights : None, "count" or ndarray of shape (J,)
+    weights : "mean", "sum", "count" or ndarray of shape (J,)
         The weighting of the score (see :func:`bayesian_calibration_error`).
     model : {"smooth", "dirichlet"}
     log_bayes_factor : float
@@ -152,7 +152,7 @@ class BayesianCalibrationError(DrawSummaries):
     >>> y = rng.normal(size=2000)
     >>> r = bayesian_calibration_error(pit(y, mean=0.0, std=0.7), num_samples=2000)
     >>> r  # doctest: +ELLIPSIS
-    BayesianCalibrationError(model='smooth', mean=0.3..., n=2000, levels=99, num_samples=2000)
+    BayesianCalibrationError(model='smooth', mean=0.00..., n=2000, levels=99, num_samples=2000)
     >>> r.curve.shape, float(r.levels[9])
     ((2000, 99), 0.1)
     >>> lo, hi = r.curve_interval(0.9)     # P(u <= 0.1) is Phi(0.7 * Phi^-1(0.1)) = 0.185
@@ -168,7 +168,7 @@ class BayesianCalibrationError(DrawSummaries):
     n: int
     counts: np.ndarray
     alpha: np.ndarray | None = None
-    weights: str | np.ndarray | None = None
+    weights: str | np.ndarray | None = "mean"
     model: str = "dirichlet"
     log_bayes_factor: float = float("nan")
     prior_odds: float = PRIOR_ODDS
@@ -221,7 +221,7 @@ class BayesianCalibrationError(DrawSummaries):
         ``log_bayes_factor`` and ``prior_odds``.
         """
         j = self.levels.size
-        weights = self.weights if isinstance(self.weights, str) or self.weights is None else "array"
+        weights = self._weights_name
         post: dict[str, np.ndarray] = {"cal": self.draws[None, :], "curve": self.curve[None]}
         attrs: dict[str, Any] = {"plugin_cal": self.plugin, "n": self.n, "weights": weights,
                                  "model": self.model}
@@ -251,9 +251,17 @@ class BayesianCalibrationError(DrawSummaries):
             attrs={"posterior": attrs},
         )
 
+    @property
+    def _weights_name(self) -> str:
+        """``weights`` by name: "mean", "sum", "count" or "array"."""
+        if self.weights is None:
+            return "mean"
+        return self.weights if isinstance(self.weights, str) else "array"
+
     def to_dict(self, prob: float = 0.9) -> dict[str, Any]:
         """Plain Python (JSON): ``model``, ``n``, ``calibration_error``
-        (``mean``, ``std``, ``prob``, ``interval``, ``plugin``, ``levels``),
+        (``mean``, ``std``, ``prob``, ``interval``, ``plugin``, ``levels``,
+        ``weights``: "mean", "sum", "count" or "array"),
         ``curve`` (per level its ``level``, ``observed`` and the band's
         ``interval``) and, for the smooth model, ``prob_calibrated``,
         ``prior_odds`` and ``log_bayes_factor``; the numbers ``bece report
@@ -267,7 +275,7 @@ class BayesianCalibrationError(DrawSummaries):
             "model": self.model, "n": int(self.n),
             "calibration_error": {"mean": self.mean, "std": self.std, "prob": prob,
                                   "interval": [lo, hi], "plugin": self.plugin,
-                                  "levels": levels.tolist()},
+                                  "levels": levels.tolist(), "weights": self._weights_name},
             "curve": [{"level": float(levels[j]), "observed": float(observed[j]),
                        "interval": [float(band_lo[j]), float(band_hi[j])]}
                       for j in range(levels.size)],
@@ -355,7 +363,7 @@ def smooth_prior(shift_scale: float | None, spread_scale: float | None,
 
 def _score(curve: np.ndarray, p: np.ndarray, weights: str | ArrayLike | None,
            w_plugin: np.ndarray) -> np.ndarray:
-    if isinstance(weights, str):  # "count", checked with the plug-in
+    if isinstance(weights, str) and weights == "count":  # checked with the plug-in
         total = curve.sum(axis=1, keepdims=True)
         w = np.divide(curve, total, out=np.zeros_like(curve), where=total > 0)
     else:
@@ -368,7 +376,7 @@ def pit_posterior(
     levels: ArrayLike | None = None,
     *,
     model: str = "smooth",
-    weights: str | ArrayLike | None = None,
+    weights: str | ArrayLike | None = "mean",
     prior_odds: float = PRIOR_ODDS,
     shift_scale: float | None = None,
     spread_scale: float | None = None,

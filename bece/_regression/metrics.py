@@ -116,13 +116,21 @@ def calibration_curve(pit: ArrayLike, levels: ArrayLike | None = None) -> tuple[
     return p, observed_frequency(u, p, "quantile")
 
 
+#: The named level weights of the calibration error.
+WEIGHTS = ("mean", "sum", "count")
+
+
 def count_weights(weights: str | ArrayLike | None, observed: np.ndarray) -> np.ndarray:
+    """The level weights :math:`w_j` of :func:`calibration_error` (see there)."""
     j = observed.size
-    if weights is None:
-        return np.ones(j)
+    if weights is None or (isinstance(weights, str) and weights == "mean"):
+        return np.full(j, 1.0 / j)
     if isinstance(weights, str):
+        if weights == "sum":
+            return np.ones(j)
         if weights != "count":
-            raise ValueError(f"weights must be None, 'count' or an array of shape ({j},), got {weights!r}")
+            raise ValueError(f"weights must be 'mean', 'sum', 'count' or an array of shape ({j},), "
+                             f"got {weights!r}")
         total = observed.sum()
         if total == 0:
             raise ValueError(
@@ -140,9 +148,9 @@ def count_weights(weights: str | ArrayLike | None, observed: np.ndarray) -> np.n
 
 
 def calibration_error(
-    pit: ArrayLike, levels: ArrayLike | None = None, *, weights: str | ArrayLike | None = None
+    pit: ArrayLike, levels: ArrayLike | None = None, *, weights: str | ArrayLike | None = "mean"
 ) -> float:
-    """Kuleshov's calibration error :math:`\\mathrm{cal} = \\sum_j w_j (p_j - \\hat p_j)^2`.
+    """The calibration error :math:`\\sum_j w_j (p_j - \\hat p_j)^2` over the levels :math:`p_j`.
 
     Parameters
     ----------
@@ -150,9 +158,16 @@ def calibration_error(
         PIT values in [0, 1].
     levels : array_like of shape (J,), optional
         Default :data:`DEFAULT_LEVELS`; see :func:`calibration_curve`.
-    weights : None, "count" or array_like of shape (J,), default None
-        ``None``: :math:`w_j = 1` (the paper's choice; the score then grows
-        with J, so compare scores on the same levels only).
+    weights : "mean", "sum", "count" or array_like of shape (J,), default "mean"
+        ``"mean"`` (or None): :math:`w_j = 1/J`, the mean squared gap over the
+        levels, which does not grow with J: forecasts scored on different
+        level grids (99 levels of a Gaussian, 5 quantile columns) are
+        comparable, and on uncertainty-toolbox's levels it is the square of
+        its root-mean-squared calibration error
+        (:func:`root_mean_squared_calibration_error`).
+        ``"sum"``: :math:`w_j = 1`, Kuleshov et al. (2018)'s
+        :math:`\\mathrm{cal}`, J times the mean; it grows with J, so compare
+        such scores on the same levels only.
         ``"count"``: :math:`w_j \\propto |\\{t: u_t \\le p_j\\}|`, normalised to
         sum to 1, i.e. :math:`w_j = \\hat p_j / \\sum_i \\hat p_i` (weights
         proportional to the number of targets below each level, normalised
@@ -174,7 +189,10 @@ def calibration_error(
     Examples
     --------
     >>> from bece.regression import calibration_error
-    >>> round(calibration_error([0.1, 0.4, 0.4, 0.9], levels=[0.25, 0.5, 0.75]), 10)
+    >>> u = [0.1, 0.4, 0.4, 0.9]        # observed frequencies 0.25, 0.75, 0.75
+    >>> round(calibration_error(u, levels=[0.25, 0.5, 0.75]), 10)    # (0 + 0.0625 + 0) / 3
+    0.0208333333
+    >>> round(calibration_error(u, levels=[0.25, 0.5, 0.75], weights="sum"), 10)  # Kuleshov's cal
     0.0625
     """
     p, obs = calibration_curve(pit, levels)
@@ -222,8 +240,9 @@ def root_mean_squared_calibration_error(
 ) -> float:
     """Root mean squared calibration error :math:`\\sqrt{\\frac1J\\sum_j (p_j - \\hat p_j)^2}`.
 
-    Parameters as :func:`mean_absolute_calibration_error`. With unit weights
-    on the same levels, ``calibration_error = J * rmsce**2``.
+    Parameters as :func:`mean_absolute_calibration_error`. On the same
+    levels, ``calibration_error = rmsce**2`` (and ``J * rmsce**2`` with
+    ``weights="sum"``, Kuleshov et al.'s cal).
 
     Examples
     --------
@@ -231,7 +250,7 @@ def root_mean_squared_calibration_error(
     >>> u, levels = [0.1, 0.4, 0.4, 0.9], [0.25, 0.5, 0.75]   # observed 0.25, 0.75, 0.75
     >>> round(root_mean_squared_calibration_error(u, levels), 10)   # sqrt(0.25**2 / 3)
     0.1443375673
-    >>> round(3 * root_mean_squared_calibration_error(u, levels) ** 2, 10) == round(
+    >>> round(root_mean_squared_calibration_error(u, levels) ** 2, 10) == round(
     ...     calibration_error(u, levels), 10)
     True
     """

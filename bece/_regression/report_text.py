@@ -57,6 +57,14 @@ def regression_verdict(test: Any, result: Any, *, alpha: float = ALPHA,
             "prior_odds": test.prior_odds, "text": text}
 
 
+#: How the calibration error weighs its levels (``weights``), in words, and
+#: where it stands to Kuleshov et al. (2018)'s cal.
+WEIGHT_WORDS = {"mean": ("mean over", "; Kuleshov et al.'s cal is the sum"),
+                "sum": ("sum over", ": Kuleshov et al.'s cal"),
+                "count": ("mean, weighted by the targets below each level, over", ""),
+                "array": ("weighted sum over", "")}
+
+
 def _levels_text(levels: list[float]) -> str:
     if len(levels) <= 6:
         return f"{len(levels)} level(s) " + ", ".join(f"{p:g}" for p in levels)
@@ -78,7 +86,8 @@ def report_lines(result: Any, prob: float = 0.9, *, test: Any = None, alpha: flo
         f"{result.num_samples:,} draws)",
         f"  {pct} interval       [{lo:.3g}, {hi:.3g}]   equal-tailed credible interval",
         f"  plug-in            {e['plugin']:.3g}",
-        f"  (Kuleshov's cal = sum over {_levels_text(e['levels'])} of (level - observed)^2)",
+        f"  ({WEIGHT_WORDS[e.get('weights', 'mean')][0]} {_levels_text(e['levels'])} of "
+        f"(level - observed)^2{WEIGHT_WORDS[e.get('weights', 'mean')][1]})",
         "",
         f"  {'level':>7}  {'observed':>8}  {'gap':>7}  {pct} band",
     ]

@@ -50,11 +50,12 @@ def test_bayesian_counts_prior_and_plugin_hand_computed():
     assert r.counts.dtype == np.int64
     np.testing.assert_allclose(r.alpha, [0.1, 0.4, 0.5], rtol=1e-15)
     np.testing.assert_array_equal(r.observed, [0.5, 0.75])
-    assert r.plugin == pytest.approx(0.16 + 0.0625, rel=1e-15)
+    assert r.plugin == pytest.approx((0.16 + 0.0625) / 2, rel=1e-15)  # the mean over 2 levels
     assert r.plugin == calibration_error(u, [0.1, 0.5])
+    assert calibration_error(u, [0.1, 0.5], weights="sum") == pytest.approx(0.16 + 0.0625, rel=1e-15)
     assert r.n == 4 and r.curve.shape == (100, 2) and r.draws.shape == (100,)
     # cal of each draw from its own curve
-    np.testing.assert_allclose(r.draws, ((np.array([0.1, 0.5]) - r.curve) ** 2).sum(axis=1), rtol=1e-14)
+    np.testing.assert_allclose(r.draws, ((np.array([0.1, 0.5]) - r.curve) ** 2).mean(axis=1), rtol=1e-14)
     r2 = bayesian_calibration_error(u, [0.1, 0.5], alpha=[1.0, 2.0, 3.0], num_samples=10, seed=0,
                                     model="dirichlet")
     np.testing.assert_array_equal(r2.alpha, [1.0, 2.0, 3.0])
@@ -96,8 +97,8 @@ def test_cal_draws_match_an_independent_dirichlet_sampler(rng, weights):
     conc = np.diff(np.r_[0.0, lv, 1.0]) + counts
     pi = sps.dirichlet(conc).rvs(size=20_000, random_state=np.random.default_rng(10))
     c = np.cumsum(pi, axis=1)[:, :4]
-    if weights is None:
-        w = np.ones(4)
+    if weights is None:  # the mean over the levels
+        w = np.full(4, 0.25)
     elif isinstance(weights, str):
         w = c / c.sum(axis=1, keepdims=True)
     else:
@@ -111,7 +112,7 @@ def test_cal_draws_match_an_independent_dirichlet_sampler(rng, weights):
 def _coverage(num_sets, seed0):
     lv = np.arange(1, 20) / 20
     truth_c = ndtr(ndtri(lv) - 0.3)
-    pop = np.sum((lv - truth_c) ** 2)
+    pop = np.mean((lv - truth_c) ** 2)
     hit, band = [], []
     for r in range(num_sets):
         g = np.random.default_rng(seed0 + r)
@@ -185,14 +186,15 @@ def test_bayesian_result_api(rng):
 
 def test_posterior_concentrates_on_the_plugin_for_large_t(rng):
     """T = 2e5: the posterior sd of cal equals the delta-method sd
-    sqrt(g' V g / T), g_j = 2 (p_j - p_hat_j), V_jk = min(p_hat_j, p_hat_k) - p_hat_j p_hat_k,
+    sqrt(g' V g / T), g_j = 2 (p_j - p_hat_j) / J (cal the mean over J levels),
+    V_jk = min(p_hat_j, p_hat_k) - p_hat_j p_hat_k,
     within 10% (the sd estimate from 4000 draws has relative se 1.1%), and the
     mean is within 5 posterior sd of the plug-in."""
     t = 200_000
     u = ndtr(rng.normal(size=t) * 1.2)
     r = bayesian_calibration_error(u, num_samples=4000, seed=0, model="dirichlet")
     ph, p = r.observed, r.levels
-    g = 2 * (p - ph)
+    g = 2 * (p - ph) / p.size
     v = np.minimum.outer(ph, ph) - np.outer(ph, ph)
     delta_sd = np.sqrt(g @ v @ g / t)
     assert r.std == pytest.approx(delta_sd, rel=0.1)

@@ -174,7 +174,7 @@ def test_quantile_forecast_sd_half_at_n_1e5_is_centred_on_the_truth():
     (false alarm 6e-5 for a calibrated normal posterior). The coverage itself is
     measured by benchmarks/regression_study.py."""
     levels = np.round(np.arange(1, 100) / 100, 2)
-    truth = float(np.sum((levels - special.ndtr(0.5 * special.ndtri(levels))) ** 2))
+    truth = float(np.mean((levels - special.ndtr(0.5 * special.ndtri(levels))) ** 2))
     rng = np.random.default_rng(16)
     hist = PITHistogram(np.zeros(1000, dtype=np.int64))
     for _ in range(5):

@@ -112,7 +112,7 @@ def test_recalibrating_an_over_confident_forecaster_lowers_test_cal(rng):
     before = calibration_error(u[test])
     after = calibration_error(rec.transform(u[test]))
     assert before > 5 * after
-    assert before > 0.5  # far from calibrated to begin with
+    assert before > 0.005  # far from calibrated to begin with (a mean squared gap of 0.07^2)
 
 
 FORMS = ["gaussian", "dist", "samples", "samples_randomized", "quantiles"]
