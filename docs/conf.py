@@ -21,6 +21,11 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(DOCS))  # make_inventories (the intersphinx table)
 
 from make_inventories import PROJECTS  # noqa: E402
+from transcripts import write_all  # noqa: E402
+
+# The command-line transcripts the pages include, run now with the installed
+# bece (docs/transcripts.py): none is written by hand, so none goes stale.
+write_all()
 
 project = "bece"
 author = "bece developers"

@@ -239,3 +239,60 @@ def test_benchmark_tables_helper(tmp_path):
     written = (tmp_path / "t.md").read_text()
     assert written == "Produced by `python benchmarks/x.py --q` on 2026-01-02.\n\n| x |\n|---|\n"
     tables.write("", "| x |", "x.py", [])  # an empty path writes nothing
+
+
+def _transcripts_module():
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("transcripts", DOCS / "transcripts.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["transcripts"] = module  # its dataclass looks itself up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _pages():
+    skip = {"_build", "_generated", "auto_examples", "jupyter_execute"}
+    return [p for p in DOCS.rglob("*.md") if not skip & set(p.relative_to(DOCS).parts)]
+
+
+def test_no_page_has_a_hand_written_transcript():
+    """A '$ bece ...' block is a literalinclude of a transcript the build runs
+    (docs/transcripts.py), so what a page shows is what bece prints; and
+    every included transcript is one of its sessions, every session shown."""
+    import re
+
+    sessions = set(_transcripts_module().SESSIONS)
+    included = set()
+    for page in _pages():
+        text = page.read_text()
+        blocks = re.findall(r"^```[^\n]*\n(.*?)^```", text, flags=re.S | re.M)
+        hand = [b.splitlines()[0] for b in blocks if b.lstrip().startswith("$ bece")]
+        assert not hand, f"{page.relative_to(DOCS)}: a hand-written transcript: {hand[0]}"
+        included |= set(re.findall(r"_generated/transcripts/(\w+)\.txt", text))
+    assert included <= sessions, included - sessions
+    assert sessions <= included, f"sessions no page shows: {sessions - included}"
+
+
+def test_a_transcript_is_what_the_command_prints():
+    """The generator runs the command in the session's folder and keeps its
+    first lines: the calibrated data's report opens with its interval [0, 0]
+    and the bounds beside it."""
+    text = _transcripts_module().run("report_calibrated")
+    lines = text.splitlines()
+    assert lines[0] == "$ bece report calibrated.csv --no-verdict"
+    assert lines[1] == "bece report: calibrated.csv"
+    assert any(line.startswith("  90% interval  [0.0000, 0.0000]") for line in lines)
+    assert any(line.startswith("  if not 0 ") for line in lines) and lines[-1] == "  ..."
+
+
+def test_explanation_pages_explain_the_design_as_it_is():
+    """The explanation pages describe the design as it is, not the history of
+    its changes."""
+    history = ("this round", "before this change", "no longer", "used to be", "now uses",
+               "until now", "was changed")
+    for page in (DOCS / "explanation").glob("*.md"):
+        text = " ".join(page.read_text().lower().split())
+        found = [h for h in history if h in text]
+        assert not found, f"{page.name}: {found}"

@@ -228,10 +228,11 @@ class Recalibration:
             f"  calibrator    {describe_calibrator(self.calibrator)}",
             "",
             *(f"  {line}" if line else "" for line in self.table(prob)),
-            "  (NLL: mean negative log-likelihood of the test labels; the ECEs are paired "
-            "posteriors,",
-            f"  {model}, over the same test examples before and after; drawn jointly, so",
-            "  'before' can differ a little from bece.bayesian_ece of the same predictions alone)",
+            "  (NLL: mean negative log-likelihood of the test labels. The ECEs are paired "
+            "posteriors of",
+            f"  {model}, over the same test examples before and after:",
+            "  drawn jointly, 'before' can differ a little from bece.bayesian_ece of the same "
+            "predictions alone)",
         ]
         return "\n".join(lines)
 

@@ -72,6 +72,12 @@ def verdict_lines(test: Any, level: float = 0.05) -> list[str]:
     return lines
 
 
+#: The "if not 0" line is printed from this probability of exact calibration
+#: on (below it the ECE given it is not 0 is the ECE's own posterior to the
+#: digits shown; the JSON has it always).
+SHOW_IF_MISCALIBRATED = 0.01
+
+
 def _if_miscalibrated_line(m: dict[str, Any], pct: str) -> list[str]:
     """The ECE given it is not 0: mean, interval and bound of the model alone."""
     lo, hi = m["interval"]
@@ -100,7 +106,8 @@ def report_lines(result: Any, prob: float = 0.9, *, test: Any = None,
         f"  {pct} bound     {d['ece']['upper_bound']:.4f}   ECE at most this with probability {prob:g}",
         *([f"  P(calibrated) {format_prob(d['prob_calibrated'])}   posterior probability of exact "
            f"calibration, ECE 0 (prior odds {d['prior_odds']:g})"] if "prob_calibrated" in d else []),
-        *(_if_miscalibrated_line(d["if_miscalibrated"], pct) if "if_miscalibrated" in d else []),
+        *(_if_miscalibrated_line(d["if_miscalibrated"], pct)
+          if "if_miscalibrated" in d and d["prob_calibrated"] >= SHOW_IF_MISCALIBRATED else []),
         f"  plug-in ECE   {d['plugin_ece']:.4f}",
     ]
     if getattr(result, "labels", None) is not None:  # the top-label ECE: how labels are averaged
