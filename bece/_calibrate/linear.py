@@ -88,7 +88,15 @@ import numpy as np
 
 from .._base.memory import check_allocation
 from .base import ScoreCalibrator
-from .newton import best_shift, full_evaluate, newton_cg, penalty_weights, rough_temperature
+from .newton import (
+    BLOCK_BYTES_MAX,
+    best_shift,
+    class_block_bytes,
+    full_evaluate,
+    newton_cg,
+    penalty_weights,
+    rough_temperature,
+)
 from .scores import Scores, log_softmax, softmax
 from .stored import SHAPES, linear_contract
 from .temperature import PassCounter, check_bounds, fit_temperature
@@ -399,7 +407,15 @@ class MatrixScaling(ScoreCalibrator):
 
     def _solve(self, x: np.ndarray, y: np.ndarray, lam: float, mu: float, nu: float,
                theta0: np.ndarray, counter: PassCounter, tol: float) -> tuple[np.ndarray, int]:
-        k = x.shape[1]
+        n, k = x.shape
+        block = class_block_bytes(k)
+        check_allocation(
+            8.0 * (2 * n * k + 12 * k * (k + 1)) + (block if block <= BLOCK_BYTES_MAX else 0),
+            what=f"{type(self).__name__}'s Newton fit (the probabilities and a Hessian product, "
+                 f"n x K each, K (K + 1) parameters, and its preconditioner)",
+            argument=f"X of shape ({n}, {k})",
+            advice="fit on fewer rows, or use VectorScaling or TemperatureScaling, whose "
+                   "parameters grow as K")
         target = 1.0 if self.features == "tempered" else 1.0 / self.feature_temperature_
         evaluate = full_evaluate(x, y, lam, mu, counter, reg_diagonal=nu, diagonal=target)
         theta, n_iter, _ = newton_cg(evaluate, None, theta0, tol=tol, max_iter=self.max_iter,

@@ -64,12 +64,58 @@ import numpy as np
 from .scores import Scores
 from .temperature import PassCounter, fit_temperature, temperature_terms
 
-__all__ = ["best_shift", "block_preconditioner", "class_block_preconditioner", "class_blocks",
+__all__ = ["BLOCK_BYTES_MAX", "best_shift", "block_preconditioner", "class_block_bytes",
+           "class_block_preconditioner", "class_blocks", "class_diagonal_preconditioner",
            "full_evaluate", "kronecker_preconditioner", "newton_cg", "penalty_weights",
            "rough_temperature"]
 
 #: entries (row, class) per row drawn for :func:`class_blocks` (about that many passes' products)
 BLOCK_DRAWS = 8
+#: The most memory the class-block preconditioner may take: its blocks, their
+#: copy and their inverses, 3 x 8 K (K+1)^2 bytes (1 GiB at K = 280; 24 GB at
+#: K = 1,000). Above it the preconditioner is each block's diagonal
+#: (:func:`class_diagonal_preconditioner`, 8 K (K+1) bytes): more CG steps, the
+#: same minimum.
+BLOCK_BYTES_MAX = 1 << 30
+
+
+def class_block_bytes(k: int) -> int:
+    """Bytes of the class-block preconditioner at K classes."""
+    return 3 * 8 * k * (k + 1) ** 2
+
+
+def class_diagonal_preconditioner(p: np.ndarray, x: np.ndarray,
+                                  diag: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    r"""``r -> M^{-1} r`` with :math:`M` the diagonal of the exact class blocks
+    of :func:`class_blocks` (one pass) plus the penalty's ``diag`` (K, K+1):
+    the preconditioner where the blocks would not fit in memory
+    (:data:`BLOCK_BYTES_MAX`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece._calibrate.newton import class_blocks, class_diagonal_preconditioner
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(40, 3)); p = rng.dirichlet(np.ones(3), size=40)
+    >>> g = class_blocks(p, x)
+    >>> solve = class_diagonal_preconditioner(p, x, np.zeros((3, 4)))
+    >>> d = np.concatenate([np.diagonal(g, axis1=1, axis2=2)[:, :3].ravel(), g[:, 3, 3]])
+    >>> bool(np.allclose(solve(d), 1.0))
+    True
+    """
+    n, k = x.shape
+    v = p * (1.0 - p)
+    m = np.empty((k, k + 1))
+    m[:, :k] = v.T @ (x * x) / n
+    m[:, k] = v.sum(axis=0) / n
+    m += diag
+    m += 1e-10 * max(float(m.mean(axis=1).max()), 1e-300)
+    flat = np.concatenate([m[:, :k].ravel(), m[:, k]])
+
+    def solve(r: np.ndarray) -> np.ndarray:
+        return r / flat
+
+    return solve
 #: rows, drawn uniformly without replacement, from which :func:`class_blocks` draws its entries
 BLOCK_ROWS = 50_000
 
@@ -420,6 +466,9 @@ def full_evaluate(x: np.ndarray, y: np.ndarray, reg_lambda: float, reg_mu: float
     :func:`class_block_preconditioner`), built from the kept
     :math:`\hat p` on first use (only where Newton's line search stops) at the first
     ``builds`` such points; later ones keep the last (a build costs ~8 products).
+    Where the blocks would take more than :data:`BLOCK_BYTES_MAX` (K above
+    about 280), each block's diagonal instead
+    (:func:`class_diagonal_preconditioner`), rebuilt at every point (one pass).
 
     Examples
     --------
@@ -470,6 +519,10 @@ def full_evaluate(x: np.ndarray, y: np.ndarray, reg_lambda: float, reg_mu: float
 
         def solve(r: np.ndarray) -> np.ndarray:
             if not kept:
+                if class_block_bytes(k) > BLOCK_BYTES_MAX:  # the blocks' diagonal: one pass
+                    kept.append(class_diagonal_preconditioner(p, x, pen_diag))
+                    count.count += 1
+                    return kept[0](r)
                 if len(built) < builds:  # one pass, and ~BLOCK_DRAWS passes' products
                     built.append(class_block_preconditioner(class_blocks(p, x), pen_diag))
                     count.count += 1

@@ -101,3 +101,39 @@ def test_rough_temperature_is_near_the_fitted_one(rng, scale):
     # (quadratic convergence) smaller still: 5% is the stated precision
     assert abs(np.log(t / t_ref)) < 0.05
     assert counter.count <= 12
+
+
+def test_without_room_for_the_class_blocks_the_fit_reaches_the_same_minimum(monkeypatch, rng):
+    """Where the class blocks would exceed BLOCK_BYTES_MAX (K above about 280)
+    matrix scaling preconditions CG by the blocks' diagonal: more Hessian
+    products, the same minimum. Forced here at K = 8 (BLOCK_BYTES_MAX = 0):
+    the two fits' parameters agree to the Newton tolerance."""
+    from bece._calibrate import newton
+    from bece.calibrate import MatrixScaling
+
+    k, n = 8, 3000
+    logits = rng.normal(scale=2.0, size=(n, k))
+    truth = special.softmax(logits / 1.4 + rng.normal(scale=0.3, size=k), axis=1)
+    y = (rng.uniform(size=(n, 1)) > truth.cumsum(axis=1)).sum(axis=1).clip(0, k - 1)
+    blocks = MatrixScaling(input="logits", reg_lambda=0.01, reg_mu=0.01, tol=1e-10).fit(logits, y)
+    assert newton.class_block_bytes(k) == 3 * 8 * k * (k + 1) ** 2
+    monkeypatch.setattr(newton, "BLOCK_BYTES_MAX", 0)
+    diagonal = MatrixScaling(input="logits", reg_lambda=0.01, reg_mu=0.01, tol=1e-10).fit(logits, y)
+    np.testing.assert_allclose(diagonal.coef_, blocks.coef_, atol=1e-5)
+    np.testing.assert_allclose(diagonal.predict_proba(logits), blocks.predict_proba(logits), atol=1e-6)
+
+
+def test_a_matrix_fit_too_large_for_memory_is_refused_up_front(monkeypatch, rng):
+    """The Newton fit's memory (probabilities, a Hessian product, the
+    parameters and the class blocks) is checked before it starts: over
+    bece's limit, a ValueError names X's shape and what to do instead."""
+    from bece.calibrate import MatrixScaling
+
+    k, n = 60, 200
+    logits = rng.normal(size=(n, k))
+    y = rng.integers(0, k, size=n)
+    y[:k] = np.arange(k)
+    monkeypatch.setenv("BECE_MEMORY_LIMIT", "2MiB")  # the blocks alone take 5.4 MB
+    with pytest.raises(ValueError, match=r"X of shape \(200, 60\): MatrixScaling's Newton fit .* "
+                                         r"use VectorScaling or TemperatureScaling"):
+        MatrixScaling(input="logits", reg_lambda=0.01, reg_mu=0.01).fit(logits, y)
