@@ -565,3 +565,35 @@ def test_report_model_literal_names_the_form(capsys):
     assert d["ece"]["mean"] == pytest.approx(ref.mean, rel=1e-12)
     assert main(["report", "--model", "literal", "--samples", "500"]) == 0
     assert "literal form" in capsys.readouterr().out
+
+
+def test_report_top_label_and_classwise(capsys, tmp_path):
+    """--top-label adds bayesian_top_label_ece's posterior (same bins, draws
+    and seed) and --classwise the classwise ECE with its Poisson-bootstrap
+    interval, in the text and the JSON; a file of P(y = 1) is refused with
+    exit code 2, naming the option."""
+    from bece.metrics import bootstrap_interval
+
+    code, out, _ = run(capsys, "report", "--no-verdict", "--samples", "1000", "--seed", "2",
+                       "--top-label", "--classwise", "--json")
+    assert code == 0
+    d = json.loads(out)
+    data = bece.io.read_predictions(bece.io.example_path())
+    ref = bece.bayesian_top_label_ece(data.y_true, data.y_prob, n_bins=15, num_samples=1000, seed=2)
+    t = d["top_label"]
+    assert t["ece"]["mean"] == pytest.approx(ref.mean, rel=1e-12)
+    assert t["ece"]["interval"] == pytest.approx(list(ref.interval(0.9)), rel=1e-12)
+    assert t["n_labels"] == ref.n_labels and t["plugin_ece"] == pytest.approx(ref.plugin, rel=1e-12)
+    iv = bootstrap_interval(bece.classwise_ece, data.y_true, data.y_prob, n_boot=200, seed=2,
+                            n_bins=15)
+    c = d["classwise"]
+    assert c["value"] == pytest.approx(bece.classwise_ece(data.y_true, data.y_prob), rel=1e-12)
+    assert c["interval"] == pytest.approx([iv.low, iv.high], rel=1e-12)
+    code, out, _ = run(capsys, "report", "--no-verdict", "--samples", "1000", "--top-label",
+                       "--classwise")
+    assert code == 0 and "  top-label ECE (unweighted mean over the 10 predicted labels" in out
+    assert "  classwise ECE (mean over the 10 classes" in out
+    path = tmp_path / "b.csv"
+    path.write_text("y_true,y_prob\n0,0.2\n1,0.7\n1,0.9\n0,0.4\n")
+    code, _, err = run(capsys, "report", str(path), "--no-verdict", "--classwise")
+    assert code == 2 and "--classwise needs class probabilities" in err

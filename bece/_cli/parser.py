@@ -249,6 +249,17 @@ def build_parser() -> argparse.ArgumentParser:
         "deciles of the confidences) need all predictions in memory (refused above 10,000,000 "
         "rows)",
     )
+    rep.add_argument(
+        "--top-label", action="store_const", const=True,
+        help="class probabilities: also the top-label ECE averaged over the predicted labels "
+        "(Gupta & Ramdas 2022), each label's confidence calibrated on its own, the hierarchical "
+        "smooth model's posterior (bece.bayesian_top_label_ece); reads the file into memory")
+    rep.add_argument(
+        "--classwise", action="store_const", const=True,
+        help="class probabilities: also the classwise ECE (the mean over the K classes of the "
+        "binned ECE of p_k against [y = k]; Kull et al. 2019), plug-in with a 90%% Poisson-"
+        "bootstrap interval (200 replicates from --seed; bece.classwise_ece); reads the file "
+        "into memory")
     reg = rep.add_argument_group(
         "regression forecasts", "column names (a regression file is recognised by them)"
     )

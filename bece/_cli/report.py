@@ -80,7 +80,8 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
 #: The options of each kind of file, as (option, argparse dest); a given
 #: option of the other kind is refused, never ignored.
 CLASSIFIER_OPTIONS = (("--model", "model"), ("--n-bins", "n_bins"), ("--binning", "binning"),
-                      ("--no-verdict", "no_verdict"), *INPUT_OPTIONS, ("--metrics", "metrics"))
+                      ("--no-verdict", "no_verdict"), *INPUT_OPTIONS, ("--metrics", "metrics"),
+                      ("--top-label", "top_label"), ("--classwise", "classwise"))
 REGRESSION_OPTIONS = (("--y-col", "y_col"), ("--mean-col", "mean_col"), ("--std-col", "std_col"),
                       ("--quantile-prefix", "quantile_prefix"), ("--sample-prefix", "sample_prefix"),
                       ("--levels", "levels"))
@@ -146,12 +147,15 @@ def run_report(args: argparse.Namespace) -> int:
         fine_stats=pred.stats if args.model == "smooth" else None, progress=progress)
     metrics = (None if getattr(args, "metrics", None) is None else
                _metrics(path, args, columns, options, result))
+    per_class = (_per_class(path, args, columns, options, result.stats.n)
+                 if getattr(args, "top_label", None) or getattr(args, "classwise", None) else {})
     if args.json:
         d = report_dict(result, seed=args.seed, test=test, reference=reference)
         if classes is not None:
             d["classes"] = [c.item() if hasattr(c, "item") else c for c in classes]
         if metrics is not None:
             d["metrics"] = metrics
+        d.update(per_class)
         print(to_json(d))
     else:
         source = str(path) if args.file is not None else f"{Path(path).name} (example shipped with bece)"
@@ -161,6 +165,8 @@ def run_report(args: argparse.Namespace) -> int:
                              test=test, reference=reference, classes=which)
         if metrics is not None:
             text += "\n" + _metrics_text(metrics, result.stats.kind)
+        if per_class:
+            text += "\n" + _per_class_text(per_class)
         print(text)
     if args.plot is not None:
         from .._plots.reliability import reliability_diagram
@@ -239,6 +245,74 @@ def _metrics(path: Any, args: argparse.Namespace, columns: dict[str, Any],
 #: network's multiclass NLL or Brier score over all K classes.
 TOP_LABEL_SCORES = {"log_loss": "of correct vs confidence (not the multiclass NLL)",
                     "brier": "of correct vs confidence (not the K-class Brier)"}
+
+
+def _per_class(path: Any, args: argparse.Namespace, columns: dict[str, Any],
+               options: dict[str, Any], n: int) -> dict[str, Any]:
+    """``--top-label`` and ``--classwise``: the label-averaged top-label ECE's
+    posterior (:func:`bece.bayesian_top_label_ece`, its default model) and the
+    classwise ECE with its Poisson-bootstrap interval, from the class
+    probabilities read into memory (refused above :data:`WHOLE_DATA_MAX_ROWS`
+    rows and for a binary classifier's P(y = 1))."""
+    from .._api import bayesian_top_label_ece
+    from .._io.files import read_predictions
+    from .._metrics.bootstrap import bootstrap_interval
+    from .._metrics.multiclass import classwise_ece
+
+    flags = [f for f, d in (("--top-label", "top_label"), ("--classwise", "classwise"))
+             if getattr(args, d, None)]
+    if n > WHOLE_DATA_MAX_ROWS:
+        raise ValueError(f"{' and '.join(flags)} {'reads' if len(flags) == 1 else 'read'} every "
+                         f"prediction into memory: refused "
+                         f"above {WHOLE_DATA_MAX_ROWS:,} rows ({path} has {n:,})")
+    whole = read_predictions(path, **columns)
+    prob = np.asarray(whole.y_prob)
+    if prob.ndim != 2 or whole.y_pred is not None:
+        raise ValueError(f"{' and '.join(flags)} {'needs' if len(flags) == 1 else 'need'} class "
+                         f"probabilities p_0 ... p_(K-1); {path} holds P(y = 1) (write columns "
+                         f"p_0, p_1 for a binary classifier's top-label and classwise readings)")
+    inputs = {"labels": options.get("labels"), "from_logits": options.get("from_logits", False),
+              "row_sum_tol": options.get("row_sum_tol")}
+    out: dict[str, Any] = {}
+    if getattr(args, "top_label", None):
+        r = bayesian_top_label_ece(whole.y_true, prob, n_bins=args.n_bins, binning=args.binning,
+                                   num_samples=args.samples, seed=args.seed, **inputs)
+        e = r.to_dict(PROB)["ece"]
+        out["top_label"] = {"model": r.model, "average": r.average, "n_labels": r.n_labels,
+                            "plugin_ece": r.plugin, "ece": e,
+                            "prob_calibrated": r.prob_calibrated, "prior_odds": r.prior_odds}
+    if getattr(args, "classwise", None):
+        iv = bootstrap_interval(classwise_ece, whole.y_true, prob, prob=PROB, n_boot=200,
+                                seed=args.seed, n_bins=args.n_bins, binning=args.binning, **inputs)
+        out["classwise"] = {"value": iv.estimate, "interval": [iv.low, iv.high],
+                            "interval_method": "Poisson bootstrap (200 replicates)",
+                            "n_classes": int(prob.shape[1])}
+    return out
+
+
+def _per_class_text(d: dict[str, Any]) -> str:
+    from .._results.text import format_prob
+
+    lines = []
+    if "top_label" in d:
+        t = d["top_label"]
+        lo, hi = t["ece"]["interval"]
+        how = "unweighted mean" if t["average"] == "label" else "mean weighted by predictions"
+        pc = "" if t["prob_calibrated"] is None else (
+            f", P(calibrated) {format_prob(t['prob_calibrated'])}")
+        lines += [f"  top-label ECE ({how} over the {t['n_labels']:,} predicted labels, each "
+                  f"label's own curve; the {'hierarchical smooth' if 'smooth' in t['model'] else 'binned'} "
+                  "model)",
+                  f"    Bayesian ECE  {t['ece']['mean']:.4f} [{lo:.4f}, {hi:.4f}] ({PROB:.0%}), "
+                  f"bound {t['ece']['upper_bound']:.4f}, plug-in {t['plugin_ece']:.4f}{pc}"]
+    if "classwise" in d:
+        c = d["classwise"]
+        lo, hi = c["interval"]
+        lines += [f"  classwise ECE (mean over the {c['n_classes']:,} classes of each class's "
+                  "binned ECE)",
+                  f"    plug-in       {c['value']:.4f} [{lo:.4f}, {hi:.4f}] ({PROB:.0%}), "
+                  f"{c['interval_method']}"]
+    return "\n".join(lines)
 
 
 def _metrics_text(metrics: dict[str, Any], kind: str | None = None) -> str:
