@@ -597,3 +597,19 @@ def test_report_top_label_and_classwise(capsys, tmp_path):
     path.write_text("y_true,y_prob\n0,0.2\n1,0.7\n1,0.9\n0,0.4\n")
     code, _, err = run(capsys, "report", str(path), "--no-verdict", "--classwise")
     assert code == 2 and "--classwise needs class probabilities" in err
+
+
+def test_an_ordinary_npz_of_logits_reads_with_options(capsys, tmp_path, rng):
+    """A classifier's ordinary NPZ, {'y': labels, 'logits': (n, K)}: its 2-D
+    array reads as logits_0 ... and the classifier options decide the kind
+    (a column 'y' would otherwise suggest regression forecasts): the report
+    equals the library's on the same logits."""
+    logits = rng.normal(scale=2.0, size=(400, 4))
+    y = rng.integers(0, 4, size=400)
+    path = tmp_path / "ordinary.npz"
+    np.savez(path, y=y, logits=logits)
+    code, out, err = run(capsys, "report", str(path), "--no-verdict", "--json", "--samples", "500",
+                         "--logits", "--prob-prefix", "logits_", "--y-true-col", "y")
+    assert code == 0, err
+    ref = bece.bayesian_ece(y, logits, from_logits=True, num_samples=500)
+    assert json.loads(out)["ece"]["mean"] == pytest.approx(ref.mean, rel=1e-12)

@@ -96,12 +96,29 @@ def _refuse(args: argparse.Namespace, options: tuple[tuple[str, str], ...], what
         raise ValueError(f"{', '.join(given)} {verb} only {what}")
 
 
+def _file_kind(args: argparse.Namespace, path: Any, conventions: dict[str, Any],
+               columns: dict[str, Any]) -> str:
+    """A classifier's predictions or regression forecasts: decided by the
+    options first (an option of one kind only, such as ``--logits`` or
+    ``--levels``, says which; a file with a column ``y`` is then still read as
+    a classifier's), by the file's columns otherwise
+    (:func:`~bece._io.forecast_columns.detect_kind`)."""
+    from .._io.files import column_names
+    from .._io.forecast_columns import detect_kind
+
+    classifier = any(getattr(args, d, None) is not None for _, d in CLASSIFIER_OPTIONS)
+    regression = any(getattr(args, d, None) is not None for _, d in REGRESSION_OPTIONS)
+    if classifier != regression:
+        return "classifier" if classifier else "regression"
+    return detect_kind(column_names(path), str(path), **conventions, y_true_col=columns["y_true_col"],
+                       y_prob_col=columns["y_prob_col"], prob_prefix=columns["prob_prefix"])
+
+
 def run_report(args: argparse.Namespace) -> int:
     """``bece report``: a classifier's predictions, or regression forecasts
     (detected from the file's columns); returns the exit code."""
     from .._api import posterior_ece
-    from .._io.files import column_names, example_path, read_statistics
-    from .._io.forecast_columns import detect_kind
+    from .._io.files import example_path, read_statistics
 
     conventions = {k: v if getattr(args, k) is None else getattr(args, k)
                    for k, v in _REGRESSION_DEFAULTS.items()}
@@ -112,9 +129,7 @@ def run_report(args: argparse.Namespace) -> int:
         path = example_path()
     else:
         path = args.file
-        if detect_kind(column_names(path), str(path), **conventions, y_true_col=columns["y_true_col"],
-                       y_prob_col=columns["y_prob_col"],
-                       prob_prefix=columns["prob_prefix"]) == "regression":
+        if _file_kind(args, path, conventions, columns) == "regression":
             from .regression import run_regression
 
             _refuse(args, CLASSIFIER_OPTIONS, f"to a classifier's predictions; {path} holds "

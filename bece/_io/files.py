@@ -8,8 +8,11 @@ option (``y_true_col``, ``y_prob_col``, ``prob_prefix``, ``y_pred_col``;
 :mod:`bece._stats.columns`). Other columns are ignored; a column
 that bece uses must appear once (two ``y_true`` columns are an error, not a
 choice). Values are passed on unchanged; :mod:`bece._stats.inputs` checks
-them. Each array of an NPZ file is one column: shape ``(n,)``, all of the
-same length. A directory is read as a Parquet dataset (Spark or Dask output;
+them. Each array of an NPZ file is one column, shape ``(n,)``, or, of shape
+``(n, K)``, the K columns ``NAME_0 ... NAME_{K-1}`` (so an array ``p`` of
+class probabilities reads as ``p_0 ... p_{K-1}``, and ``logits`` as
+``logits_0 ...``: ``--prob-prefix logits_ --logits``); all of the same
+length. A directory is read as a Parquet dataset (Spark or Dask output;
 :func:`bece._io.stream.parquet_parts`).
 
 :func:`read_predictions` loads a whole file; :func:`read_statistics` reduces
@@ -118,16 +121,33 @@ def _arrow_column(table: Any, name: str) -> np.ndarray:
     return col.to_numpy()
 
 
+def _npz_names(arrays: dict[str, Any]) -> list[str]:
+    """The columns of an NPZ file's arrays (or their shapes): a 1-D array is
+    one column of its name, a 2-D array ``A`` (n, K) the columns ``A_0 ...
+    A_{K-1}``; another keeps its name (and is refused when used)."""
+    names = []
+    for name, arr in arrays.items():
+        shape = getattr(arr, "shape", arr)
+        names += [f"{name}_{k}" for k in range(shape[1])] if len(shape) == 2 else [name]
+    return names
+
+
 def _npz_column(arrays: dict[str, np.ndarray], source: str) -> Callable[[str], np.ndarray]:
-    """Arrays of an NPZ file as columns: each of shape (n,), all of one length."""
+    """Arrays of an NPZ file as columns (:func:`_npz_names`), all of one length."""
     lengths: dict[str, int] = {}
+    split = {f"{name}_{k}": (name, k) for name, arr in arrays.items() if arr.ndim == 2
+             for k in range(arr.shape[1])}
 
     def get(name: str) -> np.ndarray:
-        arr = arrays[name]
+        if name in split:
+            whole, k = split[name]
+            arr = arrays[whole][:, k]
+        else:
+            arr = arrays[name]
         if arr.ndim != 1:
             raise ValueError(
-                f"{source}: array '{name}' has shape {arr.shape}; each array of an NPZ file "
-                "is one column, of shape (n,)"
+                f"{source}: array '{name}' has shape {arr.shape}; an array of an NPZ file "
+                "is one column, of shape (n,), or K columns NAME_0 ... NAME_(K-1), of shape (n, K)"
             )
         lengths[name] = arr.shape[0]
         if len(set(lengths.values())) > 1:
@@ -195,9 +215,8 @@ def _open_table(
             table = _read_dataset(path, choose)
         elif suffix == ".npz":
             with np.load(path, allow_pickle=False) as data:
-                names = list(data.files)
-                arrays = {k: data[k] for k in names}
-            return names, _npz_column(arrays, source)
+                arrays = {k: data[k] for k in data.files}
+            return _npz_names(arrays), _npz_column(arrays, source)
         elif suffix in (".parquet", ".pq"):
             import pyarrow.parquet as pq
 
@@ -290,7 +309,7 @@ def column_names(path: str | Path) -> list[str]:
             return list(pq.ParquetFile(first).schema_arrow.names)
         if suffix == ".npz":
             with np.load(path, allow_pickle=False) as data:
-                return list(data.files)
+                return _npz_names({k: data[k].shape for k in data.files})
         if suffix == ".csv":
             import pyarrow.csv as pcsv
 

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bece._io.files import column_names
 from bece.io import example_path, read_predictions
 
 
@@ -202,3 +203,20 @@ def test_a_directory_that_is_not_a_dataset(tmp_path):
     pd.DataFrame({"y_true": [1], "score": [0.5]}).to_parquet(root / "part.99.parquet")
     with pytest.raises(ValueError, match=r"part part.99.parquet has no column\(s\) y_prob"):
         read_predictions(root)
+
+
+def test_a_2d_npz_array_reads_as_k_columns(tmp_path, rng):
+    """An NPZ array of shape (n, K) is the columns NAME_0 ... NAME_(K-1): an
+    array 'p' of class probabilities is read as p_0 ... p_(K-1), the same
+    predictions as one 1-D array per column; 3-D arrays are refused by name."""
+    prob = rng.dirichlet(np.ones(4), size=50)
+    y = rng.integers(0, 4, size=50)
+    np.savez(tmp_path / "whole.npz", y_true=y, p=prob)
+    np.savez(tmp_path / "split.npz", y_true=y, **{f"p_{k}": prob[:, k] for k in range(4)})
+    assert column_names(tmp_path / "whole.npz") == ["y_true", "p_0", "p_1", "p_2", "p_3"]
+    a, b = read_predictions(tmp_path / "whole.npz"), read_predictions(tmp_path / "split.npz")
+    np.testing.assert_array_equal(a.y_prob, b.y_prob)
+    np.testing.assert_array_equal(a.y_true, b.y_true)
+    np.savez(tmp_path / "cube.npz", y_true=y, p=prob[:, :, None])
+    with pytest.raises(ValueError, match=r"array 'p' has shape \(50, 4, 1\)"):
+        read_predictions(tmp_path / "cube.npz", y_prob_col="p")
