@@ -196,6 +196,29 @@ def _torchmetrics_float32(z: np.ndarray, p: np.ndarray, m: int) -> float:
     return float(np.sum(np.abs(acc_bin - conf_bin) * prop, dtype=f))
 
 
+def _netcal(z: np.ndarray, p: np.ndarray, m: int) -> float:
+    """``netcal.metrics.ECE(m).measure`` on outcomes ``z`` and confidences ``p``
+    (in the input's dtype): ``p`` clipped to [eps, 1 - eps] of its dtype; each
+    bin's mean outcome and mean confidence from
+    ``scipy.stats.binned_statistic_dd``, its count from ``np.histogramdd``, on
+    ``np.linspace`` edges, as netcal computes them. The two binnings disagree
+    on a float32 confidence at an edge (``binned_statistic_dd`` compares it
+    with the edges in float32, ``histogramdd`` in float64), so netcal can
+    average a prediction in one bin and count it in another: a single
+    ``float32(0.7)`` with y = 1 gives 0.0 at M = 10 (its bin of means holds
+    no count), where one binning would give 0.3."""
+    from scipy.stats import binned_statistic_dd
+
+    eps = np.finfo(p.dtype).eps
+    x = np.clip(p, eps, p.dtype.type(1.0) - eps)[:, None]
+    edges = [np.linspace(0.0, 1.0, m + 1)]
+    acc = binned_statistic_dd(x, z, statistic="mean", bins=edges)[0]
+    conf = binned_statistic_dd(x, x[:, 0], statistic="mean", bins=edges)[0]
+    count = np.histogramdd(x, bins=edges)[0]
+    acc, conf, count = (np.nan_to_num(a, nan=0.0) for a in (acc, conf, count))
+    return float(np.sum(np.abs(acc - conf) * count / p.size))
+
+
 def peer_ece(
     y_true: ArrayLike,
     y_prob: ArrayLike,
@@ -274,9 +297,8 @@ def peer_ece(
     if convention == "torchmetrics" and (input_kind(y_prob, y_pred) != "binary" or float32):
         return _torchmetrics_float32(z, p, m)
     kind = np.float32 if float32 else np.float64
+    if convention == "netcal":
+        return _netcal(z, p.astype(kind), m)
     index, size = peer_bins(p, convention, m, kind)
-    if convention == "netcal":  # the clipped confidences enter the bin means too
-        eps = np.finfo(kind).eps
-        p = np.clip(p.astype(kind), eps, kind(1.0) - eps).astype(np.float64)
     diff = np.bincount(index, weights=z - p, minlength=size)
     return float(np.abs(diff).sum() / p.size)

@@ -243,3 +243,27 @@ def test_sklearn_quantile_convention_equals_calibration_curve_with_ties(rng, m):
     np.testing.assert_allclose(mean_p, prob_pred, rtol=0, atol=1e-15)
     want = float(np.sum(counts[used] / p.size * np.abs(prob_true - prob_pred)))
     assert peer_ece(y, p, convention="sklearn-quantile", n_bins=m) == pytest.approx(want, abs=1e-12)
+
+
+def test_netcal_averages_and_counts_in_two_binnings():
+    """netcal takes each bin's means from scipy's binned_statistic_dd and its
+    count from np.histogramdd. They agree on float64 confidences (0.7 with
+    y = 1: 0.3 at M = 10, by hand) but can disagree on a float32 confidence
+    at an edge, where netcal 1.4.0 gives 0.0 for ECE(10).measure(float32
+    [0.7], [1]) (robustness report): the mean lands in the bin [0.7, 0.8),
+    the count in [0.6, 0.7). peer_ece follows whichever way the installed
+    scipy bins it."""
+    from scipy.stats import binned_statistic_dd
+
+    assert peer_ece([1], np.float64([0.7]), convention="netcal") == pytest.approx(0.3, abs=1e-15)
+    x = np.float32([0.7])[:, None]
+    edges = [np.linspace(0.0, 1.0, 11)]
+    mean_bin = int(np.flatnonzero(~np.isnan(binned_statistic_dd(x, [1.0], "mean", bins=edges)[0]))[0])
+    count_bin = int(np.flatnonzero(np.histogramdd(x, bins=edges)[0])[0])
+    expected = 0.3 if mean_bin == count_bin else 0.0
+    assert peer_ece([1], np.float32([0.7]), convention="netcal") == pytest.approx(expected, abs=1e-6)
+    # away from the edges the two binnings agree: the ECE of one binning, by hand
+    y, p = [1, 0, 1, 0], np.float32([0.15, 0.15, 0.55, 0.95])
+    a, b, c = (float(np.float32(v)) for v in (0.15, 0.55, 0.95))  # in float64
+    by_hand = (abs(0.5 - a) * 2 + abs(1 - b) + abs(0 - c)) / 4
+    assert peer_ece(y, p, convention="netcal") == pytest.approx(by_hand, rel=1e-12)
