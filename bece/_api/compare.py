@@ -3,7 +3,6 @@ model by default, the binned one a keyword away."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from numpy.typing import ArrayLike
@@ -36,7 +35,6 @@ def compare(
     pos_label: Any = None,
     from_logits: bool = False,
     row_sum_tol: float | None = None,
-    names: tuple[str, str] = ("A", "B"),
     **options: Any,
 ) -> Comparison:
     """Paired posterior of two models' ECEs on the same test set.
@@ -48,9 +46,6 @@ def compare(
         As :func:`bece._binned.compare.binned_compare`.
     progress : bool, default False
         The binned model's progress bar (the smooth one draws without).
-    names : (str, str), default ("A", "B")
-        What the result's text and JSON call the two models, e.g.
-        ``("resnet", "vit")``.
     model : {"smooth", "binned"} or model object, default "smooth"
         :class:`bece.SmoothModel` or :class:`bece.BinnedModel` (conjugate
         form), or their shorthand. ``"smooth"`` (the default, as
@@ -86,8 +81,8 @@ def compare(
     >>> rng = np.random.default_rng(0)
     >>> t = rng.uniform(size=1000)
     >>> y = (rng.uniform(size=1000) < t).astype(int)
-    >>> c = compare(y, t, t**0.7, n_bins=10, num_samples=1000, seed=1, model="smooth",
-    ...             names=("calibrated", "sharpened"))
+    >>> c = compare(y, t, t**0.7, n_bins=10, num_samples=1000, seed=1,
+    ...             model="smooth").named("calibrated", "sharpened")
     >>> c.a.model, bool(c.prob_a_better > 0.99)
     ('smooth', True)
     >>> print(c.text().splitlines()[0])  # doctest: +ELLIPSIS
@@ -96,20 +91,9 @@ def compare(
     refuse_sample_weight(options.pop("sample_weight", None))
     obj = resolve_model(model, "paired", n_bins=n_bins, binning=binning, **options)
     inputs = Inputs(labels, pos_label, from_logits, row_sum_tol)
-    names = check_names(names)
-    result = obj._compare_predictions(  # type: ignore[attr-defined]
+    return obj._compare_predictions(  # type: ignore[attr-defined]
         y_true, y_prob_a, y_prob_b, (y_pred_a, y_pred_b), inputs, num_samples=num_samples,
         seed=seed, progress=progress)
-    return replace(result, names=names)
-
-
-def check_names(names: Any) -> tuple[str, str]:
-    """Two distinct, non-empty strings, or a ValueError naming ``names``."""
-    if (not isinstance(names, (tuple, list)) or len(names) != 2
-            or not all(isinstance(n, str) and n.strip() for n in names) or names[0] == names[1]):
-        raise ValueError(f"names must be two distinct non-empty strings, e.g. ('resnet', 'vit'), "
-                         f"got {names!r}")
-    return (names[0], names[1])
 
 
 def posterior_compare(
@@ -122,7 +106,6 @@ def posterior_compare(
     num_samples: int = 10_000,
     seed: Seed = 0,
     progress: bool = False,
-    names: tuple[str, str] = ("A", "B"),
     **options: Any,
 ) -> Comparison:
     """Paired posterior of two models' ECEs from joint statistics.
@@ -156,8 +139,6 @@ def posterior_compare(
     seed : int or numpy.random.Generator, default 0
     progress : bool, default False
         The binned model's progress bar.
-    names : (str, str), default ("A", "B")
-        What the result calls the two models, as in :func:`compare`.
     **options
         Options of the model, as in :func:`compare`.
 
@@ -185,8 +166,6 @@ def posterior_compare(
     """
     if not isinstance(stats, PairedStats):
         raise ValueError(f"stats must be a PairedStats, got {type(stats).__name__}")
-    names = check_names(names)
     obj = resolve_model(model, "paired", n_bins=n_bins, binning=binning, **options)
-    result = obj.paired_posterior(stats, num_samples=num_samples, seed=seed,  # type: ignore[attr-defined]
-                                  progress=progress, binning_b=binning_b)
-    return replace(result, names=names)
+    return obj.paired_posterior(stats, num_samples=num_samples, seed=seed,  # type: ignore[attr-defined]
+                                progress=progress, binning_b=binning_b)

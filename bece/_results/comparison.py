@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -47,8 +47,7 @@ class Comparison(DrawSummaries):
     concentration : ndarray of shape (2, M, 2, M)
         Prior concentration :math:`\\alpha^{ab}` of the joint cells.
     names : (str, str), default ("A", "B")
-        What the text and the JSON call the two models
-        (:func:`bece.compare`'s ``names``).
+        What the text and the JSON call the two models (:meth:`named`).
 
     Examples
     --------
@@ -78,6 +77,16 @@ class Comparison(DrawSummaries):
     # summary() shows the two ECEs and their difference
     _draws_attr = "diff_draws"
     _summary_vars = ["ece_a", "ece_b", "ece_diff"]
+
+    def named(self, name_a: str, name_b: str) -> Comparison:
+        """The same comparison, its text and JSON calling the two models
+        ``name_a`` and ``name_b`` instead of A and B (two distinct non-empty
+        strings): ``compare(y, p_resnet, p_vit).named("resnet", "vit")``."""
+        names = (name_a, name_b)
+        if not all(isinstance(n, str) and n.strip() for n in names) or name_a == name_b:
+            raise ValueError(f"names must be two distinct non-empty strings, e.g. "
+                             f"named('resnet', 'vit'), got {names!r}")
+        return replace(self, names=names)
 
     @property
     def prob_a_better(self) -> float:

@@ -75,11 +75,11 @@ def test_summary_of_a_comparison_is_its_headline(rng):
 
 
 def test_a_comparison_speaks_of_its_models_by_name(rng):
-    """compare(..., names=) names the models in every line of the text and in
-    the JSON; A and B by default; bad names are refused by name. A probability
+    """Comparison.named names the models in every line of the text and in
+    the JSON; A and B by default; bad names are refused. A probability
     beyond what the draws can tell prints as '> 0.999', never '= 1.000'."""
     y, p = simulate_binary(800, rng)
-    c = bece.compare(y, p, p**0.5, num_samples=2000, seed=1, names=("calibrated", "sharpened"))
+    c = bece.compare(y, p, p**0.5, num_samples=2000, seed=1).named("calibrated", "sharpened")
     text = c.text()
     assert "A " not in text and "ECE_A" not in text
     assert "calibrated - sharpened" in text and "P(ECE_calibrated < ECE_sharpened)" in text
@@ -87,9 +87,9 @@ def test_a_comparison_speaks_of_its_models_by_name(rng):
     assert "= 1.000" not in text and "P(ECE_calibrated < ECE_sharpened) > 0.999" in text
     d = bece.compare(y, p, p**0.5, num_samples=500, seed=1)
     assert d.names == ("A", "B") and "P(ECE_A < ECE_B)" in d.text()
-    for bad in (("x", "x"), ("x",), ("", "y"), "ab", (1, 2)):
+    for bad in (("x", "x"), ("", "y"), (1, 2)):
         with pytest.raises(ValueError, match="names must be two distinct non-empty strings"):
-            bece.compare(y, p, p**0.5, num_samples=100, names=bad)
+            d.named(*bad)
 
 
 def test_recalibration_text_says_its_before_is_paired(rng):
