@@ -255,7 +255,11 @@ def streamed_metrics(sums: MetricSums, names: Any, *, prob: float = 0.9,
             continue
         if name == "l2_sun":
             b = sums.bins
-            iv = l2_interval_from_sums(b[:, 0].astype(np.int64), b[:, 3], b[:, 4], prob=prob)
+            try:
+                iv = l2_interval_from_sums(b[:, 0].astype(np.int64), b[:, 3], b[:, 4], prob=prob)
+            except ValueError as exc:  # too few pairs: this metric only, not the report
+                out[name] = {"label": label, "error": str(exc)}
+                continue
             out[name] = {"label": label, "value": iv.estimate, "interval": [iv.low, iv.high],
                          "interval_method": f"asymptotic (Sun et al. 2024; {iv.rule})"}
             continue

@@ -195,6 +195,10 @@ def log_cell_probs(theta: np.ndarray, lam: np.ndarray, grid: PITGrid) -> np.ndar
     return r
 
 
+#: Cell masses below this are treated as 0 in the Newton derivatives.
+MASS_FLOOR = 1e-250
+
+
 def _gauss_terms(a: float, b: float, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """log M (G,), its gradient (G, 2) and Hessian (G, 2, 2) in (a, b)."""
     s = np.exp(b)
@@ -208,8 +212,11 @@ def _gauss_terms(a: float, b: float, z: np.ndarray) -> tuple[np.ndarray, np.ndar
     da, db = ph, s * zz * ph
     daa, dab = -xx * ph, -s * xx * zz * ph
     dbb = s * zz * ph - s * s * xx * zz * zz * ph
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv = np.where(m > 0, 1.0 / m, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # a cell whose mass underflows (a forecaster far too wide or narrow for
+        # the data, e.g. every PIT value equal) carries no probability: its
+        # terms are 0, not 1/m = inf times 0
+        inv = np.where(m > MASS_FLOOR, 1.0 / m, 0.0)
         log_m = np.log(m)
     ga, gb = np.diff(da) * inv, np.diff(db) * inv
     grad = np.stack([ga, gb], axis=1)

@@ -169,3 +169,15 @@ def test_an_infinite_log_loss_says_why(capsys, tmp_path):
     assert main(["report", str(path), "--no-verdict", "--samples", "300", "--metrics", "log_loss"]) == 0
     assert "inf   (infinite: 1 prediction(s) gave the observed outcome probability 0)" in (
         capsys.readouterr().out)
+
+
+def test_a_metric_that_needs_more_rows_fails_alone(capsys, tmp_path):
+    """--metrics all on one row: Sun et al.'s interval needs two pairs, so
+    l2_sun says 'not computed' with the reason and the report goes on."""
+    path = tmp_path / "one.csv"
+    path.write_text("y_true,y_prob\n1,0.7\n")
+    assert main(["report", str(path), "--no-verdict", "--samples", "200", "--json",
+                 "--metrics", "all"]) == 0
+    m = json.loads(capsys.readouterr().out)["metrics"]
+    assert m["l2_sun"]["error"] == "the interval needs at least 2 pairs, got 1"
+    assert m["brier"]["value"] == pytest.approx(0.09, rel=1e-12)
