@@ -37,7 +37,7 @@ def test_json_matches_library(capsys):
     assert (d["model"], d["input_kind"], d["seed"]) == ("binned", "top-label", 3)
     assert d["bece_version"] == bece._cli.version()
     assert set(d["ece"]) == {"mean", "std", "prob", "interval", "upper_bound"}
-    # neutral names, and the old ones as aliases for one release
+    # neutral names, and the classifier's words for class probabilities
     assert set(d["bins"][0]) == {"lo", "hi", "count", "observed", "predicted", "accuracy",
                                  "confidence"}
     pred = read_predictions(example_path())
@@ -324,7 +324,7 @@ def test_report_model_smooth_is_the_library_on_fine_statistics(tmp_path, capsys,
     assert d["plugin_ece"] == pytest.approx(ref.plugin, rel=1e-12)
     assert d["grid_error"] == pytest.approx(ref.params.grid_error, rel=1e-9)
     assert [b["count"] for b in d["bins"]] == ref.stats.bin_counts.tolist()
-    np.testing.assert_allclose([b["model_accuracy"]["mean"] for b in d["bins"]],
+    np.testing.assert_allclose([b["model_observed"]["mean"] for b in d["bins"]],
                                ref.accuracy.mean(axis=0), rtol=1e-9)
     code, text, _ = run(capsys, "report", str(path), "--model", "smooth", "--n-bins", "10",
                         "--samples", "1000", "--seed", "4")

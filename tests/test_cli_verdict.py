@@ -63,7 +63,7 @@ def test_top_label_report_keeps_accuracy_and_confidence(capsys):
     assert "labels pooled; no per-label test" in lines[2]  # what the verdict covers
 
 
-def test_json_has_neutral_names_aliases_and_the_verdict(tmp_path, rng, capsys):
+def test_json_has_neutral_names_and_the_verdict(tmp_path, rng, capsys):
     path, y, p = _binary(tmp_path, rng)
     code, out, _ = run(capsys, "report", path, "--n-bins", 10, "--samples", 300, "--seed", 2,
                        "--json")
@@ -77,8 +77,8 @@ def test_json_has_neutral_names_aliases_and_the_verdict(tmp_path, rng, capsys):
         if rows:
             assert b["observed"] == pytest.approx(sum(y[i] for i in rows) / len(rows), abs=1e-12)
             assert b["predicted"] == pytest.approx(sum(p[i] for i in rows) / len(rows), abs=1e-12)
-        # the old keys are aliases, for one release
-        assert (b["accuracy"], b["confidence"]) == (b["observed"], b["predicted"])
+        # P(y = 1) input has no accuracy or confidence: only the neutral names
+        assert "accuracy" not in b and "confidence" not in b
     t = bece.calibration_test(y, p, n_bins=10, seed=2)
     v, c = d["verdict"], d["calibration_test"]
     assert (v["p_value"], v["log_bayes_factor"]) == (t.p_value, t.log_bayes_factor)
@@ -86,10 +86,10 @@ def test_json_has_neutral_names_aliases_and_the_verdict(tmp_path, rng, capsys):
     assert v["verdict"] == t.verdict().label and v["text"] == t.verdict().text
     assert c["log_bayes_factor"] == t.log_bayes_factor and c["num_resamples"] == 1000
     assert c["statistic"] == pytest.approx(d["plugin_ece"], abs=1e-12)
-    # the smooth model's per-bin curve: model_observed, with model_accuracy its alias
+    # the smooth model's per-bin curve: model_observed (no model_accuracy for P(y = 1))
     code, out, _ = run(capsys, "report", path, "--model", "smooth", "--samples", 300, "--json")
     b = json.loads(out)["bins"][0]
-    assert code == 0 and b["model_accuracy"] == b["model_observed"]
+    assert code == 0 and "model_accuracy" not in b
     assert set(b["model_observed"]) == {"mean", "interval"}
 
 

@@ -121,21 +121,27 @@ def _arrow_column(table: Any, name: str) -> np.ndarray:
     return col.to_numpy()
 
 
+def _columns(shape: tuple[int, ...]) -> bool:
+    """Whether an NPZ array of this shape is K >= 2 columns (an (n, 1) array
+    is refused as a column of the wrong shape, not read as NAME_0)."""
+    return len(shape) == 2 and shape[1] >= 2
+
+
 def _npz_names(arrays: dict[str, Any]) -> list[str]:
     """The columns of an NPZ file's arrays (or their shapes): a 1-D array is
-    one column of its name, a 2-D array ``A`` (n, K) the columns ``A_0 ...
-    A_{K-1}``; another keeps its name (and is refused when used)."""
+    one column of its name, a 2-D array ``A`` (n, K), K >= 2, the columns
+    ``A_0 ... A_{K-1}``; another keeps its name (and is refused when used)."""
     names = []
     for name, arr in arrays.items():
         shape = getattr(arr, "shape", arr)
-        names += [f"{name}_{k}" for k in range(shape[1])] if len(shape) == 2 else [name]
+        names += [f"{name}_{k}" for k in range(shape[1])] if _columns(shape) else [name]
     return names
 
 
 def _npz_column(arrays: dict[str, np.ndarray], source: str) -> Callable[[str], np.ndarray]:
     """Arrays of an NPZ file as columns (:func:`_npz_names`), all of one length."""
     lengths: dict[str, int] = {}
-    split = {f"{name}_{k}": (name, k) for name, arr in arrays.items() if arr.ndim == 2
+    split = {f"{name}_{k}": (name, k) for name, arr in arrays.items() if _columns(arr.shape)
              for k in range(arr.shape[1])}
 
     def get(name: str) -> np.ndarray:

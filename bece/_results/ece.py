@@ -254,7 +254,9 @@ class BayesianECE(DrawSummaries):
         observed frequency of y = 1 for binary input, the accuracy
         otherwise; None for an empty bin) and ``predicted`` (mean predicted
         P(y = 1), or mean confidence), with ``accuracy`` and ``confidence``
-        as aliases. A posterior averaged with exact calibration adds
+        (and ``model_accuracy``) as their names for class probabilities and
+        triples; P(y = 1) input has no accuracy or confidence, and its bins
+        only the neutral names. A posterior averaged with exact calibration adds
         ``prob_calibrated``, ``prior_odds`` and ``if_miscalibrated``
         (:meth:`if_miscalibrated`); the smooth model its
         ``grid``, ``grid_error`` and each bin's ``model_observed`` (posterior
@@ -280,12 +282,16 @@ class BayesianECE(DrawSummaries):
                     "count": int(counts[m]),
                     "observed": _num(acc[m]),
                     "predicted": _num(conf[m]),
-                    "accuracy": _num(acc[m]),  # alias of "observed", for one release
-                    "confidence": _num(conf[m]),  # alias of "predicted", for one release
                 }
                 for m in range(stats.n_bins)
             ],
         }
+        # accuracy and confidence: the classifier's words, which P(y = 1) input
+        # does not have (its frequency of y = 1 and mean predicted P(y = 1))
+        words = stats.kind != "binary"
+        if words:
+            for b in d["bins"]:
+                b["accuracy"], b["confidence"] = b["observed"], b["predicted"]
         smooth = self.model == "smooth"
         if smooth:
             d["grid"] = self.params.grid
@@ -303,7 +309,8 @@ class BayesianECE(DrawSummaries):
             for m, b in enumerate(d["bins"]):
                 b["model_observed"] = {"mean": float(mean[m]),
                                        "interval": [float(q[0, m]), float(q[1, m])]}
-                b["model_accuracy"] = b["model_observed"]  # alias, for one release
+                if words:
+                    b["model_accuracy"] = b["model_observed"]
         return d
 
 

@@ -113,7 +113,8 @@ def report_lines(result: Any, prob: float = 0.9, *, test: Any = None,
     if getattr(result, "labels", None) is not None:  # the top-label ECE: how labels are averaged
         how = ("unweighted mean over" if result.average == "label" else
                "mean weighted by how often each is predicted, over")
-        lines.append(f"  top-label     {how} the {result.n_labels:,} predicted label(s) "
+        labels = f"{result.n_labels:,} predicted label" + ("" if result.n_labels == 1 else "s")
+        lines.append(f"  top-label     {how} the {labels} "
                      f"(average={result.average!r}); the table pools the labels")
     if reference is not None:
         rlo, rhi = reference.interval(prob)

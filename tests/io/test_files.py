@@ -131,9 +131,9 @@ def test_duplicated_parquet_columns_are_named(tmp_path):
     "arrays,message",
     [
         ({"y_true": np.ones((4, 1), int), "y_prob": np.full(4, 0.5)},
-         r"array 'y_true' has shape \(4, 1\); each array of an NPZ file is one column"),
-        ({"y_true": np.ones(4, int), "y_prob": np.full((4, 2), 0.5)},
-         r"array 'y_prob' has shape \(4, 2\)"),
+         r"array 'y_true' has shape \(4, 1\); an array of an NPZ file is one column"),
+        ({"y_true": np.ones(4, int), "y_prob": np.full((4, 2), 0.5)},  # read as y_prob_0, y_prob_1
+         r"no probability columns: need 'y_prob' .*found: y_true, y_prob_0, y_prob_1"),
         ({"y_true": np.ones(3, int), "y_prob": np.full(4, 0.5)},
          r"arrays of different lengths \('y_true' 3, 'y_prob' 4\)"),
         ({"y_true": np.ones(4, int), "p_0": np.full(4, 0.5), "p_1": np.full(5, 0.5)},

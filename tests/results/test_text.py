@@ -38,7 +38,7 @@ def test_a_class_probability_matrix_says_top_label_and_how_to_read_p_y1(rng):
 def test_str_and_repr_of_the_other_results(rng):
     y, prob = simulate_multiclass(500, 4, rng)
     tl = bece.bayesian_top_label_ece(y, prob, num_samples=300)
-    assert "4 predicted label(s)" in str(tl) and "average='label'" in str(tl)
+    assert "4 predicted labels" in str(tl) and "average='label'" in str(tl)
     assert repr(tl).startswith("BayesianTopLabelECE(") and "n_labels=" in repr(tl)
     sm = bece.bayesian_ece(y, prob, model="smooth", num_samples=300)
     assert "smooth calibration curve (Laplace)" in str(sm)
