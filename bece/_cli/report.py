@@ -37,9 +37,9 @@ def report_dict(result: Any, prob: float = PROB, seed: int | None = None,
     Each bin has ``observed`` (the observed frequency of y = 1 for binary
     input, the accuracy for top-label and triples) and ``predicted`` (the
     mean predicted P(y = 1), or the mean confidence), names true for both
-    kinds; ``accuracy`` and ``confidence`` repeat them under their old
-    names, kept as aliases for one release (likewise the smooth model's
-    ``model_observed`` and its alias ``model_accuracy``). With ``test`` (a
+    kinds; for class probabilities and triples ``accuracy`` and
+    ``confidence`` repeat them in the classifier's words (likewise the
+    smooth model's ``model_observed`` and ``model_accuracy``). With ``test`` (a
     :class:`~bece.CalibrationTest`), ``verdict`` and ``calibration_test``
     as :func:`bece._cli.calibration.test_dict` gives them. The smooth model
     adds its ``prob_calibrated`` and ``prior_odds``; with ``reference`` (the
