@@ -37,7 +37,8 @@ def check_sample_weight(sample_weight: ArrayLike | None, n: int) -> np.ndarray:
     """Weights as float64 of shape (n,) (ones for None).
 
     ValueError unless they are real, finite, non-negative numbers, one per
-    prediction, with a positive sum.
+    prediction, with a positive sum, and their sum and sum of squares do not
+    overflow float64.
     """
     if sample_weight is None:
         return np.ones(n)
@@ -52,7 +53,13 @@ def check_sample_weight(sample_weight: ArrayLike | None, n: int) -> np.ndarray:
         raise ValueError(f"sample_weight contains NaN or infinity: {describe_bad(w, ~np.isfinite(w))}")
     if (w < 0).any():
         raise ValueError(f"sample_weight must be >= 0; {describe_bad(w, w < 0)} are negative")
-    if not w.sum() > 0:
+    with np.errstate(over="ignore"):
+        total, squares = w.sum(), np.square(w).sum()
+    if not (np.isfinite(total) and np.isfinite(squares)):
+        raise ValueError(f"sample_weight is too large for float64: its sum ({total:.3g}) or sum of "
+                         f"squares ({squares:.3g}) overflows (largest weight {w.max():.3g}); "
+                         "rescale the weights, e.g. divide them by their mean")
+    if not total > 0:
         raise ValueError("sample_weight sums to 0: at least one prediction needs a positive weight")
     return w
 

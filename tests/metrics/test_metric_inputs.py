@@ -53,3 +53,20 @@ def test_posteriors_refuse_weights_the_plug_ins_take_them():
     rep = np.repeat(np.arange(4), [1, 2, 1, 0])
     assert bm.brier_score(y, p, sample_weight=[1, 2, 1, 0]) == pytest.approx(
         bm.brier_score(np.array(y)[rep], np.array(p)[rep]), rel=1e-12)
+
+
+@pytest.mark.parametrize("weight", [1e308, 1e160])
+def test_weights_whose_sums_overflow_are_refused(weight):
+    """Finite weights whose sum or sum of squares overflows float64 gave
+    NaN, inf or a wrong 0.0 (smooth ECE; Spiegelhalter's Z = -0.0, p = 1):
+    refused by name, with the remedy; 1e150 (sums finite) is accepted and,
+    all equal, gives the unweighted value."""
+    from bece import metrics
+
+    y = np.r_[np.zeros(150), np.ones(150)]
+    p = np.linspace(0.01, 0.99, 300)
+    for fn in (metrics.smooth_calibration_error, metrics.spiegelhalter_z, metrics.brier_score):
+        with pytest.raises(ValueError, match="sample_weight is too large for float64.*rescale"):
+            fn(y, p, sample_weight=np.full(300, weight))
+    same = metrics.smooth_calibration_error(y, p, sample_weight=np.full(300, 1e150))
+    assert same == pytest.approx(metrics.smooth_calibration_error(y, p), rel=1e-12)
