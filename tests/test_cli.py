@@ -505,6 +505,10 @@ def test_out_of_memory_is_one_line(capsys, monkeypatch):
     assert code == 1 and out == "" and err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith("bece: error: out of memory (Unable to allocate 224. GiB")
     assert "--samples" in err
+    # each command names its own options: bece test has resamples, not samples
+    monkeypatch.setattr(bece._api, "calibration_test", exhausted)
+    code, _, err = run(capsys, "test")
+    assert code == 1 and "try fewer --resamples or --n-bins" in err
 
 
 def test_huge_sizes_never_print_a_traceback():

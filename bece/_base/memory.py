@@ -99,12 +99,34 @@ def _available() -> int | None:
     return int(pages) * int(size)
 
 
+def _address_space_left() -> int | None:
+    """Bytes the process may still map under its address-space limit
+    (RLIMIT_AS, e.g. ``ulimit -v``): the soft limit less what it maps now;
+    None without a limit (or where it cannot be read)."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY or soft <= 0:
+            return None
+        with open("/proc/self/statm", encoding="ascii") as f:
+            mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (ImportError, OSError, ValueError, IndexError, AttributeError):
+        return None
+    return max(int(soft) - mapped, 0)
+
+
 def memory_limit() -> tuple[int | None, str]:
-    """The limit in bytes (None: no check) and where it comes from, in words."""
+    """The limit in bytes (None: no check) and where it comes from, in words:
+    half of the memory available, or of what the process's address-space
+    limit (RLIMIT_AS) still allows if that is less."""
     env = os.environ.get(ENV_VAR)
     if env is not None and env.strip():
         return _parse(env), f"set by {ENV_VAR}={env.strip()}"
-    avail = _available()
+    avail, left = _available(), _address_space_left()
+    if left is not None and (avail is None or left < avail):
+        return int(left * FRACTION), (f"half of the {format_bytes(left)} the process's "
+                                      "address-space limit (ulimit -v) still allows")
     if avail is None:
         return None, "unknown"
     return int(avail * FRACTION), f"half of the {format_bytes(avail)} of memory available"

@@ -106,8 +106,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
 
 
+#: What to make smaller when a command runs out of memory, by command.
+MEMORY_OPTIONS = {
+    "report": "fewer --samples or --n-bins (or --no-verdict; --metrics needing all pairs hold "
+              "every row)",
+    "compare": "fewer --samples or --n-bins",
+    "test": "fewer --resamples or --n-bins",
+    "recalibrate": "a smaller VAL_FILE for the fit, fewer --samples, or --method temperature",
+}
+
+
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
+    args = None
     try:
         args = parser.parse_args(argv)
         if args.command is None:
@@ -140,8 +151,10 @@ def _main(argv: Sequence[str] | None) -> int:
         # valid input, too large for this machine: one line, exit 1 (not 2:
         # nothing in the command is wrong as such)
         detail = str(exc).splitlines()[0] if str(exc) else "no detail given"
-        print(f"bece: error: out of memory ({detail}); try fewer --samples or --n-bins, "
-              "or a machine with more memory", file=sys.stderr)
+        command = getattr(args, "command", None)
+        smaller = MEMORY_OPTIONS.get(command or "", "a smaller input")
+        print(f"bece: error: out of memory ({detail}); try {smaller}, or a machine with more "
+              "memory", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         # Ctrl-C: one line instead of the traceback of whatever was running

@@ -30,6 +30,7 @@ def test_a_bad_environment_value_is_refused_by_name(monkeypatch, text):
 def test_default_limit_is_half_the_available_memory(monkeypatch):
     monkeypatch.delenv("BECE_MEMORY_LIMIT", raising=False)
     monkeypatch.setattr(memory, "_available", lambda: 8 * 2**30)
+    monkeypatch.setattr(memory, "_address_space_left", lambda: None)
     assert memory_limit() == (4 * 2**30, "half of the 8 GiB of memory available")
     monkeypatch.setattr(memory, "_available", lambda: None)
     assert memory_limit()[0] is None
@@ -57,3 +58,28 @@ def test_format_bytes():
     assert format_bytes(224 * 2**30) == "224 GiB"
     assert format_bytes(1536) == "1.5 KiB"
     assert format_bytes(10) == "10 bytes"
+
+
+def test_an_address_space_limit_lowers_the_limit(monkeypatch):
+    """Under ulimit -v the process may map less than the machine has free:
+    the limit is half of what RLIMIT_AS still allows when that is less."""
+    monkeypatch.delenv("BECE_MEMORY_LIMIT", raising=False)
+    monkeypatch.setattr(memory, "_available", lambda: 64 * 2**30)
+    monkeypatch.setattr(memory, "_address_space_left", lambda: 6 * 2**30)
+    assert memory_limit() == (3 * 2**30, "half of the 6 GiB the process's address-space limit "
+                                         "(ulimit -v) still allows")
+    monkeypatch.setattr(memory, "_address_space_left", lambda: 128 * 2**30)
+    assert memory_limit()[0] == 32 * 2**30
+
+
+def test_the_address_space_left_is_read_in_a_limited_process():
+    """A child process under RLIMIT_AS of 4 GiB reads what it may still map:
+    positive and below 4 GiB."""
+    import subprocess
+    import sys
+
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30)); "
+            "from bece._base import memory; print(memory._address_space_left())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    left = int(out.stdout)
+    assert 0 < left < 4 << 30
