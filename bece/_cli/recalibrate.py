@@ -169,6 +169,7 @@ def run_recalibrate(args: argparse.Namespace) -> int:
         from .._plots.posterior import plot_comparison
 
         fig = figure((15, 5.6))
-        plot_comparison(result.comparison, labels=[f"after ({args.method})", "before"], fig=fig)
+        plot_comparison(result.comparison, labels=[f"after ({args.method})", "before"], fig=fig,
+                        b_first=True)
         save(fig, args.plot, args.json)
     return 0

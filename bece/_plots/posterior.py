@@ -11,6 +11,7 @@ import numpy as np
 from .._base.checks import check_prob
 from .._results.comparison import Comparison
 from .._results.ece import BayesianECE
+from .._results.verdict import prob_text
 from .common import ece_title, pyplot, readable_ticks
 from .reliability import reliability_diagram
 
@@ -152,9 +153,10 @@ def plot_ece_posterior(
 def plot_comparison(
     comparison: Comparison,
     *,
-    labels: Sequence[str] = ("A", "B"),
+    labels: Sequence[str] | None = None,
     prob: float = 0.9,
     fig: Any = None,  # a matplotlib Figure
+    b_first: bool = False,
 ) -> Any:  # the matplotlib Figure
     """A paired comparison: both reliability diagrams and the difference.
 
@@ -162,12 +164,17 @@ def plot_comparison(
     ----------
     comparison : Comparison
         From :func:`bece.compare`.
-    labels : pair of str, default ("A", "B")
-        Names of the two models.
+    labels : pair of str, optional
+        Names of the two models; default the comparison's own
+        (:meth:`bece.Comparison.named`; A and B unless named).
     prob : float, default 0.9
     fig : matplotlib Figure, optional
         Figure to draw into (e.g. ``matplotlib.figure.Figure()`` for a file
         without pyplot); a new pyplot figure if omitted.
+    b_first : bool, default False
+        Draw B's reliability diagram first, e.g. "before" left of "after"
+        for a recalibration (whose A is after); the difference stays
+        :math:`\\mathrm{ECE}_A - \\mathrm{ECE}_B`.
 
     Returns
     -------
@@ -194,7 +201,7 @@ def plot_comparison(
     >>> fig = plot_comparison(c, labels=("t", "t ** 0.7"))
     >>> print(fig.axes[2].get_title())             # the third panel: ECE(A) - ECE(B)
     paired difference, n = 1,000
-    P(ECE(t) < ECE(t ** 0.7)) = 1.000
+    P(ECE(t) < ECE(t ** 0.7)) > 0.999
     >>> plt.close(fig)
     """
     prob = check_prob(prob)
@@ -202,13 +209,15 @@ def plot_comparison(
         raise ValueError(
             f"comparison must be a Comparison from bece.compare, got {type(comparison).__name__}"
         )
-    labels = [str(s) for s in labels]
+    labels = [str(s) for s in (getattr(comparison, "names", ("A", "B")) if labels is None
+                               else labels)]
     if len(labels) != 2:
         raise ValueError(f"labels must name the two models, got {len(labels)} names")
     if fig is None:
         fig = pyplot().figure(figsize=(15, 5.6))
     axes = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1, 1.1]})
-    for ax, r, name in zip(axes[:2], (comparison.a, comparison.b), labels):
+    sides = [(comparison.a, labels[0]), (comparison.b, labels[1])]
+    for ax, (r, name) in zip(axes[:2], sides[::-1] if b_first else sides):
         reliability_diagram(r, ax=ax, prob=prob)
         ax.set_title(f"{name}\n" + ece_title("", r.draws, r.plugin, prob), fontsize="medium")
     ax = axes[2]
@@ -232,7 +241,7 @@ def plot_comparison(
     ax.set_ylabel("posterior density")
     ax.set_title(
         f"paired difference, n = {comparison.a.stats.n:,}\n"
-        f"P(ECE({labels[0]}) < ECE({labels[1]})) = {comparison.prob_a_better:.3f}",
+        f"P(ECE({labels[0]}) < ECE({labels[1]})){prob_text(comparison.prob_a_better, d.size)}",
         fontsize="medium",
     )
     ax.legend(loc="upper left", fontsize="small")

@@ -88,7 +88,8 @@ def test_comparison_figure(tmp_path):
     assert len(main) == 3 and len(_counts_axes(fig)) == 2
     assert main[0].get_title().startswith("calibrated\n") and main[1].get_title().startswith("sqrt-ish\n")
     diff = main[2]
-    assert f"= {c.prob_a_better:.3f}" in diff.get_title()
+    shown = "> 0.999" if c.prob_a_better > 0.999 else f"= {c.prob_a_better:.3f}"
+    assert f"< ECE(sqrt-ish)) {shown}" in diff.get_title()
     assert _line(diff, "no difference").get_xdata()[0] == 0.0
     lo, hi = c.interval(0.9)
     (band,) = [co for co in diff.collections if co.get_label().startswith("90% interval")]
@@ -99,3 +100,24 @@ def test_comparison_figure(tmp_path):
         plot_comparison(c.a)
     with pytest.raises(ValueError, match="labels must name the two models"):
         plot_comparison(c, labels=("a",))
+
+
+def test_comparison_figure_names_and_order():
+    """The panels are titled with the comparison's names (Comparison.named)
+    unless labels are given; b_first draws B's diagram on the left (before,
+    then after, for a recalibration); a probability beyond the draws prints
+    as '> 0.999'."""
+    from matplotlib.figure import Figure
+
+    rng = np.random.default_rng(0)
+    t = rng.uniform(size=800)
+    y = (rng.uniform(size=800) < t).astype(int)
+    c = compare(y, t, t**0.5, n_bins=10, num_samples=1000, seed=1).named("calibrated", "sharp")
+    fig = plot_comparison(c, fig=Figure())
+    titles = [ax.get_title() for ax in fig.axes if ax.get_label() != COUNTS_LABEL]
+    assert titles[0].startswith("calibrated\n") and titles[1].startswith("sharp\n")
+    assert "P(ECE(calibrated) < ECE(sharp)) > 0.999" in titles[2]
+    fig = plot_comparison(c, labels=("after", "before"), fig=Figure(), b_first=True)
+    main = [ax for ax in fig.axes if ax.get_label() != COUNTS_LABEL]
+    assert main[0].get_title().startswith("before\n") and main[1].get_title().startswith("after\n")
+    assert main[2].get_xlabel() == "ECE(after) - ECE(before)"
