@@ -169,3 +169,30 @@ def test_a_calibrator_warning_is_one_line_in_the_commands_words(tmp_path):
     lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("bece: warning: PlattScaling:"), r.stderr
     assert "--logits" in lines[0] and "input=" not in lines[0]
+
+
+def test_fit_errors_speak_the_command_line(capsys, tmp_path, rng):
+    """A calibrator's error is told in the command's words: a 3-row
+    VAL_FILE is too small for vector scaling's 5-fold cross-validation (not
+    'pass reg_lambda', an option the command does not have), and rounded
+    probability rows are not told to use --row-sum-tol, which recalibrate
+    refuses."""
+    logits = rng.normal(size=(53, 3))
+    y = rng.integers(0, 3, size=53)
+    cols = "y_true,p_0,p_1,p_2\n"
+    val, test = tmp_path / "val.csv", tmp_path / "test.csv"
+    val.write_text(cols + "".join(f"{y[i]},{','.join(f'{v:.6f}' for v in logits[i])}\n"
+                                  for i in range(3)))
+    test.write_text(cols + "".join(f"{y[i]},{','.join(f'{v:.6f}' for v in logits[i])}\n"
+                                   for i in range(3, 53)))
+    code = main(["recalibrate", "--method", "vector", "--logits", str(val), str(test),
+                 "--samples", "200"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{val}:" in err and "at least 5 rows" in err
+    assert "--method temperature" in err and "pass reg_lambda" not in err
+    prob = np.full((3, 3), 0.333334)  # rows summing to 1.000002
+    val.write_text(cols + "".join(f"{y[i]},{','.join(f'{v:.6f}' for v in prob[i])}\n"
+                                  for i in range(3)))
+    code = main(["recalibrate", "--method", "vector", str(val), str(test), "--samples", "200"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--row-sum-tol" not in err and "--logits" in err

@@ -15,6 +15,7 @@ diagrams and the posterior of the difference, ``--json`` one object.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,15 @@ def file_error(text: str, val_source: str, test_source: str, kind: str) -> Value
     if kind == "probabilities" and "must lie in [0, 1]" in text:
         text += "; if the columns hold logits, pass --logits"
     text = text.replace("input='logits'", "--logits")
+    # remedies in the API's words that the command has no option for
+    text = re.sub(r"Normalise the rows.*row_sum_tol=\S+",
+                  "Write rows that sum to one (the calibrators need them), or the logits with "
+                  "--logits", text)
+    if "cross-validation" in text and "needs at least cv=" in text:
+        source = val_source
+        text = (f"{text.split('; pass')[0]}: the regularisation is chosen by 5-fold "
+                "cross-validation on VAL_FILE, which needs at least 5 rows; use a larger "
+                "VAL_FILE, or --method temperature (one parameter, no cross-validation)")
     return located(ValueError(text), source, 0) if source else ValueError(text)
 
 
