@@ -93,7 +93,7 @@ def format_test(test: Any, source: str, level: float = 0.05) -> str:
 
 def run_test(args: argparse.Namespace) -> int:
     """``bece test [FILE]``; returns the exit code."""
-    from .._io.files import example_path
+    from .._io.files import EXAMPLE_WORDS, example_path
     from .parser import version
 
     path = example_path() if args.file is None else args.file
@@ -110,7 +110,7 @@ def run_test(args: argparse.Namespace) -> int:
                              f"predictions: 'bece report {path}' gives the forecasts' verdict")
     progress = not args.json and sys.stderr.isatty()
     test = file_test(path, args, progress=progress)
-    source = str(path) if args.file is not None else f"{Path(path).name} (example shipped with bece)"
+    source = str(path) if args.file is not None else f"{Path(path).name} ({EXAMPLE_WORDS})"
     if args.json:
         info = {"model": "calibration-test", "input_kind": test.kind, "seed": args.seed,
                 "bece_version": version()}

@@ -120,7 +120,7 @@ def run_report(args: argparse.Namespace) -> int:
     """``bece report``: a classifier's predictions, or regression forecasts
     (detected from the file's columns); returns the exit code."""
     from .._api import posterior_ece
-    from .._io.files import example_path, read_statistics
+    from .._io.files import EXAMPLE_WORDS, example_path, read_statistics
 
     conventions = {k: v if getattr(args, k) is None else getattr(args, k)
                    for k, v in _REGRESSION_DEFAULTS.items()}
@@ -175,7 +175,7 @@ def run_report(args: argparse.Namespace) -> int:
         d.update(per_class)
         print(to_json(d))
     else:
-        source = str(path) if args.file is not None else f"{Path(path).name} (example shipped with bece)"
+        source = str(path) if args.file is not None else f"{Path(path).name} ({EXAMPLE_WORDS})"
         which = (None if classes is None else  # which column is which class
                  classes_line(classes, columns["prob_prefix"], args.labels is not None))
         text = format_report(result, source, pred.kind, args.binning, n_classes=pred.n_classes,

@@ -86,6 +86,11 @@ class Predictions:
         return int(self.y_prob.shape[1]) if self.y_prob.ndim == 2 else None
 
 
+#: What the example is, in the words of the command's header.
+EXAMPLE_WORDS = ("example shipped with bece: a logistic regression's class probabilities on "
+                 "the 899 held-out images of scikit-learn's digits, 10 classes")
+
+
 def example_path() -> Path:
     """Path of the example shipped with bece (digits, logistic regression).
 

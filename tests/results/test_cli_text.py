@@ -52,7 +52,8 @@ def test_bece_report_prints_the_posteriors_own_text(capsys):
     r = bece.bayesian_ece(pred.y_true, pred.y_prob, seed=0)
     test = bece.calibration_test(pred.y_true, pred.y_prob, seed=0)
     reference = bece.posterior_ece(r.stats, model="binned", seed=0)
-    header = "bece report: example.csv (example shipped with bece)"
+    header = ("bece report: example.csv (example shipped with bece: a logistic regression's "
+              "class probabilities on the 899 held-out images of scikit-learn's digits, 10 classes)")
     assert out == f"{header}\n{r.text(test=test, reference=reference)}"
     out = _cli(capsys, "report", "--no-verdict", "--model", "binned")
     b = bece.bayesian_ece(pred.y_true, pred.y_prob, model="binned", seed=0)
