@@ -285,6 +285,19 @@ def test_a_transcript_is_what_the_command_prints():
     assert lines[1] == "bece report: calibrated.csv"
     assert any(line.startswith("  90% interval  [0.0000, 0.0000]") for line in lines)
     assert any(line.startswith("  if not 0 ") for line in lines) and lines[-1] == "  ..."
+    # the README's "Why not one number?" quotes this run, rounded
+    import re
+
+    def number(prefix, pattern=r"([0-9.]+)"):
+        line = next(x for x in lines if x.startswith(prefix))
+        return float(re.search(pattern, line[len(prefix):]).group(1))
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    plugin, pcal = number("  plug-in ECE"), number("  P(calibrated)")
+    bound = number("  if not 0", r"bound ([0-9.]+)")
+    assert f"plug-in ECE of {plugin:.3f}" in readme
+    assert f"calibrated with probability {pcal:.2f}" in readme
+    assert f"its ECE is below {bound:.3f} with probability 0.9" in readme
 
 
 def test_explanation_pages_explain_the_design_as_it_is():
