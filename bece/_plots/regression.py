@@ -18,23 +18,27 @@ __all__ = [
 def plot_calibration_curve(
     result: BayesianCalibrationError, *, ax: Any = None, prob: float = 0.9
 ) -> Any:  # the matplotlib Axes
-    """Regression calibration curve with its posterior band.
+    """Regression calibration curve with the band its observed points should lie in.
 
     Parameters
     ----------
     result : bece.regression.BayesianCalibrationError
         With ``levels`` (J,), ``curve`` (S, J) draws of the observed
         :math:`P(\\mathrm{PIT} \\le p_j)`, ``observed`` (J,) empirical
-        frequencies, and ``curve_interval(prob)``.
+        frequencies, and ``predictive_interval(prob)`` (else the draws'
+        quantiles).
     ax : matplotlib Axes, optional
     prob : float, default 0.9
-        Mass of the band: ``result.curve_interval(prob)``.
+        Mass of the band: ``result.predictive_interval(prob)``, where the
+        observed curve of n PIT values lies under the fitted model
+        (posterior predictive: an honest forecaster's points fall inside it
+        at about the nominal rate).
 
     Returns
     -------
     matplotlib Axes
         The diagonal, the band (``fill_between`` over the levels), the
-        posterior median curve and the observed points
+        posterior median of the population's curve and the observed points
         :math:`(p_j, \\hat p_j)` (Kuleshov et al. 2018).
 
     Examples
@@ -67,8 +71,8 @@ def plot_calibration_curve(
             f"result has levels of shape {levels.shape}, curve {curve.shape} and observed "
             f"{observed.shape}; expected (J,), (S, J) and (J,)"
         )
-    if hasattr(result, "curve_interval"):
-        lo, hi = (np.asarray(a, dtype=np.float64) for a in result.curve_interval(prob))
+    if hasattr(result, "predictive_interval"):
+        lo, hi = (np.asarray(a, dtype=np.float64) for a in result.predictive_interval(prob))
     else:
         lo, hi = np.quantile(curve, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
     med = np.median(curve, axis=0)
@@ -76,7 +80,7 @@ def plot_calibration_curve(
         _, ax = pyplot().subplots(figsize=(5.5, 5.5))
     ax.plot([0, 1], [0, 1], ls="--", color="0.4", lw=1, label="perfect calibration", zorder=1)
     ax.fill_between(levels, lo, hi, color=BAND_COLOR, alpha=0.3, lw=0,
-                    label=f"{prob:.0%} credible band (posterior)", zorder=2)
+                    label=f"{prob:.0%} band of the observed curve (posterior predictive)", zorder=2)
     ax.plot(levels, med, color=BAND_COLOR, lw=1.5, label="posterior median", zorder=3)
     ax.plot(levels, observed, "x" if levels.size <= 30 else "-", color="k", ms=5, lw=0.8,
             label="observed (empirical)", zorder=4)

@@ -203,6 +203,33 @@ class BayesianCalibrationError(DrawSummaries):
         lo, hi = np.quantile(self.curve, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
         return lo, hi
 
+    def predictive_interval(self, prob: float = 0.9, seed: Seed = 0) -> tuple[np.ndarray, np.ndarray]:
+        """Pointwise band of the *observed* curve under the fitted model: where
+        the empirical frequencies :math:`\\hat p_j` of another n PIT values
+        would lie (posterior predictive). Each draw's curve gives cell
+        probabilities :math:`C_{j} - C_{j-1}`; n values are drawn from them
+        (multinomial counts) and their cumulative frequencies taken; the
+        band is their equal-tailed ``prob`` interval at each level. Unlike
+        :meth:`curve_interval` (the population's curve, which narrows onto
+        the diagonal when calibration is likely), it includes the sampling
+        noise of n values, so an honest forecaster's observed curve lies
+        inside it at about the nominal rate.
+
+        Returns
+        -------
+        lo, hi : ndarray of shape (J,)
+        """
+        prob = check_prob(prob)
+        rng = as_generator(seed)
+        c = np.clip(np.asarray(self.curve, dtype=np.float64), 0.0, 1.0)
+        edges = np.concatenate([np.zeros((c.shape[0], 1)), c, np.ones((c.shape[0], 1))], axis=1)
+        cells = np.maximum(np.diff(edges, axis=1), 0.0)
+        cells /= cells.sum(axis=1, keepdims=True)
+        counts = rng.multinomial(self.n, cells)
+        replicated = np.cumsum(counts[:, :-1], axis=1) / self.n
+        lo, hi = np.quantile(replicated, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
+        return lo, hi
+
     def to_inference_data(self) -> Any:  # arviz.InferenceData (0.2x) or xarray.DataTree (1.x)
         """The draws in ArviZ's format on the installed ArviZ
         (``arviz.InferenceData`` on 0.2x, ``xarray.DataTree`` on 1.x; see

@@ -31,10 +31,14 @@ def test_calibration_curve_of_a_regression_result(tmp_path):
     np.testing.assert_allclose(_line(ax, "posterior median").get_ydata(), np.median(r.curve, axis=0))
     (band,) = [co for co in ax.collections if isinstance(co, PolyCollection)]
     v = band.get_paths()[0].vertices
-    lo, hi = np.quantile(r.curve, [0.05, 0.95], axis=0)
+    # the band: where the observed curve of 400 new PIT values would lie
+    # (posterior predictive), wider than the population curve's credible band
+    lo, hi = r.predictive_interval(0.9)
+    pop_lo, pop_hi = np.quantile(r.curve, [0.05, 0.95], axis=0)
     for j, p in enumerate(levels):
         ys = v[np.isclose(v[:, 0], p), 1]
         assert ys.min() == pytest.approx(lo[j]) and ys.max() == pytest.approx(hi[j])
+        assert lo[j] <= pop_lo[j] + 1e-12 and hi[j] >= pop_hi[j] - 1e-12
     assert "calibration error" in ax.get_title()
 
 
