@@ -89,7 +89,8 @@ autodoc_default_options = {"inherited-members": False}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = True
-numpydoc_xref_ignore = {"optional", "default", "of", "or", "shape", "int64", "float64", "array-like"}
+numpydoc_xref_ignore = {"optional", "default", "of", "or", "shape", "int64", "float64", "array-like",
+                        "True", "False", "None"}  # plain words: the Python inventory has no page for them
 numpydoc_xref_aliases = {
     "ndarray": "numpy.ndarray",
     "array_like": ":term:`array_like <numpy:array_like>`",
@@ -122,6 +123,7 @@ sphinx_gallery_conf = {
 html_theme = "pydata_sphinx_theme"
 html_title = f"bece {release}"
 html_static_path = ["_static"]
+html_css_files = ["bece.css"]  # code blocks wrap rather than scroll (docs/_static/bece.css)
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,

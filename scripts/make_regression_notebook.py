@@ -31,7 +31,10 @@ CELLS = [
         "Set `BECE_NOTEBOOK_SMALL=1` for a quick run (the test suite does)."
     ),
     new_code_cell(
-        "import os\n\n"
+        "import os\n"
+        "import warnings\n\n"
+        "# tqdm (NumPyro's progress bars) warns when ipywidgets is absent; its text bars work\n"
+        "warnings.filterwarnings('ignore', message='IProgress not found')\n\n"
         "import jax\n"
         "import matplotlib.pyplot as plt\n"
         "import numpy as np\n"
