@@ -98,22 +98,27 @@ def _refuse(args: argparse.Namespace, options: tuple[tuple[str, str], ...], what
 
 def _file_kind(args: argparse.Namespace, path: Any, conventions: dict[str, Any],
                columns: dict[str, Any]) -> str:
-    """A classifier's predictions or regression forecasts: decided by the
-    options that name columns or say how to read them first (those of one
-    kind only, such as ``--logits`` or ``--y-col``: a file with a column
-    ``y`` is then still read as a classifier's), by the file's columns
-    otherwise (:func:`~bece._io.forecast_columns.detect_kind`; a classifier's
-    option such as ``--no-verdict`` on forecasts is then refused by name)."""
+    """A classifier's predictions or regression forecasts: by the file's
+    columns (:func:`~bece._io.forecast_columns.detect_kind`, with the column
+    options given); where the columns leave it open (a network's NPZ of
+    ``y`` and ``logits``: a target ``y`` without forecast columns, class
+    scores without ``y_true``), by the options that name columns or say how
+    to read them, when they are of one kind only (``--logits``,
+    ``--prob-prefix``, ...; ``--y-col``, ...)."""
     from .._io.files import column_names
     from .._io.forecast_columns import detect_kind
 
-    classifier = any(getattr(args, d, None) is not None for _, d in INPUT_OPTIONS)
-    regression = any(getattr(args, d, None) is not None for _, d in REGRESSION_OPTIONS
-                     if d != "levels")
-    if classifier != regression:
+    try:
+        return detect_kind(column_names(path), str(path), **conventions,
+                           y_true_col=columns["y_true_col"], y_prob_col=columns["y_prob_col"],
+                           prob_prefix=columns["prob_prefix"])
+    except ValueError:
+        classifier = any(getattr(args, d, None) is not None for _, d in INPUT_OPTIONS)
+        regression = any(getattr(args, d, None) is not None for _, d in REGRESSION_OPTIONS
+                         if d != "levels")
+        if classifier == regression:
+            raise
         return "classifier" if classifier else "regression"
-    return detect_kind(column_names(path), str(path), **conventions, y_true_col=columns["y_true_col"],
-                       y_prob_col=columns["y_prob_col"], prob_prefix=columns["prob_prefix"])
 
 
 def run_report(args: argparse.Namespace) -> int:
