@@ -89,9 +89,13 @@ autodoc_default_options = {"inherited-members": False}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = True
-numpydoc_xref_ignore = {"optional", "default", "of", "or", "shape", "int64", "float64", "array-like",
-                        "True", "False", "None"}  # plain words: the Python inventory has no page for them
+numpydoc_xref_ignore = {"optional", "default", "of", "or", "shape", "int64", "float64", "array-like"}
 numpydoc_xref_aliases = {
+    # numpydoc links these to python:True ...; the stored Python inventory has
+    # no such entries, so the pages showed "default python:False": plain literals
+    "True": ":literal:`True`",
+    "False": ":literal:`False`",
+    "None": ":literal:`None`",
     "ndarray": "numpy.ndarray",
     "array_like": ":term:`array_like <numpy:array_like>`",
     "Generator": "numpy.random.Generator",
