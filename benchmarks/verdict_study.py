@@ -2,9 +2,10 @@
 
 For each case (P(y = 1 | p) = p ** power with p ~ U(0, 1): power 1 is
 calibrated) and each n, ``--reps`` simulated test sets get
-``bece.calibration_test`` (15 bins, 1,000 resamples, prior odds 1) and its
-verdict (:func:`bece._results.verdict.verdict`); the table gives the share of
-each verdict, of p < 0.05 and of P(calibrated) < 0.5, and the mean true ECE
+``bece.calibration_test`` (15 bins, 1,000 resamples) and its verdict
+(:func:`bece._results.verdict.verdict`: the p-value and the Bayes factor
+B01); the table gives the share of each verdict, of p < 0.05 and of
+B01 < 1 (the Bayes factor's answer "miscalibrated"), and the mean true ECE
 of the case (by quadrature on the 15 bins).
 
     PYTHONPATH=. python benchmarks/verdict_study.py [--reps 20] [--seed 0]
@@ -44,7 +45,7 @@ def main() -> None:
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     print("| case | true ECE | n | consistent | inconclusive | miscalibrated | p < 0.05 "
-          "| P(calibrated) < 0.5 | s / test |")
+          "| B01 < 1 | s / test |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, power in CASES:
         ece = true_ece(power)
@@ -58,7 +59,7 @@ def main() -> None:
                 v = t.verdict()
                 labels.append(v.label)
                 rejects += t.p_value < 0.05
-                against += t.prob_calibrated < 0.5
+                against += t.bayes_factor < 1.0
             took = (time.perf_counter() - start) / args.reps
             share = {k: labels.count(k) / args.reps for k in
                      ("consistent with calibration", "inconclusive", "miscalibrated")}
