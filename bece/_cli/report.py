@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +127,7 @@ def run_report(args: argparse.Namespace) -> int:
     """``bece report``: a classifier's predictions, or regression forecasts
     (detected from the file's columns); returns the exit code."""
     from .._api import posterior_ece
-    from .._io.files import EXAMPLE_WORDS, example_path, read_statistics
+    from .._io.files import EXAMPLE_WORDS, example_path, read_predictions, read_statistics
 
     conventions = {k: v if getattr(args, k) is None else getattr(args, k)
                    for k, v in _REGRESSION_DEFAULTS.items()}
@@ -167,9 +169,11 @@ def run_report(args: argparse.Namespace) -> int:
     test = None if args.no_verdict else file_test(
         path, args, n=result.stats.n, edges=result.stats.edges,
         fine_stats=pred.stats if args.model == "smooth" else None, progress=progress)
+    # every prediction in memory, read once for the parts that need it
+    whole = cache(partial(read_predictions, path, **columns))
     metrics = (None if getattr(args, "metrics", None) is None else
-               _metrics(path, args, columns, options, result))
-    per_class = (_per_class(path, args, columns, options, result.stats.n)
+               _metrics(path, args, columns, options, result, whole))
+    per_class = (_per_class(path, args, options, result.stats.n, whole)
                  if getattr(args, "top_label", None) or getattr(args, "classwise", None) else {})
     if args.json:
         d = report_dict(result, seed=args.seed, test=test, reference=reference)
@@ -210,14 +214,13 @@ WHOLE_DATA_MAX_ROWS = 10_000_000
 
 
 def _metrics(path: Any, args: argparse.Namespace, columns: dict[str, Any],
-             options: dict[str, Any], result: Any) -> dict[str, Any]:
+             options: dict[str, Any], result: Any, whole: Callable[[], Any]) -> dict[str, Any]:
     """``--metrics``: the chosen metrics of the file's (outcome, confidence)
     pairs on the report's bins. Those of :data:`bece._metrics.streaming.MERGEABLE`
     from one pass over chunks (intervals: the l2 ECE's from ``result``'s
     draws, Sun et al.'s asymptotic one, the Poisson bootstrap otherwise);
     those of ``WHOLE_DATA`` from the pairs in memory (only the prediction
-    columns are read), refused above :data:`WHOLE_DATA_MAX_ROWS` rows."""
-    from .._io.files import read_predictions
+    columns are read, by ``whole()``), refused above :data:`WHOLE_DATA_MAX_ROWS` rows."""
     from .._io.stream import iter_outcomes
     from .._metrics.posterior_l2 import l2_ece_draws
     from .._metrics.registry import METRIC_LABELS, metric_report
@@ -233,8 +236,8 @@ def _metrics(path: Any, args: argparse.Namespace, columns: dict[str, Any],
             part = metric_sums(z, p, bins, start=start, seed=args.seed)
             sums = part if sums is None else sums + part
     else:  # NPZ: in memory anyway
-        whole = read_predictions(path, **columns)
-        z, p = as_outcomes(whole.y_true, whole.y_prob, whole.y_pred, Inputs(**options))
+        data = whole()
+        z, p = as_outcomes(data.y_true, data.y_prob, data.y_pred, Inputs(**options))
         sums = metric_sums(np.asarray(z, dtype=np.float64), p, bins, seed=args.seed)
     if sums is None:
         raise ValueError(f"{path}: no predictions (0 rows)")
@@ -249,8 +252,8 @@ def _metrics(path: Any, args: argparse.Namespace, columns: dict[str, Any],
                       "error": f"needs all {sums.n} pairs in memory ({WHOLE_DATA[n]}); "
                       f"refused above {WHOLE_DATA_MAX_ROWS:,} rows"}
     elif need:
-        whole = read_predictions(path, **columns)
-        z, p = as_outcomes(whole.y_true, whole.y_prob, whole.y_pred, Inputs(**options))
+        data = whole()
+        z, p = as_outcomes(data.y_true, data.y_prob, data.y_pred, Inputs(**options))
         rest = metric_report(np.asarray(z, dtype=np.float64), p, need, posterior=result,
                              prob=PROB, seed=args.seed)
         for n, entry in rest.items():
@@ -269,15 +272,14 @@ TOP_LABEL_SCORES = {"log_loss": "of correct vs confidence (not the multiclass NL
                     "brier": "of correct vs confidence (not the K-class Brier)"}
 
 
-def _per_class(path: Any, args: argparse.Namespace, columns: dict[str, Any],
-               options: dict[str, Any], n: int) -> dict[str, Any]:
+def _per_class(path: Any, args: argparse.Namespace, options: dict[str, Any], n: int,
+               whole: Callable[[], Any]) -> dict[str, Any]:
     """``--top-label`` and ``--classwise``: the label-averaged top-label ECE's
     posterior (:func:`bece.bayesian_top_label_ece`, its default model) and the
     classwise ECE with its Poisson-bootstrap interval, from the class
     probabilities read into memory (refused above :data:`WHOLE_DATA_MAX_ROWS`
     rows and for a binary classifier's P(y = 1))."""
     from .._api import bayesian_top_label_ece
-    from .._io.files import read_predictions
     from .._metrics.bootstrap import bootstrap_interval
     from .._metrics.multiclass import classwise_ece
 
@@ -287,24 +289,23 @@ def _per_class(path: Any, args: argparse.Namespace, columns: dict[str, Any],
         raise ValueError(f"{' and '.join(flags)} {'reads' if len(flags) == 1 else 'read'} every "
                          f"prediction into memory: refused "
                          f"above {WHOLE_DATA_MAX_ROWS:,} rows ({path} has {n:,})")
-    whole = read_predictions(path, **columns)
-    prob = np.asarray(whole.y_prob)
-    if prob.ndim != 2 or whole.y_pred is not None:
+    data = whole()
+    prob = np.asarray(data.y_prob)
+    if prob.ndim != 2 or data.y_pred is not None:
         raise ValueError(f"{' and '.join(flags)} {'needs' if len(flags) == 1 else 'need'} class "
                          f"probabilities p_0 ... p_(K-1); {path} holds P(y = 1) (write columns "
                          f"p_0, p_1 for a binary classifier's top-label and classwise readings)")
-    inputs = {"labels": options.get("labels"), "from_logits": options.get("from_logits", False),
-              "row_sum_tol": options.get("row_sum_tol")}
+    inputs = {k: v for k, v in options.items() if k != "pos_label"}  # (n, K): no positive class
     out: dict[str, Any] = {}
     if getattr(args, "top_label", None):
-        r = bayesian_top_label_ece(whole.y_true, prob, n_bins=args.n_bins, binning=args.binning,
+        r = bayesian_top_label_ece(data.y_true, prob, n_bins=args.n_bins, binning=args.binning,
                                    num_samples=args.samples, seed=args.seed, **inputs)
         e = r.to_dict(PROB)["ece"]
         out["top_label"] = {"model": r.model, "average": r.average, "n_labels": r.n_labels,
                             "plugin_ece": r.plugin, "ece": e,
                             "prob_calibrated": r.prob_calibrated, "prior_odds": r.prior_odds}
     if getattr(args, "classwise", None):
-        iv = bootstrap_interval(classwise_ece, whole.y_true, prob, prob=PROB, n_boot=200,
+        iv = bootstrap_interval(classwise_ece, data.y_true, prob, prob=PROB, n_boot=200,
                                 seed=args.seed, n_bins=args.n_bins, binning=args.binning, **inputs)
         out["classwise"] = {"value": iv.estimate, "interval": [iv.low, iv.high],
                             "interval_method": "Poisson bootstrap (200 replicates)",
