@@ -41,6 +41,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .text import format_prob
+
 __all__ = [
     "BAYES_FACTOR_THRESHOLD",
     "INDECISIVE",
@@ -87,12 +89,8 @@ def prob_text(prob: float, draws: int | None = None) -> str:
     """`` = 0.700``, or `` > 0.999`` / `` < 0.001`` near the ends (or, with
     ``draws``, beyond what that many draws can tell: 1/draws), to follow a
     name: ``P(ECE_A < ECE_B) > 0.999``."""
-    floor = 1e-3 if draws is None else max(1e-3, 1.0 / draws)
-    if prob > 1 - floor:
-        return f" > {1 - floor:.3g}"
-    if prob < floor:
-        return f" < {floor:.3g}"
-    return f" = {prob:.3f}"
+    shown = format_prob(prob, draws)
+    return f" {shown}" if shown[0] in "<>" else f" = {shown}"
 
 
 def format_bayes_factor(log_bayes_factor: float) -> str:
