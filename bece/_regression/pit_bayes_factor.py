@@ -240,7 +240,7 @@ class RegressionCalibrationTest:
         """The lines a person reads: the verdict at ``level``, each number and
         what it means, and the rule."""
         from .._results.text import format_prob
-        from .._results.verdict import format_bayes_factor
+        from .._results.verdict import format_bayes_factor, rule_lines
         from .report_text import TEST_WORDS
 
         d = self.to_dict(level)
@@ -264,8 +264,7 @@ class RegressionCalibrationTest:
             f"calibration, prior odds {self.prior_odds:g}",
             f"  statistic     {self.statistic:<9.4g} the test statistic",
             "",
-            f"  rule: consistent with calibration when p >= {level:g} and B01 >= 1;",
-            f"        miscalibrated when p < {level:g} and B01 < 1; else inconclusive",
+            *rule_lines(level),
         ])
 
     def __str__(self) -> str:

@@ -52,6 +52,7 @@ __all__ = [
     "comparison_verdict",
     "format_bayes_factor",
     "prob_text",
+    "rule_lines",
     "verdict",
 ]
 
@@ -201,6 +202,12 @@ class Verdict:
                 "bayes_factor": bf if 0.0 < bf < math.inf else None,
                 "log_bayes_factor": self.log_bayes_factor, "level": self.level,
                 "bayes_factor_threshold": BAYES_FACTOR_THRESHOLD, "text": self.text}
+
+
+def rule_lines(level: float) -> list[str]:
+    """The rule of :func:`verdict` at ``level``, as the tests' texts print it."""
+    return [f"  rule: consistent with calibration when p >= {level:g} and B01 >= 1;",
+            f"        miscalibrated when p < {level:g} and B01 < 1; else inconclusive"]
 
 
 def verdict(p_value: float, log_bayes_factor: float, level: float = 0.05, *,

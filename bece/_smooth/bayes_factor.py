@@ -224,7 +224,7 @@ class CalibrationTest:
 
         from .._results.report_text import verdict_lines
         from .._results.text import format_prob, input_words
-        from .._results.verdict import MEANING, format_bayes_factor
+        from .._results.verdict import MEANING, format_bayes_factor, rule_lines
 
         b = self.resampled.size
         floor = self.p_value <= 1.0 / (b + 1) * (1 + 1e-12)
@@ -241,8 +241,7 @@ class CalibrationTest:
             f"{self.prior_odds:g}",
             f"  plug-in ECE   {self.statistic:<9.4f} the test statistic",
             "",
-            f"  rule: consistent with calibration when p >= {level:g} and B01 >= 1;",
-            f"        miscalibrated when p < {level:g} and B01 < 1; else inconclusive",
+            *rule_lines(level),
             *textwrap.wrap(MEANING, 92, initial_indent="  ", subsequent_indent="  ",
                           break_on_hyphens=False),
         ]
