@@ -44,11 +44,13 @@ SIZES = (1000, 2000, 2001, 10_000, 100_000, 1_000_000)
 #: non-centred model when that run does not converge ("nuts" records the
 #: run kept).
 STRATEGY = "centred, then non-centred"
-#: The fast path's grid of scale hyper-parameters, recorded with each run of
-#: the binary default (bece._smooth.fit.GRID_LOW): runs of an earlier fast
-#: path (a grid from 0.01 times the prior mean, rows without the field) or
+#: The fast path's grid of scale hyper-parameters and its reading of
+#: P(tau > 0.3), recorded with each run of the binary default
+#: (bece._smooth.fit.GRID_LOW; bece._smooth.zero_gaps.rough_probability):
+#: runs of an earlier fast path (a grid from 0.01 times the prior mean, rows
+#: without the field; "from 1e-3": whole grid cells counted above 0.3) or
 #: NUTS strategy are reported apart.
-GRID = "from 1e-3"
+GRID = "from 1e-3, tau interpolated"
 POWERS = {"calibrated": 1.0, "miscalibrated": 1.5}
 
 
@@ -209,9 +211,10 @@ def table() -> str:
     earlier = _rows(current=False)
     if earlier:
         worst = [r for r in earlier if not r["agree"]]
-        out += [f"**Earlier runs of the binary default** (one NUTS parameterisation only, or "
-                f"the fast path's grid of scales from 0.01 times their prior means; not in the "
-                f"table above): {len(earlier)} runs, "
+        out += [f"**Earlier runs of the binary default** (one NUTS parameterisation only, "
+                f"the fast path's grid of scales from 0.01 times their prior means, or "
+                f"P(tau > 0.3) read as whole grid cells; not in the table above): "
+                f"{len(earlier)} runs, "
                 f"{len(worst)} disagreements:", ""]
         for r in worst:
             out.append(f"- {r['cell']}, n = {r['n']:,}, seed {r['seed']}: " + "; ".join(r["reasons"][:3]))

@@ -74,7 +74,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from scipy import special
+from scipy import integrate, special
 
 from .._results.ece import SmoothBayesianECE
 from .atoms import Atoms
@@ -101,6 +101,10 @@ PRIOR_DRAWS = 128
 #: the converged one on the staircase problem at n = 10^4, against a Monte
 #: Carlo error of 2 to 6% with 128 draws)
 NEWTON_STEPS = 6
+
+#: Simpson nodes per interval of the tau grid in :func:`rough_probability`
+#: (intervals 0.66 wide in log tau: error below 1e-9 of the probability)
+ROUGH_NODES = 65
 
 #: The spike's gate: its prior probability is :math:`\omega \Pr(\tau > \tau_0 \mid \text{data})`
 #: with :math:`\tau_0` this (module docstring, "The gate")
@@ -213,9 +217,46 @@ def zero_gap_probabilities(gap: np.ndarray, prior_density: np.ndarray, omega: fl
 
 
 def rough_probability(post: SmoothPosterior, tau: float = ZERO_GAP_TAU) -> float:
-    r""":math:`\Pr(\tau > \tau_0 \mid \text{data})`, the posterior mass of the hyper-parameter
-    grid's pairs whose bin-deviation scale exceeds ``tau``."""
-    return float(np.sum(post.weights[post.taus > tau]))
+    r""":math:`\Pr(\tau > \tau_0 \mid \text{data})`, the posterior probability that
+    the bin-deviation scale exceeds ``tau``.
+
+    The grid gives the marginal likelihood of :math:`\tau` at its points,
+    :math:`L_j \propto w_j / m_j` (posterior weight over prior mass, both summed
+    over the spline scale). Between neighbouring points :math:`\log L` is
+    taken as linear in :math:`\log\tau`, constant beyond the ends, and the
+    posterior is :math:`L(\tau)` times the Exponential prior, integrated by
+    Simpson's rule in :math:`\log\tau` (:data:`ROUGH_NODES` nodes per
+    interval; the tails in closed form). Counting the weight of the points
+    above :math:`\tau_0` instead moves the whole cell around :math:`\tau_0`
+    to one side: with the binary grid's ratio of 1.93 between neighbours,
+    calibrated data at n = 2,000 (seed 2 of ``benchmarks/crosscheck_agreement.py``)
+    gave 0.288 against NUTS's 0.163, and 0.153 interpolated.
+    """
+    values, index = np.unique(post.taus, return_inverse=True)
+    weight = np.bincount(index, weights=post.weights, minlength=values.size)
+    if values.size < 2 or not post.bin_scale > 0:
+        return float(weight[values > tau].sum())
+    prior = np.bincount(index, weights=post.prior_mass, minlength=values.size)
+    lik = weight / prior
+    lik = lik / lik.max()
+    scale = float(post.bin_scale)
+
+    def mass_above(t0: float) -> float:
+        # below the first point and above the last, L is constant
+        low = lik[0] * max(np.exp(-max(t0, 0.0) / scale) - np.exp(-values[0] / scale), 0.0)
+        high = lik[-1] * np.exp(-max(t0, values[-1]) / scale)
+        a, b = np.log(np.maximum(values[:-1], t0)), np.log(values[1:])
+        keep = (a < b) & (lik[:-1] > 0) & (lik[1:] > 0)  # L = 0 at an end: 0 throughout
+        if not keep.any():
+            return float(low + high)
+        x = np.linspace(0.0, 1.0, ROUGH_NODES)
+        u = a[keep, None] + (b - a)[keep, None] * x
+        log_l = np.interp(u, np.log(values), np.log(np.where(lik > 0, lik, 1.0)))
+        t = np.exp(u)
+        inner = integrate.simpson(np.exp(log_l - t / scale) * t / scale, x=u, axis=1)
+        return float(low + high + inner.sum())
+
+    return float(np.clip(mass_above(tau) / mass_above(0.0), 0.0, 1.0))
 
 
 def average_bins_with_zero_gap(result: SmoothBayesianECE, atoms: Atoms, omega: float,

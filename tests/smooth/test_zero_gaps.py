@@ -180,19 +180,17 @@ def test_through_smooth_ece_default_and_checks():
 
 
 def test_the_gate_scales_the_prior_probability_by_the_rough_curves_posterior_mass():
-    """The gated spike's prior is omega x P(tau > tau_0 | data), the posterior mass of
-    the grid pairs with a larger bin-deviation scale: the same probabilities and draws
-    as the ungated spike at that prior (same random numbers). On the staircase at
-    n = 3,000 the mass is most of it (0.78; its steps are rough at the bin scale); on a smooth
-    curve at n = 10^4 near 0, so the spike is off there."""
+    """The gated spike's prior is omega x P(tau > tau_0 | data): the same probabilities
+    and draws as the ungated spike at that prior (same random numbers). On the staircase
+    at n = 3,000 the probability is most of the mass (its steps are rough at the bin
+    scale); on a smooth curve at n = 10^4 near 0, so the spike is off there."""
     from dataclasses import replace
 
     y, p = _staircase(3000, np.random.default_rng(3))
     alone = smooth_ece(y, p, num_samples=1000, seed=4, prior_odds=0, zero_gap_prior=0)
     post = alone.params
-    by_hand = float(sum(w for w, t in zip(post.weights, post.taus) if t > ZERO_GAP_TAU))
-    assert rough_probability(post) == pytest.approx(by_hand, rel=1e-12)
-    assert rough_probability(post) > 0.5
+    by_hand = rough_probability(post)
+    assert by_hand > 0.5
     atoms = _atoms(y, p)
     gated = average_bins_with_zero_gap(alone, atoms, 0.2, np.random.default_rng(5))
     plain = average_bins_with_zero_gap(alone, atoms, 0.2 * by_hand, np.random.default_rng(5),
@@ -200,11 +198,82 @@ def test_the_gate_scales_the_prior_probability_by_the_rough_curves_posterior_mas
     np.testing.assert_allclose(gated.params.prob_zero_gap, plain.params.prob_zero_gap, rtol=1e-12)
     np.testing.assert_array_equal(gated.draws, plain.draws)
     assert gated.params.zero_gap_prior == 0.2
-    # all the mass below tau_0: no spike at all
-    low = replace(post, taus=np.minimum(post.taus, ZERO_GAP_TAU))
+    # no posterior mass at the grid's points above 0.1: none above tau_0, no spike at all
+    w = np.where(post.taus > 0.1, 0.0, post.weights)
+    low = replace(post, weights=w / w.sum())
+    assert rough_probability(low) == 0.0
     off = average_bins_with_zero_gap(replace(alone, params=low), atoms, 0.2, np.random.default_rng(5))
     np.testing.assert_array_equal(off.params.prob_zero_gap, np.zeros(15))
     np.testing.assert_array_equal(off.draws, alone.draws)
     ys, ps = simulate_binary(10_000, np.random.default_rng(8), power=1.25)
     smooth = smooth_ece(ys, ps, num_samples=200, seed=9, prior_odds=0, zero_gap_prior=0)
     assert rough_probability(smooth.params) < 0.01
+
+
+def _tau_grid_posterior(likelihood, scale=0.25, size=25, low=1e-4, high=40.0):
+    """A smooth posterior whose (lambda, tau) grid has the marginal likelihood
+    ``likelihood(tau)`` at its tau points: 2 lambda points, Exponential(mean
+    ``scale``) mass between geometric mid-points, as the fit builds it."""
+    from dataclasses import replace
+
+    y, p = simulate_binary(300, np.random.default_rng(6), power=1.0)
+    post = smooth_ece(y, p, num_samples=100, seed=1, zero_gap_prior=0).params
+    taus = scale * np.geomspace(low, high, size)
+    mids = np.sqrt(taus[:-1] * taus[1:])
+    mass = np.diff(np.concatenate([[0.0], -np.expm1(-mids / scale), [1.0]]))
+    lam_mass = np.array([0.3, 0.7])
+    prior = np.outer(lam_mass, mass).ravel()
+    weights = prior * np.tile(likelihood(taus), 2)
+    return replace(post, taus=np.tile(taus, 2), prior_mass=prior, weights=weights / weights.sum(),
+                   bin_scale=scale)
+
+
+def test_rough_probability_integrates_the_tau_likelihood_against_its_exponential_prior():
+    """P(tau > tau_0 | data) from the grid: the likelihood interpolated between the
+    grid's points, times the Exponential prior. By hand: a flat likelihood gives the
+    prior's survival exp(-tau_0 / s); a likelihood tau^2 gives the Gamma(3, s)
+    posterior's survival (scipy's regularised incomplete gamma), up to the
+    interpolation's error (the grid's ratio is 1.71, a chord of log tau^2 in log tau
+    is exact) and the tails beyond the grid (Gamma(3) mass above 40 s is 1e-14)."""
+    from scipy import special
+
+    s = 0.25
+    flat = _tau_grid_posterior(lambda t: np.ones_like(t), scale=s)
+    for t0 in (0.01, 0.3, 0.5, 1.0):
+        assert rough_probability(flat, t0) == pytest.approx(np.exp(-t0 / s), rel=1e-8)
+    square = _tau_grid_posterior(lambda t: t**2, scale=s)
+    for t0 in (0.05, 0.3, 0.6):
+        assert rough_probability(square, t0) == pytest.approx(special.gammaincc(3, t0 / s), rel=1e-6)
+    # counting whole cells puts the cell around tau_0 on one side: a thousand times further off
+    exact = special.gammaincc(3, 0.3 / s)
+    cells = float(square.weights[square.taus > 0.3].sum())
+    assert abs(cells - exact) > 1000 * abs(rough_probability(square, 0.3) - exact)
+
+
+def test_rough_probability_against_adaptive_quadrature_on_a_fitted_posterior():
+    """On the staircase's fitted grid: the same interpolated density integrated by
+    scipy's adaptive quadrature (an independent rule) gives the same probability."""
+    from scipy import integrate
+
+    y, p = _staircase(3000, np.random.default_rng(3))
+    post = smooth_ece(y, p, num_samples=200, seed=4, prior_odds=0, zero_gap_prior=0).params
+    values, index = np.unique(post.taus, return_inverse=True)
+    lik = np.bincount(index, weights=post.weights) / np.bincount(index, weights=post.prior_mass)
+    s = post.bin_scale
+
+    def density(t):
+        inside = np.interp(np.log(t), np.log(values), np.log(lik))
+        return np.exp(inside - t / s) / s
+
+    edges = np.concatenate([[0.0], values, [np.inf]])
+
+    def above(t0):
+        total = 0.0
+        for a, b in zip(edges[:-1], edges[1:]):
+            a = max(a, t0)
+            if a < b:
+                total += integrate.quad(density, a, b, epsabs=0, epsrel=1e-11, limit=200)[0]
+        return total
+
+    for t0 in (ZERO_GAP_TAU, 0.1, 1.0):
+        assert rough_probability(post, t0) == pytest.approx(above(t0) / above(0.0), rel=1e-7, abs=1e-12)
