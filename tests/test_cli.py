@@ -539,6 +539,27 @@ def test_ctrl_c_is_one_line_and_exit_130():
     assert r.returncode == 130 and r.stderr == "bece: interrupted\n" and r.stdout == ""
 
 
+def test_ctrl_c_while_the_command_loads_is_one_line_and_exit_130():
+    """Ctrl-C in the first half-second, while NumPy and the reports load: the
+    console script's own import (``from bece._cli import main``) loads nothing
+    heavy, and ``main`` loads the rest inside its handler. The interrupt is
+    raised by the import of numpy itself (an import hook), as SIGINT would."""
+    code = (
+        "import sys\n"
+        "from bece._cli import main\n"  # the console script's first line
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'bece'))\n"
+        "assert loaded == ['bece', 'bece._base', 'bece._base.version', 'bece._cli'], loaded\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'numpy':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        "sys.exit(main(['report', '--samples', '200']))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 130 and r.stderr == "bece: interrupted\n" and r.stdout == "", r.stderr
+
+
 def test_version(capsys, monkeypatch):
     from importlib import metadata
 

@@ -67,13 +67,6 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from .calibration import run_test
-from .common import cli_words, to_json, warning_line
-from .compare import compare_dict, format_compare, run_compare
-from .output import check_outputs
-from .parser import UsageError, build_parser, version
-from .report import format_report, report_dict, run_report
-
 __all__ = [
     "compare_dict",
     "format_compare",
@@ -87,9 +80,33 @@ __all__ = [
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+#: The names above, from the modules that define them: imported on first use,
+#: so that importing this package (the console script's first step) loads
+#: nothing that a Ctrl-C could interrupt outside :func:`main`'s handler.
+_WHERE = {"compare_dict": ".compare", "format_compare": ".compare", "format_report": ".report",
+          "report_dict": ".report", "to_json": ".common", "version": ".parser"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        import importlib
+
+        return getattr(importlib.import_module(_WHERE[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``bece`` command; returns the exit code."""
+    """Entry point of the ``bece`` command; returns the exit code.
+
+    Everything beyond this package's few lines -- NumPy, the parser, the
+    reports -- is imported here, inside the handler of Ctrl-C, so an
+    interrupt while they load ends as any other (one line, exit 130)."""
+    try:
+        from .common import cli_words, warning_line  # noqa: F401  (loaded for _main's handlers)
+        from .parser import UsageError, build_parser  # noqa: F401
+    except KeyboardInterrupt:
+        print("bece: interrupted", file=sys.stderr)
+        return 130
     with warnings.catch_warnings():
         shown = warnings.showwarning
 
@@ -117,22 +134,33 @@ MEMORY_OPTIONS = {
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
+    from .common import cli_words  # already loaded by main(), inside its handler
+    from .parser import UsageError, build_parser
+
     args = None
     try:
+        from .output import check_outputs
+
+        parser = build_parser()
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help(sys.stderr)
             return 2
         check_outputs(args)  # before any work: no output over an input, none unwritable
         if args.command == "compare":
+            from .compare import run_compare
+
             return run_compare(args)
         if args.command == "test":
+            from .calibration import run_test
+
             return run_test(args)
         if args.command == "recalibrate":
             from .recalibrate import run_recalibrate
 
             return run_recalibrate(args)
+        from .report import run_report
+
         return run_report(args)
     except UsageError as exc:
         print(str(exc), file=sys.stderr)
