@@ -98,6 +98,8 @@ SESSIONS: dict[str, Session] = {
     "report_forecasts": Session(("bece report forecasts.csv",), _forecasts),
     "recalibrate": Session(("bece recalibrate --method temperature val_logits.npz test_logits.npz "
                             "--logits --out test_ts.csv",), _logits),
+    "cross_check": Session(("bece cross-check calibrated.csv --chains 2 --warmup 500 "
+                            "--draws 1000",), _calibrated),
     "report_cancer": Session(("bece report cancer.csv --y-true-col diagnosis",
                               "bece report cancer.csv --y-true-col diagnosis --y-prob-col p_1 "
                               "--pos-label malignant"), _cancer, head=13),

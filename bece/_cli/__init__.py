@@ -43,6 +43,12 @@ on a classifier's predictions also opens.
 paired posterior of the test file's ECE before and after
 (:func:`bece.recalibrate`); see :mod:`bece._cli.recalibrate`.
 
+``bece cross-check [FILE] [--model smooth] [--top-label] [--chains 4]
+[--warmup 1000] [--draws 1000] [--seed 0] [--json]`` checks the posterior
+``bece report`` prints for FILE: its fast path against NUTS on the same
+NumPyro model, under the agreement rule (:func:`bece.cross_check`); see
+:mod:`bece._cli.crosscheck`.
+
 ``bece --version`` prints ``bece <version>``.
 
 Exit codes: 0 on success; 2 on bad usage or bad input (one line on stderr,
@@ -54,9 +60,10 @@ code for a command ended by SIGINT); 1 when stdout is closed early
 number that is not finite (the sd of a single draw) is ``null``.
 
 The package: :mod:`~bece._cli.parser` (arguments), :mod:`~bece._cli.common`
-(JSON, figures), :mod:`~bece._cli.report`, :mod:`~bece._cli.regression` and
-:mod:`~bece._cli.compare`, :mod:`~bece._cli.calibration` (one module per report); :func:`main` dispatches
-and turns errors into exit codes.
+(JSON, figures), :mod:`~bece._cli.report`, :mod:`~bece._cli.regression`,
+:mod:`~bece._cli.compare`, :mod:`~bece._cli.calibration` and
+:mod:`~bece._cli.crosscheck` (one module per report); :func:`main`
+dispatches and turns errors into exit codes.
 """
 
 from __future__ import annotations
@@ -130,6 +137,7 @@ MEMORY_OPTIONS = {
     "compare": "fewer --samples or --n-bins",
     "test": "fewer --resamples or --n-bins",
     "recalibrate": "a smaller VAL_FILE for the fit, fewer --samples, or --method temperature",
+    "cross-check": "fewer --chains or --draws, or a sample of the file's rows",
 }
 
 
@@ -155,6 +163,10 @@ def _main(argv: Sequence[str] | None) -> int:
             from .calibration import run_test
 
             return run_test(args)
+        if args.command == "cross-check":
+            from .crosscheck import run_cross_check
+
+            return run_cross_check(args)
         if args.command == "recalibrate":
             from .recalibrate import run_recalibrate
 

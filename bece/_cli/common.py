@@ -72,6 +72,7 @@ _CLI_WORDS = (("pass from_logits=True", "pass --logits"), ("from_logits=True", "
               ("row_sum_tol=", "--row-sum-tol "), ("pos_label=", "--pos-label"),
               ("labels=clf.classes_", "--labels L0,L1,..."),
               ("labels=", "--labels"), ("y_prob[:, 1]", "--y-prob-col p_1"),
+              ("(num_chains x num_samples)", "(--chains x --draws)"),
               ("Pass input='logits' to choose the log-odds yourself.",
                "Pass log-odds with --logits to choose them yourself."))
 

@@ -39,7 +39,9 @@ from .._regression.report_text import ALPHA, regression_verdict
 from .common import PROB, figure, save, to_json, warning_line
 
 __all__ = [
+    "FORMS",
     "format_regression",
+    "grouping",
     "regression_dict",
     "regression_test",
     "run_regression",
@@ -47,7 +49,7 @@ __all__ = [
 ]
 
 #: The forecasts' forms in words.
-_FORMS = {"gaussian": "Gaussian", "quantiles": "quantile", "samples": "sample"}
+FORMS = {"gaussian": "Gaussian", "quantiles": "quantile", "samples": "sample"}
 
 
 # --------------------------------------------------------------- verdict
@@ -144,7 +146,7 @@ def format_regression(result: Any, test: Any, forecasts: Any, u: np.ndarray, *, 
     used = cols.forecast
     shown = ", ".join(used[:4]) + (f", ... ({len(used)} columns)" if len(used) > 4 else "")
     pit = f"randomised PIT, seed {seed}" if randomized else "continuous PIT"
-    head = (f"bece report: {forecasts.source} ({u.size:,} {_FORMS[forecasts.form]} regression "
+    head = (f"bece report: {forecasts.source} ({u.size:,} {FORMS[forecasts.form]} regression "
             f"forecasts of {cols.y} by {shown}; {pit})")
     return "\n".join([head, result.text(PROB, test=test, alpha=ALPHA, every=every)])
 
@@ -192,7 +194,7 @@ def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, s
 
         fig = figure((5.5, 5.5))
         ax = plot_calibration_curve(result, ax=fig.add_subplot())
-        ax.set_title(f"{Path(fc.source).name} ({_FORMS[fc.form]} forecasts, n = {u.size:,})\n"
+        ax.set_title(f"{Path(fc.source).name} ({FORMS[fc.form]} forecasts, n = {u.size:,})\n"
                      f"{ax.get_title()}", fontsize="medium")
         save(fig, args.plot, args.json)
     return 0

@@ -24,7 +24,12 @@ from .common import (
 from .parser import INPUT_OPTIONS
 
 __all__ = [
+    "CLASSIFIER_OPTIONS",
+    "REGRESSION_OPTIONS",
+    "conventions_of",
+    "file_kind",
     "format_report",
+    "refuse",
     "report_dict",
     "run_report",
 ]
@@ -91,14 +96,20 @@ _REGRESSION_DEFAULTS = {"y_col": "y", "mean_col": "mean", "std_col": "std",
                         "quantile_prefix": "q_", "sample_prefix": "s_"}
 
 
-def _refuse(args: argparse.Namespace, options: tuple[tuple[str, str], ...], what: str) -> None:
+def conventions_of(args: argparse.Namespace) -> dict[str, str]:
+    """The regression file's column names: the options given, else the defaults."""
+    return {k: v if getattr(args, k, None) is None else getattr(args, k)
+            for k, v in _REGRESSION_DEFAULTS.items()}
+
+
+def refuse(args: argparse.Namespace, options: tuple[tuple[str, str], ...], what: str) -> None:
     given = [flag for flag, dest in options if getattr(args, dest, None) is not None]
     if given:
         verb = "applies" if len(given) == 1 else "apply"
         raise ValueError(f"{', '.join(given)} {verb} only {what}")
 
 
-def _file_kind(args: argparse.Namespace, path: Any, conventions: dict[str, Any],
+def file_kind(args: argparse.Namespace, path: Any, conventions: dict[str, Any],
                columns: dict[str, Any]) -> str:
     """A classifier's predictions or regression forecasts: by the file's
     columns (:func:`~bece._io.forecast_columns.detect_kind`, with the column
@@ -129,22 +140,21 @@ def run_report(args: argparse.Namespace) -> int:
     from .._api import posterior_ece
     from .._io.files import EXAMPLE_WORDS, example_path, read_predictions, read_statistics
 
-    conventions = {k: v if getattr(args, k) is None else getattr(args, k)
-                   for k, v in _REGRESSION_DEFAULTS.items()}
+    conventions = conventions_of(args)
     columns, options = input_options(args)
     if args.file is None:
-        _refuse(args, REGRESSION_OPTIONS, "to regression forecasts in a FILE; the example "
+        refuse(args, REGRESSION_OPTIONS, "to regression forecasts in a FILE; the example "
                 "shipped with bece holds a classifier's predictions")
         path = example_path()
     else:
         path = args.file
-        if _file_kind(args, path, conventions, columns) == "regression":
+        if file_kind(args, path, conventions, columns) == "regression":
             from .regression import run_regression
 
-            _refuse(args, CLASSIFIER_OPTIONS, f"to a classifier's predictions; {path} holds "
+            refuse(args, CLASSIFIER_OPTIONS, f"to a classifier's predictions; {path} holds "
                     "regression forecasts")
             return run_regression(args, path, conventions)
-        _refuse(args, REGRESSION_OPTIONS, f"to regression forecasts; {path} holds a classifier's "
+        refuse(args, REGRESSION_OPTIONS, f"to regression forecasts; {path} holds a classifier's "
                 "predictions")
     args.model = "smooth" if args.model is None else args.model
     args.n_bins = 15 if args.n_bins is None else args.n_bins

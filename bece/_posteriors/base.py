@@ -87,10 +87,8 @@ class Model:
     def _cross_check_predictions(self, y_true: Any, y_prob: Any, y_pred: Any, *, mcmc: Any,
                                  closed_form: Any, average: str, top_label: bool) -> Any:
         """The cross-check from predictions (default: from the model's statistics)."""
-        if top_label:
-            if y_pred is not None:
-                raise ValueError("y_pred does not apply with top_label=True (the argmax is used)")
-            stats = self.label_statistics(y_true, y_prob)  # type: ignore[attr-defined]
+        if top_label:  # y_pred: the predicted labels, y_prob their confidences
+            stats = self.label_statistics(y_true, y_prob, y_pred=y_pred)  # type: ignore[attr-defined]
         else:
             stats = self.statistics(y_true, y_prob, y_pred=y_pred)  # type: ignore[attr-defined]
         return self.cross_check(stats, mcmc=mcmc, closed_form=closed_form,  # type: ignore[attr-defined]

@@ -7,10 +7,12 @@ from typing import Any
 from numpy.typing import ArrayLike
 
 from .._base.typing import BinningSpec
+from .._metrics.multiclass import top_label_data
 from .._regression.histogram import PITHistogram
 from .._results.ece import BayesianECE, BayesianTopLabelECE, SmoothBayesianECE
 from .._stats.binning import Binning
 from .._stats.calibration_stats import CalibrationStats
+from .._stats.inputs import Inputs, as_outcomes
 from .._stats.label_stats import LabelStats
 from .._validation.agreement import CrossCheck
 from .._validation.settings import MCMCSettings
@@ -81,9 +83,13 @@ def cross_check(
         (e.g. another form's, to measure the gap between them).
     **options
         Fields of :class:`MCMCSettings` (``num_chains=2``, ``seed=1``,
-        ``progress_bar=False``, ...), which replace those of ``mcmc``; and
+        ``progress_bar=False``, ...), which replace those of ``mcmc``;
         options of the model (``alpha=...``, ``prior_odds=...``), as for
-        :func:`bece.bayesian_ece`.
+        :func:`bece.bayesian_ece`; and how predictions are read,
+        ``labels``, ``pos_label``, ``from_logits`` and ``row_sum_tol``, as
+        for :func:`bece.bayesian_ece` (with ``top_label=True``, as for
+        :func:`bece.bayesian_top_label_ece`; predictions only: statistics
+        and results were read already).
 
     Returns
     -------
@@ -107,6 +113,11 @@ def cross_check(
     fields = set(MCMCSettings.__dataclass_fields__)
     mcmc = MCMCSettings.resolve(mcmc, **{k: v for k, v in options.items() if k in fields})
     options = {k: v for k, v in options.items() if k not in fields}
+    inputs = Inputs(**{k: options.pop(k) for k in _READING if k in options})
+    if not inputs.plain and (y_prob is None or not _is_array_like(y_true)):
+        raise ValueError("labels, pos_label, from_logits and row_sum_tol say how predictions are "
+                         "read: pass them with y_true and y_prob, not with statistics, PIT "
+                         "values or a result")
     if isinstance(y_true, BayesianECE):  # a result: its own model, statistics and draws
         if y_prob is not None or y_pred is not None or options or n_bins is not None \
                 or binning is not None or closed_form is not None or model is not None:
@@ -133,8 +144,24 @@ def cross_check(
                          "values, model=bece.regression.SmoothPITModel())")
     task = "top-label" if top_label else "binary"
     obj = resolve_model(model, task, n_bins=n_bins, binning=binning, **options)
+    # read the predictions as bayesian_ece (or bayesian_top_label_ece) reads them:
+    # (outcome, confidence) pairs, or (true label, confidence, predicted label)
+    if top_label:
+        d = top_label_data(y_true, y_prob, y_pred, inputs)
+        y_true, y_prob, y_pred = d.y, d.conf, d.pred
+    else:
+        y_true, y_prob = as_outcomes(y_true, y_prob, y_pred, inputs)
+        y_pred = None
     return obj._cross_check_predictions(y_true, y_prob, y_pred, mcmc=mcmc, closed_form=closed_form,
                                         average=average, top_label=top_label)
+
+
+#: How predictions are read (:class:`bece._stats.inputs.Inputs`), among ``**options``.
+_READING = ("labels", "pos_label", "from_logits", "row_sum_tol")
+
+
+def _is_array_like(x: Any) -> bool:
+    return not isinstance(x, (BayesianECE, PITHistogram, CalibrationStats, LabelStats))
 
 
 def _check_smooth_result(result: SmoothBayesianECE, mcmc: MCMCSettings) -> CrossCheck:

@@ -478,9 +478,7 @@ class SmoothTopLabelModel(Model):
                                  closed_form: Any, average: str, top_label: bool) -> CrossCheck:
         from .._validation.smooth_toplabel import cross_check_smooth_top_label
 
-        if y_pred is not None:
-            raise ValueError("y_pred does not apply to the top-label cross-check (the argmax is used)")
         return cross_check_smooth_top_label(
-            y_true, y_prob, n_bins=self.n_bins, binning=self.binning, average=average,
+            y_true, y_prob, y_pred=y_pred, n_bins=self.n_bins, binning=self.binning, average=average,
             grid=self.grid, **self._laplace_options, prior_odds=self.prior_odds,
             closed_form=closed_form, **mcmc.as_kwargs())

@@ -125,7 +125,14 @@ def model_log_marginal(model: Callable[..., Any], samples: dict[str, np.ndarray]
         theta = np.concatenate(parts, axis=-1)  # (chain, draw, D)
         sizes = [p.shape[-1] for p in parts]
         half = draws // 2
-        fit, post = theta[:, :half].reshape(-1, theta.shape[-1]), theta[:, half:]
+        dim = theta.shape[-1]
+        if chains * half <= dim + 1:  # the proposal's covariance would be singular
+            need = chains * 2 * -(-(dim + 2) // chains)
+            raise ValueError(
+                f"too few NUTS draws for bridge sampling of the evidence: half of them fit a "
+                f"Normal proposal in {dim} dimensions, which needs at least {need} draws in all "
+                f"(num_chains x num_samples), got {chains} x {draws}")
+        fit, post = theta[:, :half].reshape(-1, dim), theta[:, half:]
         mean = fit.mean(axis=0)
         cov = np.atleast_2d(np.cov(fit, rowvar=False))
         proposal = sps.multivariate_normal(mean, cov, allow_singular=False)

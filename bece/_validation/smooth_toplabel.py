@@ -36,6 +36,7 @@ def cross_check_smooth_top_label(
     y_true: ArrayLike,
     y_prob: ArrayLike,
     *,
+    y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
     binning: BinningSpec | Binning = "uniform",
     average: str = "label",
@@ -109,7 +110,7 @@ def cross_check_smooth_top_label(
     if closed_form is not None:
         raise ValueError("closed_form does not apply to model='smooth' with top_label=True: the "
                          "Laplace draws are computed here, with the curves they compare")
-    atoms, label_stats, labels = prepare_label_atoms(y_true, y_prob, None, n_bins, binning, grid)
+    atoms, label_stats, labels = prepare_label_atoms(y_true, y_prob, y_pred, n_bins, binning, grid)
     with single_threaded_blas():
         post = fit_top_label_smooth(atoms, n_knots=n_knots, intercept_scale=intercept_scale,
                                     slope_scale=slope_scale, smoothness_scale=smoothness_scale,
