@@ -68,6 +68,7 @@ from .._base.laplace import single_threaded_blas
 from .._base.memory import check_allocation
 from .._base.random import as_generator, sample_dirichlet
 from .._base.typing import Seed
+from .._results.html import HTMLDisplay, histogram_svg
 from .._results.summaries import DrawSummaries
 from .cells import forecast_cells
 from .forecast import check_levels, real_array
@@ -98,7 +99,7 @@ MODELS = ("smooth", "dirichlet")
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class BayesianCalibrationError(DrawSummaries):
+class BayesianCalibrationError(DrawSummaries, HTMLDisplay):
     """Posterior draws of a regression forecaster's calibration curve and cal score.
 
     Attributes
@@ -284,6 +285,10 @@ class BayesianCalibrationError(DrawSummaries):
         if self.weights is None:
             return "mean"
         return self.weights if isinstance(self.weights, str) else "array"
+
+    def _html_diagram(self) -> str | None:
+        return histogram_svg(self.draws, label="posterior of the calibration error, 90% shaded",
+                             interval=self.interval(0.9), marks={"plug-in": self.plugin})
 
     def to_dict(self, prob: float = 0.9) -> dict[str, Any]:
         """Plain Python (JSON): ``model``, ``n``, ``calibration_error``

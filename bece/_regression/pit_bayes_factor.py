@@ -96,6 +96,7 @@ from .._base.laplace import single_threaded_blas
 from .._base.memory import check_allocation
 from .._base.random import as_generator
 from .._base.typing import Seed
+from .._results.html import HTMLDisplay, histogram_svg
 from .bayesian import smooth_prior
 from .cells import forecast_cells
 from .histogram import PITHistogram, as_histogram
@@ -135,7 +136,7 @@ def anderson_darling_grid(counts: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class RegressionCalibrationTest:
+class RegressionCalibrationTest(HTMLDisplay):
     """Result of :func:`pit_calibration_test`.
 
     Attributes
@@ -210,6 +211,12 @@ class RegressionCalibrationTest:
             raise ValueError(f"level must be a number in (0, 1), got {level!r}")
         return verdict(self.p_value, self.log_bayes_factor, level,
                        num_resamples=None if self.resampled is None else int(self.resampled.size))
+
+    def _html_diagram(self) -> str | None:
+        if self.resampled is None:
+            return None
+        return histogram_svg(self.resampled, label="statistic resampled under calibration",
+                             marks={"observed": self.statistic})
 
     def to_dict(self, level: float = 0.05) -> dict[str, Any]:
         """Plain Python (JSON): ``method``, ``statistic``, ``p_value``,

@@ -10,6 +10,7 @@ import numpy as np
 from .._base.arviz import from_dict
 from .._base.checks import check_prob
 from .ece import BayesianECE
+from .html import HTMLDisplay, histogram_svg
 from .summaries import DrawSummaries
 from .text import format_prob, input_words
 
@@ -30,7 +31,7 @@ PAIRING_SMOOTH = (
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class Comparison(DrawSummaries):
+class Comparison(DrawSummaries, HTMLDisplay):
     """Joint posterior of the ECEs of two models on the same test set.
 
     Attributes
@@ -136,6 +137,11 @@ class Comparison(DrawSummaries):
             f"prob_a_better={self.prob_a_better:.3f}, n={self.a.stats.n}, "
             f"num_samples={self.num_samples}, model={self.a.model!r}, kind={self.a.kind!r})"
         )
+
+    def _html_diagram(self) -> str | None:
+        a, b = self.names
+        return histogram_svg(self.diff_draws, label=f"posterior of ECE_{a} - ECE_{b}, 90% shaded",
+                             interval=self.interval(0.9), marks={"equal": 0.0})
 
     def to_dict(self, prob: float = 0.9) -> dict[str, Any]:
         """Plain Python (JSON): the numbers ``bece compare --json`` prints.

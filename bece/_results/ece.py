@@ -17,6 +17,7 @@ import numpy as np
 from .._base.arviz import from_dict
 from .._base.checks import check_prob
 from .._stats.calibration_stats import CalibrationStats
+from .html import HTMLDisplay, histogram_svg
 from .summaries import DrawSummaries
 
 __all__ = [
@@ -27,7 +28,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class BayesianECE(DrawSummaries):
+class BayesianECE(DrawSummaries, HTMLDisplay):
     """Posterior draws of the expected calibration error.
 
     Attributes
@@ -243,6 +244,10 @@ class BayesianECE(DrawSummaries):
     def __str__(self) -> str:
         """:meth:`text` at 90%: what ``bece report`` prints under its header."""
         return self.text()
+
+    def _html_diagram(self) -> str | None:
+        return histogram_svg(self.draws, label="posterior of the ECE, 90% interval shaded",
+                             interval=self.interval(0.9), marks={"plug-in": self.plugin})
 
     def to_dict(self, prob: float = 0.9) -> dict[str, Any]:
         """Plain Python (JSON): the numbers ``bece report --json`` prints.

@@ -10,6 +10,7 @@ import numpy as np
 from .._base.checks import check_prob
 from .comparison import Comparison
 from .ece import BayesianECE
+from .html import HTMLDisplay
 from .text import input_words
 from .verdict import prob_text
 
@@ -63,7 +64,7 @@ def describe_calibrator(cal: Any) -> str:
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class Recalibration:
+class Recalibration(HTMLDisplay):
     """A calibrator fitted on a validation set, and the test set scored before and after.
 
     Attributes
@@ -178,6 +179,9 @@ class Recalibration:
                       f"({n:,} joint draws; paired: the same test examples before and after)",
                   verdict(self.prob_better, self.interval(prob), prob)]
         return lines
+
+    def _html_diagram(self) -> str | None:
+        return self.comparison._html_diagram()
 
     def to_dict(self, prob: float = 0.9) -> dict[str, Any]:
         """Plain Python (JSON): the numbers ``bece recalibrate --json`` prints.

@@ -41,6 +41,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .html import HTMLDisplay
 from .text import format_prob
 
 __all__ = [
@@ -121,7 +122,7 @@ def _check_unit(value: Any, name: str, *, open_: bool = False) -> float:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(HTMLDisplay):
     """The answer of :func:`verdict` and the numbers behind it.
 
     Attributes

@@ -80,6 +80,7 @@ from .._base.laplace import single_threaded_blas
 from .._base.memory import check_allocation
 from .._base.random import as_generator
 from .._base.typing import Seed
+from .._results.html import HTMLDisplay, histogram_svg
 from .atoms import Atoms
 from .average import DEFAULT_PRIOR_ODDS
 from .basis import DEFAULT_N_KNOTS
@@ -95,7 +96,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class CalibrationTest:
+class CalibrationTest(HTMLDisplay):
     """Result of :func:`calibration_test`.
 
     Attributes
@@ -176,6 +177,10 @@ class CalibrationTest:
 
         return verdict(self.p_value, self.log_bayes_factor, level,
                        num_resamples=int(self.resampled.size))
+
+    def _html_diagram(self) -> str | None:
+        return histogram_svg(self.resampled, label="plug-in ECE resampled under calibration",
+                             marks={"observed": self.statistic})
 
     def to_dict(self, level: float = 0.05) -> dict[str, Any]:
         """Plain Python (JSON): the ``verdict`` and ``calibration_test`` objects

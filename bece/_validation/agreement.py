@@ -57,6 +57,7 @@ from .._base.arviz import ess as _ess
 from .._base.arviz import quiet_arviz
 from .._base.arviz import rhat as _rhat
 from .._results.ece import BayesianECE
+from .._results.html import HTMLDisplay, histogram_svg
 
 __all__ = [
     "Agreement",
@@ -252,7 +253,7 @@ def _split_vars(chains: dict[str, np.ndarray]):
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class CrossCheck:
+class CrossCheck(HTMLDisplay):
     """Result of :func:`bece.cross_check`: NUTS against the fast path under the agreement rule.
 
     Attributes
@@ -394,6 +395,10 @@ class CrossCheck:
             "interval_low": lo_n - lo_c,
             "interval_high": hi_n - hi_c,
         }
+
+    def _html_diagram(self) -> str | None:
+        return histogram_svg(self.table["ratio"].to_numpy(), label="each comparison's ratio "
+                             "(agree at <= 1)", marks={"agreement limit": 1.0})
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python (JSON): the verdict (``agree``, ``converged``,

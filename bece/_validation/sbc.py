@@ -32,6 +32,7 @@ from .._base.checks import positive_int
 from .._base.random import sample_dirichlet
 from .._binned.conjugate import conjugate_posterior, ece_of_draws, sample_posterior
 from .._binned.literal import sample_bin_confidence
+from .._results.html import HTMLDisplay
 from .._stats.binning import Binning, make_binning
 from .._stats.calibration_stats import CalibrationStats
 
@@ -45,7 +46,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class SBCResult:
+class SBCResult(HTMLDisplay):
     """Ranks and uniformity tests of an SBC run.
 
     Attributes
