@@ -1,0 +1,151 @@
+"""Scorers for scikit-learn's model selection: minus a calibration metric of ``predict_proba``.
+
+Re-exported by :mod:`bece.sklearn`, whose docstring says how the
+probabilities are read and the sign convention.
+"""
+
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = [
+    "SCORER_METRICS",
+    "CalibrationScorer",
+    "binary_column",
+    "ece_scorer",
+    "make_calibration_scorer",
+    "posterior_ece_scorer",
+    "read_estimator",
+]
+
+
+def _posterior_mean(y_true: Any, y_prob: Any, **options: Any) -> float:
+    from .ece import bayesian_ece
+
+    options = {"num_samples": 2000, "seed": 0, **options}
+    return float(bayesian_ece(y_true, y_prob, **options).mean)
+
+
+def _metric(name: str) -> Callable[..., float]:
+    from .._metrics.binned import expected_calibration_error, maximum_calibration_error
+    from .._metrics.clinical import ks_calibration_error
+    from .._metrics.l2 import ece_sweep, l2_calibration_error
+    from .._metrics.scores import brier_score, log_loss
+    from .._metrics.smooth_ece import smooth_calibration_error
+
+    metrics: dict[str, Callable[..., Any]] = {
+        "ece": expected_calibration_error, "posterior_ece": _posterior_mean,
+        "mce": maximum_calibration_error, "l2": l2_calibration_error,
+        "debiased_l2": lambda *a, **k: l2_calibration_error(*a, debiased=True, **k),
+        "smooth_ece": smooth_calibration_error, "ece_sweep": ece_sweep,
+        "brier": brier_score, "log_loss": log_loss, "ks": ks_calibration_error,
+    }
+    return metrics[name]
+
+
+#: The metrics a scorer can use (each lower is better, 0 at best): the binned
+#: plug-in ECE and MCE, the default model's posterior mean ECE, the l2 ECE
+#: (plain and debiased), the smooth ECE, the ECE-sweep, the Brier score, the
+#: log loss and the Kolmogorov-Smirnov calibration error (bece.metrics).
+SCORER_METRICS = ("ece", "posterior_ece", "mce", "l2", "debiased_l2", "smooth_ece",
+                  "ece_sweep", "brier", "log_loss", "ks")
+
+
+class CalibrationScorer:
+    """``scorer(estimator, X, y)``: minus a calibration metric of
+    ``estimator.predict_proba(X)`` against ``y`` (module docstring).
+
+    Parameters
+    ----------
+    metric : str
+        One of :data:`SCORER_METRICS`.
+    **options
+        Keywords of the metric (``n_bins=10``, ``binning="quantile"``;
+        ``model="binned"``, ``num_samples``, ``seed`` for ``"posterior_ece"``).
+        The reading of the probabilities (``pos_label``, ``labels``) comes
+        from the estimator's ``classes_``.
+    """
+
+    def __init__(self, metric: str, **options: Any) -> None:
+        if metric not in SCORER_METRICS:
+            raise ValueError(f"metric must be one of {SCORER_METRICS}, got {metric!r}")
+        given = {"pos_label", "labels", "from_logits"} & set(options)
+        if given:
+            raise ValueError(f"{', '.join(sorted(given))}: set from the estimator's classes_ and "
+                             "predict_proba, not an option of the scorer")
+        self.metric = metric
+        self.options = options
+
+    def __call__(self, estimator: Any, X: Any, y_true: ArrayLike,
+                 sample_weight: ArrayLike | None = None) -> float:
+        y_true, y_prob, reading = read_estimator(estimator, X, y_true)
+        extra = {} if sample_weight is None else {"sample_weight": sample_weight}
+        return -float(_metric(self.metric)(y_true, y_prob, **reading, **self.options, **extra))
+
+    def __repr__(self) -> str:
+        opts = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        return f"make_calibration_scorer({self.metric!r}{opts})"
+
+
+def make_calibration_scorer(metric: str = "ece", **options: Any) -> CalibrationScorer:
+    """A scorer for ``scoring=``: minus ``metric`` of the estimator's
+    ``predict_proba`` (greater is better), with the metric's ``options``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import cross_val_score
+    >>> from bece.sklearn import make_calibration_scorer
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> scores = cross_val_score(LogisticRegression(max_iter=5000), X, y, cv=3,
+    ...                          scoring=make_calibration_scorer("ece", n_bins=10))
+    >>> scores.shape, bool((scores <= 0).all())
+    ((3,), True)
+    """
+    return CalibrationScorer(metric, **options)
+
+
+#: Minus the plug-in ECE (15 equal-width bins) of ``predict_proba``.
+ece_scorer = CalibrationScorer("ece")
+
+#: Minus the posterior mean ECE of the default model (2,000 draws, seed 0).
+posterior_ece_scorer = CalibrationScorer("posterior_ece")
+
+
+def read_estimator(estimator: Any, X: Any, y_true: Any,
+                    pos_label: Any = None) -> tuple[Any, np.ndarray, dict[str, Any]]:
+    """``y_true``, the probabilities and how to read them, from a fitted classifier."""
+    if not hasattr(estimator, "predict_proba"):
+        raise ValueError(f"estimator must have predict_proba (a fitted classifier), got "
+                         f"{type(estimator).__name__}")
+    proba = np.asarray(estimator.predict_proba(X))
+    classes = np.asarray(getattr(estimator, "classes_", np.arange(proba.shape[1])))
+    if proba.ndim != 2 or proba.shape[1] != classes.size:
+        raise ValueError(f"predict_proba must return shape (n, {classes.size}) for "
+                         f"{classes.size} classes_, got {proba.shape}")
+    return (y_true, *binary_column(proba, classes, pos_label))
+
+
+def binary_column(proba: np.ndarray, classes: np.ndarray,
+                   pos_label: Any = None) -> tuple[np.ndarray, dict[str, Any]]:
+    """Two classes: the column of ``pos_label`` (default ``classes[1]``) as
+    P(y = pos_label); more: the matrix with its ``labels``."""
+    if classes.size == 2:
+        if pos_label is None:
+            pos_label = classes[1]
+        if pos_label not in classes:
+            raise ValueError(f"pos_label={pos_label!r} is not one of the classes "
+                             f"{classes.tolist()}")
+        col = int(np.flatnonzero(classes == pos_label)[0])
+        label = pos_label.item() if isinstance(pos_label, np.generic) else pos_label
+        return proba[:, col], {"pos_label": label}
+    if pos_label is not None:
+        raise ValueError("pos_label applies to two classes; with more, the probabilities are "
+                         "read top-label")
+    return proba, {"labels": classes}
