@@ -11,6 +11,8 @@
   both reliability diagrams and the posterior of the difference.
 * :func:`plot_calibration_curve` -- the regression calibration curve
   (observed :math:`P(\\mathrm{PIT} \\le p_j)` against :math:`p_j`) with its band.
+* :func:`html_report` -- one self-contained HTML file of a result: its
+  text, numbers, figure and the versions that made it.
 
 What the band of a bin is, and why. Bootstrap bands collapse to zero width
 on a bin holding one label (every resample has the same accuracy). The
@@ -50,11 +52,13 @@ figure. Artists carry labels (``Artist.get_label()``) and the count strip is
 the Axes labelled ``"bece counts"`` so that tests and users can find them.
 """
 
+from ._plots.html_report import html_report
 from ._plots.posterior import plot_comparison, plot_ece_posterior
 from ._plots.regression import plot_calibration_curve
 from ._plots.reliability import reliability_diagram
 
 __all__ = [
+    "html_report",
     "plot_calibration_curve",
     "plot_comparison",
     "plot_ece_posterior",

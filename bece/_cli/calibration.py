@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .._results.text import TOP_LABEL_SCOPE
-from .common import input_options, to_json
+from .common import input_options, to_json, write_html
 
 __all__ = [
     "TOP_LABEL_SCOPE",
@@ -111,12 +111,13 @@ def run_test(args: argparse.Namespace) -> int:
     progress = not args.json and sys.stderr.isatty()
     test = file_test(path, args, progress=progress)
     source = str(path) if args.file is not None else f"{Path(path).name} ({EXAMPLE_WORDS})"
-    if args.json:
-        info = {"model": "calibration-test", "input_kind": test.kind, "seed": args.seed,
-                "bece_version": version()}
-        d = {**info, "source": str(path), "n": test.n, "n_bins": test.n_bins,
-             **test_dict(test, args.level)}
-        print(to_json(d))
-    else:
-        print(format_test(test, source, args.level))
+    html = getattr(args, "html", None)
+    info = {"model": "calibration-test", "input_kind": test.kind, "seed": args.seed,
+            "bece_version": version()}
+    d = {**info, "source": str(path), "n": test.n, "n_bins": test.n_bins,
+         **test_dict(test, args.level)}
+    text = format_test(test, source, args.level)
+    print(to_json(d) if args.json else text)
+    if html is not None:
+        write_html(args, f"bece test: {source}", text, d, test)
     return 0

@@ -133,3 +133,24 @@ def save(fig: Any, path: str, quiet: bool) -> None:
         fig.savefig(tmp, dpi=150, bbox_inches="tight")
     if not quiet:
         print(f"\n  figure written to {path}")
+
+
+def write_html(args: Any, title: str, text: str, data: dict[str, Any], result: Any,
+               fig: Any = None) -> None:
+    """``--html PATH``: one self-contained page (:func:`bece.plots.html_report`'s
+    parts) with the command's ``text``, every number of its ``--json`` object
+    ``data``, the result's histogram and ``fig``, and the versions and seed; written
+    whole or not at all. Says so unless ``--json``."""
+    from .._base.files import atomic_output
+    from .._results.html import figure_html, html_page, result_html, software_versions
+
+    diagram = getattr(result, "_html_diagram", lambda: None)()
+    blocks = [result_html(title.split(":")[0], text, _finite(data), diagram)]
+    if fig is not None:
+        blocks.append(figure_html(fig, alt=f"figure of {title}"))
+    about = {**software_versions(), "seed": str(args.seed)}
+    page = html_page(title, blocks, about)
+    with atomic_output(args.html) as tmp:
+        tmp.write_text(page, encoding="utf-8")
+    if not args.json:
+        print(f"\n  HTML report written to {args.html}")

@@ -16,6 +16,7 @@ from .common import (
     input_options,
     save,
     to_json,
+    write_html,
 )
 
 __all__ = [
@@ -79,18 +80,23 @@ def run_compare(args: argparse.Namespace) -> int:
         found = _whole(args, columns, options, progress)
     comparison, kind, n_classes = found
     sources = (str(args.file_a), str(args.file_b))
-    if args.json:
-        print(to_json(compare_dict(comparison, sources, seed=args.seed)))
-    else:
-        print(format_compare(comparison, sources, kind, args.binning, n_classes=n_classes))
-    if args.plot is not None:
+    html = getattr(args, "html", None)
+    d = compare_dict(comparison, sources, seed=args.seed) if args.json or html else {}
+    text = (format_compare(comparison, sources, kind, args.binning, n_classes=n_classes)
+            if not args.json or html else "")
+    print(to_json(d) if args.json else text)
+    fig = None
+    if args.plot is not None or html is not None:
         from .._plots.posterior import plot_comparison
 
         names = (Path(args.file_a).stem, Path(args.file_b).stem)
         labels = [f"A ({names[0]})", f"B ({names[1]})"]
         fig = figure((15, 5.6))
         plot_comparison(comparison, labels=labels, fig=fig)
+    if args.plot is not None:
         save(fig, args.plot, args.json)
+    if html is not None:
+        write_html(args, f"bece compare: {sources[0]} and {sources[1]}", text, d, comparison, fig)
     return 0
 
 

@@ -1,12 +1,12 @@
 """The files ``bece`` writes: checked before any work, written whole or not at all.
 
-Every output path (``--out``, ``--plot``) is checked when the command
+Every output path (``--out``, ``--plot``, ``--html``) is checked when the command
 starts, before any file is read: its type (by suffix), that its folder
 exists and takes a new file, and that it is none of the command's input
 files (the same path, or the same file by another name: a symbolic or hard
 link) and not inside an input folder. Each file is then written to a
 temporary file in the same folder and renamed over the target
-(:func:`atomic_output`); a rename within a file system is atomic, so after
+(:func:`~bece._base.files.atomic_output`); a rename within a file system is atomic, so after
 any interruption the target holds either its old content or the complete
 new file. A kill (SIGKILL) during the write can leave the temporary file
 ``.NAME.XXXXXXXX.SUFFIX`` behind; the target is untouched.
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from .._base.files import atomic_output
 
 __all__ = [
     "OUT_FORMATS",
@@ -33,7 +33,7 @@ OUT_FORMATS = (".csv", ".parquet", ".npz")
 #: The options naming input files, in each subcommand's namespace.
 _INPUTS = ("file", "file_a", "file_b", "val_file", "test_file")
 #: The options naming output files.
-_OUTPUTS = (("--out", "out"), ("--plot", "plot"))
+_OUTPUTS = (("--out", "out"), ("--plot", "plot"), ("--html", "html"))
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -52,6 +52,11 @@ def _check_type(option: str, path: str) -> None:
             raise ValueError(f"--out {path}: unknown file type '{suffix or '(none)'}'; use one of "
                              f"{', '.join(OUT_FORMATS)}")
         return
+    if option == "--html":
+        if suffix.lower() not in (".html", ".htm"):
+            raise ValueError(f"--html {path}: the report is one HTML file; name it .html, got "
+                             f"'{suffix or '(none)'}'")
+        return
     from matplotlib.figure import Figure
 
     supported = Figure().canvas.get_supported_filetypes()
@@ -62,7 +67,7 @@ def _check_type(option: str, path: str) -> None:
 
 def _check_writable(option: str, path: str, target: Path) -> None:
     """A new file can be made in the target's folder (the temporary file of
-    :func:`atomic_output`): permission bits do not stop root, a read-only
+    :func:`~bece._base.files.atomic_output`): permission bits do not stop root, a read-only
     file system does."""
     parent = target.parent
     if not parent.is_dir():
@@ -101,28 +106,3 @@ def check_outputs(args: Any) -> None:
                 raise ValueError(f"{option} and {other_option} name the same file {path}")
         seen[target] = option
         _check_writable(option, path, target)
-
-
-@contextmanager
-def atomic_output(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """A temporary path in ``path``'s folder, with its suffix, renamed to
-    ``path`` when the block ends without error (and removed when it fails).
-
-    The new file gets the permissions a file created by ``open`` would have
-    (0o666 less the umask); its data are flushed to disk before the rename.
-    """
-    target = Path(path)
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=target.suffix)
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        yield tmp
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

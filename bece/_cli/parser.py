@@ -40,6 +40,14 @@ def _add_options(parser: argparse.ArgumentParser, draws: str, figure: str) -> No
     parser.add_argument(
         "--plot", metavar="PATH", help=f"also write {figure} (.png, .pdf, .svg, ...)"
     )
+    _add_html(parser)
+
+
+def _add_html(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--html", metavar="PATH",
+        help="also write one self-contained HTML file (.html): the text, every number of --json, "
+        "the figure, the versions and the seed; it loads nothing from elsewhere")
 
 
 def _label(text: str) -> int | str:
@@ -376,6 +384,7 @@ def _add_test_parser(sub: Any) -> None:
                       "verdict reads the Bayes factor (default 0.02, as the report's)")
     test.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     test.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_html(test)
     _add_input_options(test)
 
 

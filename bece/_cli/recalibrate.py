@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .common import BINARY_NOTE, PROB, figure, input_options, save, to_json
+from .common import BINARY_NOTE, PROB, figure, input_options, save, to_json, write_html
 from .output import atomic_output
 
 __all__ = [
@@ -164,10 +164,11 @@ def run_recalibrate(args: argparse.Namespace) -> int:
         raise file_error(str(exc), val.source, test.source, kind) from None
     sources = (str(args.val_file), str(args.test_file))
     pred_kind = "binary" if test.y_prob.ndim == 1 else "top-label"
-    if args.json:
-        print(to_json(recalibrate_dict(result, sources, seed=args.seed)))
-    else:
-        print(format_recalibrate(result, sources, args.binning, pred_kind, test.n_classes))
+    html = getattr(args, "html", None)
+    d = recalibrate_dict(result, sources, seed=args.seed) if args.json or html else {}
+    text = (format_recalibrate(result, sources, args.binning, pred_kind, test.n_classes)
+            if not args.json or html else "")
+    print(to_json(d) if args.json else text)
     if args.out is not None:
         probs = result.y_prob[:, 1] if test.y_prob.ndim == 1 else result.y_prob
         names = write_predictions(args.out, test.y_true, probs)
@@ -175,11 +176,16 @@ def run_recalibrate(args: argparse.Namespace) -> int:
             shown = ", ".join(names[:4]) + (f", ... {names[-1]}" if len(names) > 4 else "")
             print(f"\n  recalibrated test probabilities written to {args.out} ({shown}; "
                   f"'bece report {args.out}' reads it)")
-    if args.plot is not None:
+    fig = None
+    if args.plot is not None or html is not None:
         from .._plots.posterior import plot_comparison
 
         fig = figure((15, 5.6))
         plot_comparison(result.comparison, labels=[f"after ({args.method})", "before"], fig=fig,
                         b_first=True)
+    if args.plot is not None:
         save(fig, args.plot, args.json)
+    if html is not None:
+        write_html(args, f"bece recalibrate: {sources[1]} ({args.method}, fitted on "
+                   f"{sources[0]})", text, d, result, fig)
     return 0

@@ -20,6 +20,7 @@ from .common import (
     input_options,
     save,
     to_json,
+    write_html,
 )
 from .parser import INPUT_OPTIONS
 
@@ -185,16 +186,18 @@ def run_report(args: argparse.Namespace) -> int:
                _metrics(path, args, columns, options, result, whole))
     per_class = (_per_class(path, args, options, result.stats.n, whole)
                  if getattr(args, "top_label", None) or getattr(args, "classwise", None) else {})
-    if args.json:
+    html = getattr(args, "html", None)
+    source = str(path) if args.file is not None else f"{Path(path).name} ({EXAMPLE_WORDS})"
+    d: dict[str, Any] = {}
+    text = ""
+    if args.json or html is not None:
         d = report_dict(result, seed=args.seed, test=test, reference=reference)
         if classes is not None:
             d["classes"] = [c.item() if hasattr(c, "item") else c for c in classes]
         if metrics is not None:
             d["metrics"] = metrics
         d.update(per_class)
-        print(to_json(d))
-    else:
-        source = str(path) if args.file is not None else f"{Path(path).name} ({EXAMPLE_WORDS})"
+    if not args.json or html is not None:
         which = (None if classes is None else  # which column is which class
                  classes_line(classes, columns["prob_prefix"], args.labels is not None))
         text = format_report(result, source, pred.kind, args.binning, n_classes=pred.n_classes,
@@ -203,8 +206,9 @@ def run_report(args: argparse.Namespace) -> int:
             text += "\n" + _metrics_text(metrics, result.stats.kind)
         if per_class:
             text += "\n" + _per_class_text(per_class)
-        print(text)
-    if args.plot is not None:
+    print(to_json(d) if args.json else text)
+    fig = None
+    if args.plot is not None or html is not None:
         from .._plots.reliability import reliability_diagram
 
         fig = figure((5.5, 6.2))
@@ -214,7 +218,10 @@ def run_report(args: argparse.Namespace) -> int:
         ax = reliability_diagram(result, ax=fig.add_subplot(), **band)
         if args.model == "smooth":
             ax.set_title(f"smooth model: {ax.get_title()}", fontsize="medium")
+    if args.plot is not None:
         save(fig, args.plot, args.json)
+    if html is not None:
+        write_html(args, f"bece report: {source}", text, d, result, fig)
     return 0
 
 

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["HTMLDisplay", "histogram_svg", "numbers_rows", "result_html"]
+__all__ = ["HTMLDisplay", "figure_html", "histogram_svg", "html_page", "numbers_rows", "result_html",
+           "software_versions"]
 
 #: Bars of the diagram's histogram.
 HIST_BINS = 40
@@ -49,7 +50,7 @@ class HTMLDisplay:
 
     def _repr_html_(self) -> str:
         text = self.text  # type: ignore[attr-defined]
-        return result_html(type(self).__name__, text() if callable(text) else text,
+        return result_html(f"bece.{type(self).__name__}", text() if callable(text) else text,
                            self.to_dict(), self._html_diagram())  # type: ignore[attr-defined]
 
 
@@ -60,7 +61,7 @@ def result_html(title: str, text: str, numbers: dict[str, Any], diagram: str | N
                    for k, v in numbers_rows(numbers))
     parts = [
         f"<div class=\"bece-result\" style=\"{_STYLE}\">",
-        f"<div style=\"font-weight: bold; margin-bottom: 0.3em\">bece.{escape(title)}</div>",
+        f"<div style=\"font-weight: bold; margin-bottom: 0.3em\">{escape(title)}</div>",
         f"<pre style=\"margin: 0; white-space: pre-wrap\">{escape(text)}</pre>",
     ]
     if diagram is not None:
@@ -152,3 +153,50 @@ def histogram_svg(x: np.ndarray, *, label: str, interval: tuple[float, float] | 
                f"text-anchor=\"middle\">{escape(label)}</text>")
     out.append("</svg>")
     return "".join(out)
+
+
+# ------------------------------------------------------------------ pages
+_PAGE_STYLE = ("body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; "
+               "margin: 2em auto; max-width: 60em; padding: 0 1em; color: #222 } "
+               "h1 { font-size: 1.3em } "
+               "table.about td { padding: 0 1em 0 0; font-size: 0.9em; color: #555 }")
+
+
+def figure_html(fig: Any, alt: str) -> str:
+    """A matplotlib figure as an ``<img>`` whose source is a data URI of its PNG:
+    the figure travels inside the page."""
+    import base64
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return (f"<img src=\"data:image/png;base64,{data}\" alt=\"{escape(alt)}\" "
+            "style=\"max-width: 100%; height: auto\"/>")
+
+
+def software_versions() -> dict[str, str]:
+    """The versions a result depends on: bece, Python and the numerical libraries."""
+    import platform
+    from importlib import metadata
+
+    from .._base.version import VERSION
+
+    out = {"bece": VERSION, "Python": platform.python_version()}
+    for name in ("numpy", "scipy", "jax", "numpyro", "arviz", "matplotlib"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:  # pragma: no cover - a dependency
+            out[name] = "not installed"
+    return out
+
+
+def html_page(title: str, blocks: list[str], about: dict[str, str]) -> str:
+    """A whole HTML page: ``title``, the ``blocks`` (HTML fragments) in order, then
+    ``about`` (what made it: versions, seed, time) as a small table. Styles are
+    inline; nothing is loaded from anywhere else."""
+    rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in about.items())
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>"
+            f"<title>{escape(title)}</title><style>{_PAGE_STYLE}</style></head><body>"
+            f"<h1>{escape(title)}</h1>" + "".join(f"<section>{b}</section>" for b in blocks)
+            + f"<footer><table class=\"about\">{rows}</table></footer></body></html>\n")
