@@ -140,6 +140,7 @@ def run_report(args: argparse.Namespace) -> int:
     (detected from the file's columns); returns the exit code."""
     from .._api import posterior_ece
     from .._io.files import EXAMPLE_WORDS, example_path, read_predictions, read_statistics
+    from .._io.jsonl import lm_eval_file, lm_eval_words
 
     conventions = conventions_of(args)
     columns, options = input_options(args)
@@ -188,6 +189,8 @@ def run_report(args: argparse.Namespace) -> int:
                  if getattr(args, "top_label", None) or getattr(args, "classwise", None) else {})
     html = getattr(args, "html", None)
     source = str(path) if args.file is not None else f"{Path(path).name} ({EXAMPLE_WORDS})"
+    if args.file is not None and lm_eval_file(path):  # say which probabilities are read
+        source += f" ({lm_eval_words(columns['y_prob_col'])})"
     d: dict[str, Any] = {}
     text = ""
     if args.json or html is not None:

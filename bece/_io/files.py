@@ -236,9 +236,13 @@ def _open_table(
             table = pq.ParquetFile(path).read()
         elif suffix == ".csv":
             table = _read_csv(path)
+        elif suffix == ".jsonl":
+            from .jsonl import jsonl_table
+
+            return jsonl_table(path)
         else:
             raise ValueError(
-                f"{source}: unknown file type '{suffix}'; use .csv, .parquet (.pq) or .npz"
+                f"{source}: unknown file type '{suffix}'; use .csv, .parquet (.pq), .npz or .jsonl"
             )
     except ValueError as exc:
         if str(exc).startswith(source):
@@ -264,8 +268,10 @@ def read_predictions(
     prob_prefix: str = "p_",
     y_pred_col: str | None = None,
 ) -> Predictions:
-    """Read predictions from a ``.csv``, ``.parquet``/``.pq`` or ``.npz`` file,
-    or from a directory of Parquet files (a dataset written by Spark or Dask).
+    """Read predictions from a ``.csv``, ``.parquet``/``.pq``, ``.npz`` or ``.jsonl``
+    file, or from a directory of Parquet files (a dataset written by Spark or Dask).
+    A ``.jsonl`` file is a table of flat records or lm-evaluation-harness's
+    logged samples (:mod:`bece._io.jsonl`).
 
     The column options name the columns (:mod:`bece._stats.columns`; e.g.
     ``y_prob_col="p_1"`` reads a binary classifier's ``p_0, p_1`` file as
@@ -303,7 +309,8 @@ def column_names(path: str | Path) -> list[str]:
     """The column names of a file, without reading its rows.
 
     The CSV header, the Parquet schema (of the first file of a directory),
-    the array names of an NPZ file. Errors as :func:`read_predictions`.
+    the array names of an NPZ file, the columns of a JSON Lines file (read
+    whole: :mod:`bece._io.jsonl`). Errors as :func:`read_predictions`.
     """
     path = Path(path)
     source = str(path)
@@ -337,7 +344,12 @@ def column_names(path: str | Path) -> list[str]:
                     if larger is None:
                         raise
                     block = larger
-        raise ValueError(f"{source}: unknown file type '{suffix}'; use .csv, .parquet (.pq) or .npz")
+        if suffix == ".jsonl":
+            from .jsonl import jsonl_table
+
+            return jsonl_table(path)[0]
+        raise ValueError(f"{source}: unknown file type '{suffix}'; use .csv, .parquet (.pq), .npz "
+                         "or .jsonl")
     except ValueError as exc:
         if str(exc).startswith(source):
             raise
@@ -476,7 +488,7 @@ def read_statistics(
     """Statistics of the predictions in a file, without loading it whole.
 
     CSV, Parquet and Parquet datasets (directories) are read in batches by
-    :func:`bece._io.stream.file_statistics`; NPZ is read whole
+    :func:`bece._io.stream.file_statistics`; NPZ and JSON Lines are read whole
     (:func:`read_predictions`; ``np.load`` has no chunked reader). The
     result is the same as :meth:`~bece.CalibrationStats.from_arrays` on the
     whole file: counts exactly, sums to float64 rounding.
@@ -523,7 +535,7 @@ def read_statistics(
     columns: dict[str, Any] = {"y_true_col": y_true_col, "y_prob_col": y_prob_col, "prob_prefix": prob_prefix,
                "y_pred_col": y_pred_col}
     inputs = Inputs(labels, pos_label, from_logits, row_sum_tol)
-    if path.suffix.lower() == ".npz" or not path.exists():
+    if path.suffix.lower() in (".npz", ".jsonl") or not path.exists():
         pred = read_predictions(path, **columns)
         try:  # the file's own errors, named as in the chunked reader
             as_outcomes(pred.y_true, pred.y_prob, pred.y_pred, inputs)
