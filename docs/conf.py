@@ -80,6 +80,8 @@ nb_merge_streams = True
 
 # -- autodoc, autosummary, numpydoc -------------------------------------------
 autosummary_generate = True
+# bece.torch's optional extra: its reference page builds without PyTorch
+autodoc_mock_imports = ["torch", "torchmetrics"]
 autosummary_imported_members = True
 # Names documented twice (one object, two public paths): the second page is
 # not indexed, so that autodoc's canonical name is described once.

@@ -2,7 +2,8 @@
 
 What users import lives in a handful of public modules: ``bece`` itself,
 the namespaces ``bece.smooth``, ``bece.calibrate``, ``bece.metrics``,
-``bece.io``, ``bece.plots``, ``bece.regression``, ``bece.sklearn`` and ``bece.validation``
+``bece.io``, ``bece.plots``, ``bece.regression``, ``bece.sklearn``, ``bece.torch``
+(optional: PyTorch) and ``bece.validation``
 (modules that only re-export; docs/reference/public_api.txt lists their
 names), and ``bece.models``, the NumPyro models. The code lives in private
 packages (a leading underscore), ordered by the stages of the data flow,
@@ -67,8 +68,8 @@ LAYERS = {
 MAX_LINES = 1000
 
 #: The public namespaces: modules of ``bece`` that re-export names users import.
-NAMESPACES = {"bece.smooth", "bece.calibrate", "bece.metrics", "bece.io", "bece.plots", "bece.sklearn",
-              "bece.regression", "bece.validation"}
+NAMESPACES = {"bece.smooth", "bece.calibrate", "bece.metrics", "bece.io", "bece.plots",
+              "bece.sklearn", "bece.torch", "bece.regression", "bece.validation"}
 
 
 def _modules() -> dict[str, Path]:

@@ -1,0 +1,224 @@
+"""torchmetrics metrics whose state is bece's mergeable statistics.
+
+A deep-learning evaluation loop sees its predictions batch by batch, often
+split over processes. These metrics follow torchmetrics' conventions
+(``update(preds, target)``, ``compute()``, ``n_bins``, ``norm``,
+``ignore_index``; probabilities or logits, told apart as torchmetrics tells
+them: values outside [0, 1] are logits, passed through a sigmoid or a
+softmax in float64), and keep as state the statistics bece's models read,
+in float64 tensors whose size grows with the number of bins, never with the
+number of predictions:
+
+* per ECE bin, the counts of correct and incorrect predictions and the sums
+  of the confidences and of their squares (:class:`bece.CalibrationStats`
+  in the bins of ``n_bins``), from which :meth:`compute` gives the plug-in
+  calibration error as torchmetrics' ``BinaryCalibrationError`` and
+  ``MulticlassCalibrationError`` define it (``norm``: ``"l1"`` the ECE,
+  ``"l2"`` the root of the weighted mean squared gap, ``"max"`` the MCE);
+* the same in the fine sub-cells of the smooth model
+  (:meth:`bece.SmoothModel.fine_binning`), from which :meth:`posterior`
+  gives bece's default posterior of the ECE.
+
+Every state is summed across processes (``dist_reduce_fx="sum"``), so the
+metrics work under DDP: the synced statistics are those of all the
+predictions, and counts are exact. A batch is copied to host memory and
+binned by bece's own statistics pass (the array path), so ``compute()``
+equals ``bece.expected_calibration_error`` on all the predictions up to the
+order of float64 summation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+try:
+    import torch
+    from torchmetrics import Metric
+except ImportError as exc:  # pragma: no cover - the default install has no torch
+    raise ImportError("bece.torch needs PyTorch and torchmetrics: pip install 'bece[torch]'"
+                      ) from exc
+
+from .._posteriors import BinnedModel, SmoothModel
+from .._stats.binning import make_binning
+from .._stats.calibration_stats import CalibrationStats
+
+__all__ = ["BinaryCalibrationError", "MulticlassCalibrationError"]
+
+NORMS = ("l1", "l2", "max")
+
+
+def _plugin(stats: CalibrationStats, norm: str) -> float:
+    """torchmetrics' calibration error of the bins: l1 sum_b (n_b / N) |acc_b - conf_b|,
+    l2 its square-root weighted mean of squares, max the largest |gap| of a non-empty bin."""
+    counts = stats.counts.sum(axis=0).astype(np.float64)
+    full = counts > 0
+    gap = np.abs(stats.counts[1][full] / counts[full] - stats.sum_p[full] / counts[full])
+    weight = counts[full] / counts.sum()
+    if norm == "l1":
+        return float(np.sum(weight * gap))
+    if norm == "l2":
+        return float(np.sqrt(np.sum(weight * gap**2)))
+    return float(gap.max()) if gap.size else 0.0
+
+
+class _StatisticsMetric(Metric):
+    """The states and their use, shared by the binary and multiclass metrics."""
+
+    is_differentiable = False
+    higher_is_better = False
+    full_state_update = False
+
+    def __init__(self, n_bins: int = 15, norm: str = "l1", ignore_index: int | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 1:
+            raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")
+        if norm not in NORMS:
+            raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+        if ignore_index is not None and (isinstance(ignore_index, bool)
+                                         or not isinstance(ignore_index, int)):
+            raise ValueError(f"ignore_index must be an integer or None, got {ignore_index!r}")
+        self.n_bins, self.norm, self.ignore_index = n_bins, norm, ignore_index
+        self._binned = BinnedModel(n_bins=n_bins)
+        self._smooth = SmoothModel(n_bins=n_bins)
+        fine = self._smooth.fine_binning().n_bins
+        for name, size in (("bins", n_bins), ("fine", fine)):
+            self.add_state(f"{name}_counts", torch.zeros(2, size, dtype=torch.float64),
+                           dist_reduce_fx="sum")
+            self.add_state(f"{name}_sum_p", torch.zeros(size, dtype=torch.float64),
+                           dist_reduce_fx="sum")
+            self.add_state(f"{name}_sum_p2", torch.zeros(size, dtype=torch.float64),
+                           dist_reduce_fx="sum")
+
+    def _add(self, y: np.ndarray, p: np.ndarray) -> None:
+        for name, model in (("bins", self._binned), ("fine", self._smooth)):
+            s = model.statistics(y, p)
+            for part, value in (("counts", s.counts), ("sum_p", s.sum_p), ("sum_p2", s.sum_p2)):
+                state = getattr(self, f"{name}_{part}")
+                state += torch.from_numpy(np.array(value, dtype=np.float64)).to(state.device)
+
+    def _stats(self, name: str, model: Any) -> CalibrationStats:
+        def host(t: Any) -> np.ndarray:
+            return t.detach().to("cpu", torch.float64).numpy()
+
+        return CalibrationStats(model.fine_binning() if name == "fine" else
+                                make_binning(None, self.n_bins, "uniform"),
+                                np.rint(host(getattr(self, f"{name}_counts"))).astype(np.int64),
+                                host(getattr(self, f"{name}_sum_p")),
+                                host(getattr(self, f"{name}_sum_p2")))
+
+    def statistics(self) -> CalibrationStats:
+        """The synced statistics in the ECE bins (a :class:`bece.CalibrationStats`)."""
+        return self._stats("bins", self._binned)
+
+    def compute(self) -> Any:  # torch.Tensor
+        """The plug-in calibration error (``norm``) of every prediction so far, as a
+        float64 scalar tensor."""
+        return torch.tensor(_plugin(self.statistics(), self.norm), dtype=torch.float64)
+
+    def posterior(self, *, num_samples: int = 10_000, seed: int = 0) -> Any:
+        """bece's default posterior of the ECE (:func:`bece.bayesian_ece`'s smooth model,
+        from the fine statistics), on the synced statistics of every prediction so far."""
+        with self.sync_context():  # every process's statistics, then the local ones back
+            fine = self._stats("fine", self._smooth)
+        if fine.n == 0:
+            raise ValueError("no predictions yet: call update() first")
+        return self._smooth.posterior(fine, num_samples=num_samples, seed=seed)
+
+    def _drop_ignored(self, preds: Any, target: Any) -> tuple[Any, Any]:
+        if self.ignore_index is None:
+            return preds, target
+        keep = target != self.ignore_index
+        return preds[keep], target[keep]
+
+
+def _as_host(x: Any, name: str) -> np.ndarray:
+    if not isinstance(x, torch.Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    return x.detach().to("cpu").numpy()
+
+
+class BinaryCalibrationError(_StatisticsMetric):
+    """Calibration error of P(y = 1), torchmetrics' ``BinaryCalibrationError`` with bece's posterior.
+
+    Parameters
+    ----------
+    n_bins : int, default 15
+        Equal-width bins of [0, 1].
+    norm : {"l1", "l2", "max"}, default "l1"
+        The plug-in :meth:`compute` gives (torchmetrics' ``norm``).
+    ignore_index : int, optional
+        Predictions whose target is this value are left out.
+    **kwargs
+        torchmetrics' ``Metric`` options (``dist_sync_on_step``, ...).
+
+    ``update(preds, target)``: ``preds`` of shape (n,) (or any shape, flattened
+    with ``target``) holding P(y = 1), or logits when any lies outside [0, 1];
+    ``target`` 0/1. ``compute()``: the plug-in; ``posterior()``: bece's.
+    """
+
+    def update(self, preds: Any, target: Any) -> None:
+        """Add a batch: ``preds`` P(y = 1) or logits, ``target`` 0/1, same number of elements."""
+        p = _as_host(preds, "preds").astype(np.float64).reshape(-1)
+        y = _as_host(target, "target").reshape(-1)
+        if p.size != y.size:
+            raise ValueError(f"preds and target must have as many elements, got {p.size} and "
+                             f"{y.size}")
+        if self.ignore_index is not None:
+            keep = y != self.ignore_index
+            p, y = p[keep], y[keep]
+        if p.size == 0:
+            return
+        if np.any((p < 0) | (p > 1)) and np.all(np.isfinite(p)):
+            p = 1.0 / (1.0 + np.exp(-p))  # logits, as torchmetrics reads them
+        self._add(y, p)
+
+
+class MulticlassCalibrationError(_StatisticsMetric):
+    """Top-label calibration error, torchmetrics' ``MulticlassCalibrationError`` with bece's posterior.
+
+    Parameters
+    ----------
+    num_classes : int
+        K, the columns of ``preds``.
+    n_bins, norm, ignore_index, **kwargs
+        As :class:`BinaryCalibrationError`.
+
+    ``update(preds, target)``: ``preds`` of shape (n, K), probabilities or
+    logits (softmax applied, in float64, when any lies outside [0, 1]);
+    ``target`` class indices 0..K-1. The confidence is the largest
+    probability, correct when its class is the target (top-label, as
+    torchmetrics and :func:`bece.bayesian_ece` read (n, K) input).
+    """
+
+    def __init__(self, num_classes: int, n_bins: int = 15, norm: str = "l1",
+                 ignore_index: int | None = None, **kwargs: Any) -> None:
+        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+            raise ValueError(f"num_classes must be an integer >= 2, got {num_classes!r}")
+        super().__init__(n_bins=n_bins, norm=norm, ignore_index=ignore_index, **kwargs)
+        self.num_classes = num_classes
+
+    def update(self, preds: Any, target: Any) -> None:
+        """Add a batch: ``preds`` (n, K) probabilities or logits, ``target`` (n,) class indices."""
+        prob = _as_host(preds, "preds").astype(np.float64)
+        y = _as_host(target, "target").reshape(-1)
+        if prob.ndim != 2 or prob.shape[1] != self.num_classes or prob.shape[0] != y.size:
+            raise ValueError(f"preds must have shape (n, {self.num_classes}) with n = "
+                             f"{y.size} targets, got {tuple(prob.shape)}")
+        if self.ignore_index is not None:
+            keep = y != self.ignore_index
+            prob, y = prob[keep], y[keep]
+        if y.size == 0:
+            return
+        if np.any((prob < 0) | (prob > 1)) and np.all(np.isfinite(prob)):
+            z = prob - prob.max(axis=1, keepdims=True)  # logits: softmax in float64
+            prob = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+        bad = (y < 0) | (y >= self.num_classes)
+        if bad.any():
+            raise ValueError(f"target must hold class indices in 0..{self.num_classes - 1}, got "
+                             f"{y[bad][:5].tolist()}")
+        conf = prob.max(axis=1)
+        correct = (prob.argmax(axis=1) == y).astype(np.int64)
+        self._add(correct, conf)
