@@ -154,6 +154,8 @@ class BinaryCalibrationError(_StatisticsMetric):
     **kwargs
         torchmetrics' ``Metric`` options (``dist_sync_on_step``, ...).
 
+    Notes
+    -----
     ``update(preds, target)``: ``preds`` of shape (n,) (or any shape, flattened
     with ``target``) holding P(y = 1), or logits when any lies outside [0, 1];
     ``target`` 0/1. ``compute()``: the plug-in; ``posterior()``: bece's.
@@ -186,6 +188,8 @@ class MulticlassCalibrationError(_StatisticsMetric):
     n_bins, norm, ignore_index, **kwargs
         As :class:`BinaryCalibrationError`.
 
+    Notes
+    -----
     ``update(preds, target)``: ``preds`` of shape (n, K), probabilities or
     logits (softmax applied, in float64, when any lies outside [0, 1]);
     ``target`` class indices 0..K-1. The confidence is the largest
