@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from .test_public_api import PUBLIC
+from .test_public_api import PUBLIC, import_public
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -90,7 +90,7 @@ def test_examples_section_reads_numpydoc():
 
 @pytest.mark.parametrize("module, name", NAMES)
 def test_public_name_has_a_running_example(module, name):
-    obj = getattr(importlib.import_module(module), name)
+    obj = getattr(import_public(module), name)
     section = examples_section(obj.__doc__)
     assert ">>>" in section, f"{module}.{name}: its docstring has no Examples section with >>> lines"
     assert "+SKIP" not in section, f"{module}.{name}: an example is skipped"

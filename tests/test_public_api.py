@@ -42,20 +42,20 @@ PUBLIC = _api_file()
 OPTIONAL = {"bece.torch": "torchmetrics"}
 
 
-def _import(module: str):
+def import_public(module: str):
     if module in OPTIONAL:
         pytest.importorskip(OPTIONAL[module])
     return importlib.import_module(module)
 
 
-def _installed(module: str) -> bool:
+def installed(module: str) -> bool:
     return module not in OPTIONAL or importlib.util.find_spec(OPTIONAL[module]) is not None
 
 
 def test_the_api_file_is_the_public_packages_all():
     for module, names in PUBLIC.items():
         assert len(set(names)) == len(names), f"{module}: a name listed twice"
-        if _installed(module):
+        if installed(module):
             assert set(names) == set(importlib.import_module(module).__all__), module
     assert sum(len(names) for names in PUBLIC.values()) <= 200
 
@@ -76,7 +76,7 @@ def test_all_is_exactly_the_listed_top_level_names():
 
 @pytest.mark.parametrize("module, name", [(m, n) for m, names in PUBLIC.items() for n in names])
 def test_public_name_imports_from_its_module(module, name):
-    mod = _import(module)
+    mod = import_public(module)
     assert hasattr(mod, name), f"{module}.{name} is missing"
     if module != "bece" or name != "regression":
         assert name in mod.__all__, f"{name} is not in {module}.__all__"
@@ -84,7 +84,7 @@ def test_public_name_imports_from_its_module(module, name):
 
 @pytest.mark.parametrize("module", sorted(PUBLIC))
 def test_every_name_in_all_exists(module):
-    mod = _import(module)
+    mod = import_public(module)
     missing = [n for n in mod.__all__ if not hasattr(mod, n)]
     assert not missing
 

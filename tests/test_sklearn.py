@@ -18,8 +18,8 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 import bece  # noqa: E402
 import bece.metrics as bm  # noqa: E402
+from bece._api.scorers import SCORER_METRICS  # noqa: E402
 from bece.sklearn import (  # noqa: E402
-    SCORER_METRICS,
     BayesianCalibrationDisplay,
     ece_scorer,
     make_calibration_scorer,

@@ -33,6 +33,7 @@ PUBLIC = [
     "bece.io",
     "bece.metrics",
     "bece.plots",
+    "bece.sklearn",
     "bece.regression",
     "bece._results",
     "bece.smooth",

@@ -69,6 +69,21 @@ class CalibrationScorer:
         ``model="binned"``, ``num_samples``, ``seed`` for ``"posterior_ece"``).
         The reading of the probabilities (``pos_label``, ``labels``) comes
         from the estimator's ``classes_``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from bece.sklearn import CalibrationScorer
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> scorer = CalibrationScorer("brier")
+    >>> scorer
+    make_calibration_scorer('brier')
+    >>> search = GridSearchCV(LogisticRegression(max_iter=5000), {"C": [0.01, 1.0]}, cv=3,
+    ...                       scoring=scorer).fit(X, y)
+    >>> sorted(search.best_params_)
+    ['C']
     """
 
     def __init__(self, metric: str, **options: Any) -> None:
@@ -111,15 +126,51 @@ def make_calibration_scorer(metric: str = "ece", **options: Any) -> CalibrationS
     return CalibrationScorer(metric, **options)
 
 
-#: Minus the plug-in ECE (15 equal-width bins) of ``predict_proba``.
-ece_scorer = CalibrationScorer("ece")
+def ece_scorer(estimator: Any, X: Any, y_true: ArrayLike,
+               sample_weight: ArrayLike | None = None) -> float:
+    """Minus the plug-in ECE (15 equal-width bins) of ``estimator.predict_proba(X)``:
+    ``scoring=ece_scorer`` (:mod:`bece.sklearn`).
 
-#: Minus the posterior mean ECE of the default model (2,000 draws, seed 0).
-posterior_ece_scorer = CalibrationScorer("posterior_ece")
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from bece.sklearn import ece_scorer
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> clf = LogisticRegression(max_iter=5000).fit(X[::2], y[::2])
+    >>> import bece
+    >>> p = clf.predict_proba(X[1::2])[:, 1]
+    >>> ece_scorer(clf, X[1::2], y[1::2]) == -bece.expected_calibration_error(y[1::2], p)
+    True
+    """
+    return _ECE(estimator, X, y_true, sample_weight)
+
+
+def posterior_ece_scorer(estimator: Any, X: Any, y_true: ArrayLike,
+                         sample_weight: ArrayLike | None = None) -> float:
+    """Minus the posterior mean ECE of the default model (:func:`bece.bayesian_ece`,
+    2,000 draws, seed 0) of ``estimator.predict_proba(X)``: ``scoring=posterior_ece_scorer``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from bece.sklearn import posterior_ece_scorer
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> clf = LogisticRegression(max_iter=5000).fit(X[::2], y[::2])
+    >>> score = posterior_ece_scorer(clf, X[1::2], y[1::2])
+    >>> bool(-0.2 < score < 0)
+    True
+    """
+    return _POSTERIOR(estimator, X, y_true, sample_weight)
+
+
+_ECE = CalibrationScorer("ece")
+_POSTERIOR = CalibrationScorer("posterior_ece")
 
 
 def read_estimator(estimator: Any, X: Any, y_true: Any,
-                    pos_label: Any = None) -> tuple[Any, np.ndarray, dict[str, Any]]:
+                   positive: Any = None) -> tuple[Any, np.ndarray, dict[str, Any]]:
     """``y_true``, the probabilities and how to read them, from a fitted classifier."""
     if not hasattr(estimator, "predict_proba"):
         raise ValueError(f"estimator must have predict_proba (a fitted classifier), got "
@@ -129,23 +180,24 @@ def read_estimator(estimator: Any, X: Any, y_true: Any,
     if proba.ndim != 2 or proba.shape[1] != classes.size:
         raise ValueError(f"predict_proba must return shape (n, {classes.size}) for "
                          f"{classes.size} classes_, got {proba.shape}")
-    return (y_true, *binary_column(proba, classes, pos_label))
+    return (y_true, *binary_column(proba, classes, positive))
 
 
 def binary_column(proba: np.ndarray, classes: np.ndarray,
-                   pos_label: Any = None) -> tuple[np.ndarray, dict[str, Any]]:
-    """Two classes: the column of ``pos_label`` (default ``classes[1]``) as
-    P(y = pos_label); more: the matrix with its ``labels``."""
+                  positive: Any = None) -> tuple[np.ndarray, dict[str, Any]]:
+    """Two classes: the column of class ``positive`` (default ``classes[1]``) as
+    P(y = positive), read with ``pos_label=positive``; more: the matrix with its
+    ``labels``."""
     if classes.size == 2:
-        if pos_label is None:
-            pos_label = classes[1]
-        if pos_label not in classes:
-            raise ValueError(f"pos_label={pos_label!r} is not one of the classes "
+        if positive is None:
+            positive = classes[1]
+        if positive not in classes:
+            raise ValueError(f"pos_label={positive!r} is not one of the classes "
                              f"{classes.tolist()}")
-        col = int(np.flatnonzero(classes == pos_label)[0])
-        label = pos_label.item() if isinstance(pos_label, np.generic) else pos_label
+        col = int(np.flatnonzero(classes == positive)[0])
+        label = positive.item() if isinstance(positive, np.generic) else positive
         return proba[:, col], {"pos_label": label}
-    if pos_label is not None:
+    if positive is not None:
         raise ValueError("pos_label applies to two classes; with more, the probabilities are "
                          "read top-label")
     return proba, {"labels": classes}

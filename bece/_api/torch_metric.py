@@ -159,6 +159,22 @@ class BinaryCalibrationError(_StatisticsMetric):
     ``update(preds, target)``: ``preds`` of shape (n,) (or any shape, flattened
     with ``target``) holding P(y = 1), or logits when any lies outside [0, 1];
     ``target`` 0/1. ``compute()``: the plug-in; ``posterior()``: bece's.
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> from bece.torch import BinaryCalibrationError
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p).astype(np.int64)
+    >>> metric = BinaryCalibrationError(n_bins=10)
+    >>> for part in np.array_split(np.arange(2000), 4):      # four batches
+    ...     metric.update(torch.tensor(p[part]), torch.tensor(y[part]))
+    >>> import bece
+    >>> bool(abs(float(metric.compute()) - bece.expected_calibration_error(y, p, n_bins=10)) < 1e-12)
+    True
+    >>> metric.posterior(num_samples=1000).stats.n
+    2000
     """
 
     def update(self, preds: Any, target: Any) -> None:
@@ -195,6 +211,17 @@ class MulticlassCalibrationError(_StatisticsMetric):
     ``target`` class indices 0..K-1. The confidence is the largest
     probability, correct when its class is the target (top-label, as
     torchmetrics and :func:`bece.bayesian_ece` read (n, K) input).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from bece.torch import MulticlassCalibrationError
+    >>> metric = MulticlassCalibrationError(num_classes=3, n_bins=5)
+    >>> logits = torch.tensor([[2.0, 0.1, -1.0], [0.2, 0.3, 1.5], [1.0, 1.0, 0.0]])
+    >>> metric.update(logits, torch.tensor([0, 2, 1]))      # logits: softmax in float64
+    >>> # one prediction per bin: (|1 - 0.834| + |1 - 0.635| + |0 - 0.422|) / 3
+    >>> metric.statistics().n, round(float(metric.compute()), 4)
+    (3, 0.3177)
     """
 
     def __init__(self, num_classes: int, n_bins: int = 15, norm: str = "l1",

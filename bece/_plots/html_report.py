@@ -16,7 +16,7 @@ from .._base.files import atomic_output
 from .._regression.bayesian import BayesianCalibrationError
 from .._results.comparison import Comparison
 from .._results.ece import BayesianECE
-from .._results.html import figure_html, html_page, software_versions
+from .._results.html import HTMLDisplay, figure_html, html_page, software_versions
 from .._results.recalibration import Recalibration
 
 __all__ = ["default_figure", "html_report"]
@@ -51,13 +51,13 @@ def default_figure(result: Any) -> Any:  # a matplotlib Figure, or None
     return None
 
 
-def html_report(result: Any, path: str | Path | None = None, *, title: str | None = None,
+def html_report(result: HTMLDisplay, path: str | Path | None = None, *, title: str | None = None,
                 figure: Any = True, about: dict[str, str] | None = None) -> str:
     """A self-contained HTML page of ``result``, written to ``path`` if given.
 
     Parameters
     ----------
-    result
+    result : HTMLDisplay
         Any result of bece (an ECE posterior, a comparison, a recalibration,
         a calibration test, a cross-check, the regression posterior).
     path : str or Path, optional
@@ -88,7 +88,7 @@ def html_report(result: Any, path: str | Path | None = None, *, title: str | Non
     >>> page.startswith("<!DOCTYPE html>"), "data:image/png;base64," in page
     (True, True)
     """
-    if not hasattr(result, "_repr_html_"):
+    if not isinstance(result, HTMLDisplay):
         raise ValueError(f"result must be a result of bece, got {type(result).__name__}")
     fig = default_figure(result) if figure is True else (figure or None)
     blocks = [result._repr_html_()]

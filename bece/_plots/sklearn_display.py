@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._api.scorers import read_estimator
+from .._results.ece import BayesianECE
 
 __all__ = ["BayesianCalibrationDisplay"]
 
@@ -56,7 +57,7 @@ class BayesianCalibrationDisplay:
     ((10,), 'smooth', True)
     """
 
-    def __init__(self, result: Any, *, estimator_name: str | None = None,
+    def __init__(self, result: BayesianECE, *, estimator_name: str | None = None,
                  pos_label: Any = None) -> None:
         self.result = result
         self.estimator_name = estimator_name
