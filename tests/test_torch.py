@@ -16,7 +16,11 @@ torch = pytest.importorskip("torch")
 tm = pytest.importorskip("torchmetrics.classification")
 
 import bece  # noqa: E402
-from bece.torch import BinaryCalibrationError, MulticlassCalibrationError  # noqa: E402
+from bece.torch import (  # noqa: E402
+    BinaryCalibrationError,
+    ClasswiseCalibrationError,
+    MulticlassCalibrationError,
+)
 
 pytestmark = pytest.mark.extras
 
@@ -64,6 +68,31 @@ def test_multiclass_top_label_from_probabilities_or_logits():
     assert float(a.compute()) == pytest.approx(expected, rel=1e-12)
     assert float(b.compute()) == pytest.approx(expected, rel=1e-9)
     assert float(a.compute()) == pytest.approx(float(theirs.compute()), rel=2e-5, abs=1e-6)
+
+
+def test_classwise_equals_bece_classwise_ece_and_a_naive_loop():
+    y, prob, logits = _multiclass(n=3000, k=4)
+    m = ClasswiseCalibrationError(num_classes=4, n_bins=10)
+    by_logits = ClasswiseCalibrationError(num_classes=4, n_bins=10)
+    for s in np.array_split(np.arange(y.size), 3):
+        m.update(torch.tensor(prob[s]), torch.tensor(y[s]))
+        by_logits.update(torch.tensor(logits[s]), torch.tensor(y[s]))
+    expected = bece.classwise_ece(y, prob, n_bins=10)
+    assert float(m.compute()) == pytest.approx(expected, rel=1e-12)
+    assert float(by_logits.compute()) == pytest.approx(expected, rel=1e-9)
+    # a naive loop: per class, per bin, |sum [y = k] - sum p_k| / n, averaged over classes
+    bins = np.minimum((prob * 10).astype(int), 9)
+    naive = np.mean([sum(abs(np.sum(y[bins[:, k] == b] == k) - np.sum(prob[bins[:, k] == b, k]))
+                         for b in range(10)) / y.size for k in range(4)])
+    assert float(m.compute()) == pytest.approx(naive, rel=1e-9)
+    stats = m.class_statistics()
+    assert len(stats) == 4 and all(s.n == y.size for s in stats)
+    assert stats[2].counts[1].sum() == np.sum(y == 2)
+    mce = ClasswiseCalibrationError(num_classes=4, n_bins=10, norm="max")
+    mce.update(torch.tensor(prob), torch.tensor(y))
+    assert float(mce.compute()) == pytest.approx(np.mean([
+        bece.maximum_calibration_error((y == k).astype(int), prob[:, k], n_bins=10)
+        for k in range(4)]), rel=1e-12)
 
 
 def test_ignore_index_leaves_those_predictions_out():

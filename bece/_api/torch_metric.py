@@ -44,7 +44,7 @@ from .._posteriors import BinnedModel, SmoothModel
 from .._stats.binning import make_binning
 from .._stats.calibration_stats import CalibrationStats
 
-__all__ = ["BinaryCalibrationError", "MulticlassCalibrationError"]
+__all__ = ["BinaryCalibrationError", "ClasswiseCalibrationError", "MulticlassCalibrationError"]
 
 NORMS = ("l1", "l2", "max")
 
@@ -253,3 +253,117 @@ class MulticlassCalibrationError(_StatisticsMetric):
         conf = prob.max(axis=1)
         correct = (prob.argmax(axis=1) == y).astype(np.int64)
         self._add(correct, conf)
+
+
+class ClasswiseCalibrationError(Metric):
+    """Classwise calibration error (Kull et al. 2019), as :func:`bece.classwise_ece`.
+
+    The mean over the K classes of the calibration error of :math:`p_k`
+    against :math:`[y = k]` in ``n_bins`` equal-width bins, every prediction
+    counting in every class. The state is, per class and bin, the count, the
+    number of targets of that class and the sums of :math:`p_k` and
+    :math:`p_k^2` (float64, summed across processes).
+
+    Parameters
+    ----------
+    num_classes : int
+        K, the columns of ``preds``.
+    n_bins : int, default 15
+    norm : {"l1", "l2", "max"}, default "l1"
+        Each class's error as torchmetrics' ``norm`` (l1: the ECE), then the
+        mean over the classes.
+    ignore_index : int, optional
+        Predictions whose target is this value are left out.
+    **kwargs
+        torchmetrics' ``Metric`` options.
+
+    Notes
+    -----
+    There is no posterior here: bece's models are of one confidence per
+    prediction. :meth:`class_statistics` gives each class's one-vs-rest
+    statistics, whose binned posterior :func:`bece.posterior_ece` gives.
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> import bece
+    >>> from bece.torch import ClasswiseCalibrationError
+    >>> prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7]])
+    >>> metric = ClasswiseCalibrationError(num_classes=2, n_bins=2)
+    >>> metric.update(torch.tensor(prob), torch.tensor([0, 1, 1]))
+    >>> round(float(metric.compute()), 12), round(bece.classwise_ece([0, 1, 1], prob, n_bins=2), 12)
+    (0.333333333333, 0.333333333333)
+    """
+
+    is_differentiable = False
+    higher_is_better = False
+    full_state_update = False
+
+    def __init__(self, num_classes: int, n_bins: int = 15, norm: str = "l1",
+                 ignore_index: int | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+            raise ValueError(f"num_classes must be an integer >= 2, got {num_classes!r}")
+        if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 1:
+            raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")
+        if norm not in NORMS:
+            raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+        if ignore_index is not None and (isinstance(ignore_index, bool)
+                                         or not isinstance(ignore_index, int)):
+            raise ValueError(f"ignore_index must be an integer or None, got {ignore_index!r}")
+        self.num_classes, self.n_bins, self.norm = num_classes, n_bins, norm
+        self.ignore_index = ignore_index
+        self._binning = make_binning(None, n_bins, "uniform")
+        for name in ("count", "hits", "sum_p", "sum_p2"):
+            self.add_state(name, torch.zeros(num_classes, n_bins, dtype=torch.float64),
+                           dist_reduce_fx="sum")
+
+    def update(self, preds: Any, target: Any) -> None:
+        """Add a batch: ``preds`` (n, K) probabilities or logits, ``target`` (n,) class indices."""
+        prob = _as_host(preds, "preds").astype(np.float64)
+        y = _as_host(target, "target").reshape(-1)
+        k, m = self.num_classes, self.n_bins
+        if prob.ndim != 2 or prob.shape[1] != k or prob.shape[0] != y.size:
+            raise ValueError(f"preds must have shape (n, {k}) with n = {y.size} targets, got "
+                             f"{tuple(prob.shape)}")
+        if self.ignore_index is not None:
+            keep = y != self.ignore_index
+            prob, y = prob[keep], y[keep]
+        if y.size == 0:
+            return
+        if np.any((prob < 0) | (prob > 1)) and np.all(np.isfinite(prob)):
+            z = prob - prob.max(axis=1, keepdims=True)  # logits: softmax in float64
+            prob = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+        if not np.all((prob >= 0) & (prob <= 1)):
+            raise ValueError("preds must be probabilities in [0, 1] or finite logits")
+        bad = (y < 0) | (y >= k)
+        if bad.any():
+            raise ValueError(f"target must hold class indices in 0..{k - 1}, got {y[bad][:5].tolist()}")
+        cell = (np.arange(k) * m)[None, :] + self._binning.index(prob.ravel()).reshape(prob.shape)
+        hit = (y[:, None] == np.arange(k)[None, :]).astype(np.float64)
+        for name, weight in (("count", None), ("hits", hit), ("sum_p", prob),
+                             ("sum_p2", prob * prob)):
+            add = np.bincount(cell.ravel(), weights=None if weight is None else weight.ravel(),
+                              minlength=k * m).astype(np.float64).reshape(k, m)
+            state = getattr(self, name)
+            state += torch.from_numpy(add).to(state.device)
+
+    def class_statistics(self) -> tuple[CalibrationStats, ...]:
+        """Each class's one-vs-rest statistics: :math:`p_k` against :math:`[y = k]`."""
+        def host(t: Any) -> np.ndarray:
+            return t.detach().to("cpu", torch.float64).numpy()
+
+        count, hits = np.rint(host(self.count)), np.rint(host(self.hits))
+        sum_p, sum_p2 = host(self.sum_p), host(self.sum_p2)
+        return tuple(CalibrationStats(self._binning,
+                                      np.stack([count[j] - hits[j], hits[j]]).astype(np.int64),
+                                      sum_p[j], sum_p2[j])
+                     for j in range(self.num_classes))
+
+    def compute(self) -> Any:  # torch.Tensor
+        """The mean over the classes of each class's calibration error (``norm``)."""
+        stats = self.class_statistics()
+        if stats[0].n == 0:
+            raise ValueError("no predictions yet: call update() first")
+        return torch.tensor(float(np.mean([_plugin(s, self.norm) for s in stats])),
+                            dtype=torch.float64)
