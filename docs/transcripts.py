@@ -55,6 +55,33 @@ def _logits(folder: Path) -> None:
         np.savez(folder / name, y_true=y[rows], **{f"p_{k}": logits[rows, k] for k in range(10)})
 
 
+def _lm_eval(folder: Path) -> None:
+    """300 documents of a 4-choice benchmark in the format ``lm_eval --log_samples``
+    writes (lm-evaluation-harness 0.4.x: ``arguments`` as ``gen_args_i``, every
+    log-likelihood written as a string), from an over-confident model: the gold
+    answer's log-likelihood is raised by 1.5 nats, its probability by less."""
+    import json
+
+    rng = np.random.default_rng(0)
+    lines = []
+    for doc_id in range(300):
+        choices = [f"option {c}{' and more' * int(rng.integers(0, 3))}" for c in "ABCD"]
+        gold = int(rng.integers(4))
+        ll = -np.abs(rng.normal(6.0, 2.5, size=4)) - 0.05
+        truth = np.exp(ll / 2.0) / np.exp(ll / 2.0).sum()  # the model is too sure: T = 2
+        gold = int(rng.choice(4, p=truth))
+        pred = int(np.argmax(ll))
+        lines.append(json.dumps({
+            "doc_id": doc_id, "doc": {"choices": choices, "label": gold}, "target": str(gold),
+            "arguments": {f"gen_args_{j}": {"arg_0": f"Q{doc_id}", "arg_1": " " + c}
+                          for j, c in enumerate(choices)},
+            "resps": [[[str(float(x)), "False"]] for x in ll],
+            "filtered_resps": [[str(float(x)), "False"] for x in ll],
+            "filter": "none", "metrics": ["acc"], "acc": 1.0 if pred == gold else 0.0,
+        }))
+    (folder / "samples_demo.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def _cancer(folder: Path) -> None:
     """scikit-learn's breast cancer data: a logistic regression fitted on 60%,
     its class probabilities on the rest, with the diagnosis as text."""
@@ -85,11 +112,13 @@ def _csv(path: Path, columns: dict[str, np.ndarray]) -> None:
 @dataclass(frozen=True)
 class Session:
     """Commands run in one folder after ``setup`` wrote their inputs there;
-    with ``head``, each command's first ``head`` lines and ``...``."""
+    with ``head``, each command's first ``head`` lines and ``...`` (and its
+    last ``tail`` lines after them)."""
 
     commands: tuple[str, ...]
     setup: Callable[[Path], None] | None = None
     head: int | None = None
+    tail: int = 0
 
 
 SESSIONS: dict[str, Session] = {
@@ -100,6 +129,9 @@ SESSIONS: dict[str, Session] = {
                             "--logits --out test_ts.csv",), _logits),
     "cross_check": Session(("bece cross-check calibrated.csv --chains 2 --warmup 500 "
                             "--draws 1000",), _calibrated),
+    "report_lm_eval": Session(("bece report samples_demo.jsonl --no-verdict",), _lm_eval, head=9),
+    "report_html": Session(("bece report calibrated.csv --no-verdict --html report.html",),
+                           _calibrated, head=3, tail=2),
     "report_cancer": Session(("bece report cancer.csv --y-true-col diagnosis",
                               "bece report cancer.csv --y-true-col diagnosis --y-prob-col p_1 "
                               "--pos-label malignant"), _cancer, head=13),
@@ -123,8 +155,9 @@ def run(name: str) -> str:
                 raise RuntimeError(f"transcript {name!r}: {command!r} exited with {done.returncode}:\n"
                                    f"{done.stderr}")
             lines = f"{done.stdout}{done.stderr}".rstrip("\n").splitlines()
-            if session.head is not None and len(lines) > session.head:
-                lines = [*lines[:session.head], "  ..."]
+            if session.head is not None and len(lines) > session.head + session.tail:
+                end = lines[len(lines) - session.tail:] if session.tail else []
+                lines = [*lines[:session.head], "  ...", *end]
             out.append("\n".join([f"$ {command}", *lines]))
     return "\n\n".join(out) + "\n"
 
