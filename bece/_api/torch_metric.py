@@ -49,6 +49,45 @@ __all__ = ["BinaryCalibrationError", "ClasswiseCalibrationError", "MulticlassCal
 NORMS = ("l1", "l2", "max")
 
 
+def _check_options(n_bins: Any, norm: Any, ignore_index: Any) -> None:
+    """``ValueError`` naming ``n_bins``, ``norm`` or ``ignore_index`` when bad."""
+    if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 1:
+        raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")
+    if norm not in NORMS:
+        raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+    if ignore_index is not None and (isinstance(ignore_index, bool)
+                                     or not isinstance(ignore_index, int)):
+        raise ValueError(f"ignore_index must be an integer or None, got {ignore_index!r}")
+
+
+def _check_classes(num_classes: Any) -> int:
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+        raise ValueError(f"num_classes must be an integer >= 2, got {num_classes!r}")
+    return num_classes
+
+
+def _class_probabilities(preds: Any, target: Any, k: int,
+                         ignore_index: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """A batch of (n, K) ``preds`` and (n,) ``target`` on the host: rows of
+    ``ignore_index`` left out, logits (any value outside [0, 1]) through a
+    softmax in float64, targets checked as class indices."""
+    prob = _as_host(preds, "preds").astype(np.float64)
+    y = _as_host(target, "target").reshape(-1)
+    if prob.ndim != 2 or prob.shape[1] != k or prob.shape[0] != y.size:
+        raise ValueError(f"preds must have shape (n, {k}) with n = {y.size} targets, got "
+                         f"{tuple(prob.shape)}")
+    if ignore_index is not None:
+        keep = y != ignore_index
+        prob, y = prob[keep], y[keep]
+    if np.any((prob < 0) | (prob > 1)) and np.all(np.isfinite(prob)):
+        z = prob - prob.max(axis=1, keepdims=True)  # logits: softmax in float64
+        prob = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    bad = (y < 0) | (y >= k)
+    if bad.any():
+        raise ValueError(f"target must hold class indices in 0..{k - 1}, got {y[bad][:5].tolist()}")
+    return prob, y
+
+
 def _plugin(stats: CalibrationStats, norm: str) -> float:
     """torchmetrics' calibration error of the bins: l1 sum_b (n_b / N) |acc_b - conf_b|,
     l2 its square-root weighted mean of squares, max the largest |gap| of a non-empty bin."""
@@ -73,13 +112,7 @@ class _StatisticsMetric(Metric):
     def __init__(self, n_bins: int = 15, norm: str = "l1", ignore_index: int | None = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 1:
-            raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")
-        if norm not in NORMS:
-            raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-        if ignore_index is not None and (isinstance(ignore_index, bool)
-                                         or not isinstance(ignore_index, int)):
-            raise ValueError(f"ignore_index must be an integer or None, got {ignore_index!r}")
+        _check_options(n_bins, norm, ignore_index)
         self.n_bins, self.norm, self.ignore_index = n_bins, norm, ignore_index
         self._binned = BinnedModel(n_bins=n_bins)
         self._smooth = SmoothModel(n_bins=n_bins)
@@ -226,30 +259,14 @@ class MulticlassCalibrationError(_StatisticsMetric):
 
     def __init__(self, num_classes: int, n_bins: int = 15, norm: str = "l1",
                  ignore_index: int | None = None, **kwargs: Any) -> None:
-        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
-            raise ValueError(f"num_classes must be an integer >= 2, got {num_classes!r}")
         super().__init__(n_bins=n_bins, norm=norm, ignore_index=ignore_index, **kwargs)
-        self.num_classes = num_classes
+        self.num_classes = _check_classes(num_classes)
 
     def update(self, preds: Any, target: Any) -> None:
         """Add a batch: ``preds`` (n, K) probabilities or logits, ``target`` (n,) class indices."""
-        prob = _as_host(preds, "preds").astype(np.float64)
-        y = _as_host(target, "target").reshape(-1)
-        if prob.ndim != 2 or prob.shape[1] != self.num_classes or prob.shape[0] != y.size:
-            raise ValueError(f"preds must have shape (n, {self.num_classes}) with n = "
-                             f"{y.size} targets, got {tuple(prob.shape)}")
-        if self.ignore_index is not None:
-            keep = y != self.ignore_index
-            prob, y = prob[keep], y[keep]
+        prob, y = _class_probabilities(preds, target, self.num_classes, self.ignore_index)
         if y.size == 0:
             return
-        if np.any((prob < 0) | (prob > 1)) and np.all(np.isfinite(prob)):
-            z = prob - prob.max(axis=1, keepdims=True)  # logits: softmax in float64
-            prob = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
-        bad = (y < 0) | (y >= self.num_classes)
-        if bad.any():
-            raise ValueError(f"target must hold class indices in 0..{self.num_classes - 1}, got "
-                             f"{y[bad][:5].tolist()}")
         conf = prob.max(axis=1)
         correct = (prob.argmax(axis=1) == y).astype(np.int64)
         self._add(correct, conf)
@@ -302,16 +319,8 @@ class ClasswiseCalibrationError(Metric):
     def __init__(self, num_classes: int, n_bins: int = 15, norm: str = "l1",
                  ignore_index: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
-            raise ValueError(f"num_classes must be an integer >= 2, got {num_classes!r}")
-        if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 1:
-            raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")
-        if norm not in NORMS:
-            raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-        if ignore_index is not None and (isinstance(ignore_index, bool)
-                                         or not isinstance(ignore_index, int)):
-            raise ValueError(f"ignore_index must be an integer or None, got {ignore_index!r}")
-        self.num_classes, self.n_bins, self.norm = num_classes, n_bins, norm
+        _check_options(n_bins, norm, ignore_index)
+        self.num_classes, self.n_bins, self.norm = _check_classes(num_classes), n_bins, norm
         self.ignore_index = ignore_index
         self._binning = make_binning(None, n_bins, "uniform")
         for name in ("count", "hits", "sum_p", "sum_p2"):
@@ -320,25 +329,12 @@ class ClasswiseCalibrationError(Metric):
 
     def update(self, preds: Any, target: Any) -> None:
         """Add a batch: ``preds`` (n, K) probabilities or logits, ``target`` (n,) class indices."""
-        prob = _as_host(preds, "preds").astype(np.float64)
-        y = _as_host(target, "target").reshape(-1)
         k, m = self.num_classes, self.n_bins
-        if prob.ndim != 2 or prob.shape[1] != k or prob.shape[0] != y.size:
-            raise ValueError(f"preds must have shape (n, {k}) with n = {y.size} targets, got "
-                             f"{tuple(prob.shape)}")
-        if self.ignore_index is not None:
-            keep = y != self.ignore_index
-            prob, y = prob[keep], y[keep]
+        prob, y = _class_probabilities(preds, target, k, self.ignore_index)
         if y.size == 0:
             return
-        if np.any((prob < 0) | (prob > 1)) and np.all(np.isfinite(prob)):
-            z = prob - prob.max(axis=1, keepdims=True)  # logits: softmax in float64
-            prob = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
         if not np.all((prob >= 0) & (prob <= 1)):
             raise ValueError("preds must be probabilities in [0, 1] or finite logits")
-        bad = (y < 0) | (y >= k)
-        if bad.any():
-            raise ValueError(f"target must hold class indices in 0..{k - 1}, got {y[bad][:5].tolist()}")
         cell = (np.arange(k) * m)[None, :] + self._binning.index(prob.ravel()).reshape(prob.shape)
         hit = (y[:, None] == np.arange(k)[None, :]).astype(np.float64)
         for name, weight in (("count", None), ("hits", hit), ("sum_p", prob),

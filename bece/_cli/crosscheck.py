@@ -116,19 +116,11 @@ def _regression(args: argparse.Namespace, path: Any, conventions: dict[str, str]
     from .._posteriors import cross_check
     from .._posteriors.regression import SmoothPITModel
     from .._posteriors.resolve import resolve_model
-    from .._regression.forecast import check_levels, pit
-    from .regression import FORMS, grouping
+    from .regression import FORMS, forecast_pit, grouping, report_levels
 
     fc = read_forecasts(path, **conventions)
-    levels = (check_levels(args.levels, "--levels") if args.levels is not None
-              else fc.columns.levels if fc.form == "quantiles" else None)
-    if fc.form == "gaussian":
-        u = pit(fc.y, mean=fc.mean, std=fc.std)
-    elif fc.form == "quantiles":
-        u = pit(fc.y, quantiles=fc.quantiles, levels=fc.columns.levels, randomize=True,
-                seed=args.seed)
-    else:
-        u = pit(fc.y, samples=fc.samples, randomize=True, seed=args.seed)
+    levels = report_levels(args, fc)
+    u = forecast_pit(fc, args.seed)
     obj = resolve_model(model, "regression",
                         levels=None if levels is None else tuple(float(x) for x in levels))
     if isinstance(obj, SmoothPITModel):  # the randomised PIT's grouping, as the report's

@@ -40,16 +40,42 @@ from .common import PROB, figure, save, to_json, warning_line, write_html
 
 __all__ = [
     "FORMS",
+    "forecast_pit",
     "format_regression",
     "grouping",
     "regression_dict",
     "regression_test",
+    "report_levels",
     "run_regression",
     "verdict",
 ]
 
 #: The forecasts' forms in words.
 FORMS = {"gaussian": "Gaussian", "quantiles": "quantile", "samples": "sample"}
+
+
+def forecast_pit(forecasts: Any, seed: int) -> np.ndarray:
+    """The PIT values of the file's forecasts: exact for a Gaussian forecast,
+    randomised within the step (from ``seed``) for quantiles and samples."""
+    from .._regression.forecast import pit
+
+    fc = forecasts
+    if fc.form == "gaussian":
+        return pit(fc.y, mean=fc.mean, std=fc.std)
+    if fc.form == "quantiles":
+        return pit(fc.y, quantiles=fc.quantiles, levels=fc.columns.levels, randomize=True,
+                   seed=seed)
+    return pit(fc.y, samples=fc.samples, randomize=True, seed=seed)
+
+
+def report_levels(args: Any, forecasts: Any) -> np.ndarray | None:
+    """The levels of the report: ``--levels``, else a quantile forecast's own, else
+    None (the default grid)."""
+    from .._regression.forecast import check_levels
+
+    if args.levels is not None:
+        return check_levels(args.levels, "--levels")
+    return forecasts.columns.levels if forecasts.form == "quantiles" else None
 
 
 # --------------------------------------------------------------- verdict
@@ -155,25 +181,14 @@ def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, s
     """``bece report FILE`` on a file of regression forecasts; returns the exit code."""
     from .._api.regression import bayesian_calibration_error
     from .._io.files import read_forecasts
-    from .._regression.forecast import check_levels, pit
     fc = read_forecasts(path, **conventions)
-    levels: np.ndarray | None = None
-    if args.levels is not None:
-        levels = check_levels(args.levels, "--levels")
-    elif fc.form == "quantiles":
-        levels = fc.columns.levels
+    levels = report_levels(args, fc)
     randomized = fc.form != "gaussian"
     # warnings of the computation (e.g. autocorrelated draws) as one line
     # each on stderr, not Python's two-line 'file:line: Warning' form
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        if fc.form == "gaussian":
-            u = pit(fc.y, mean=fc.mean, std=fc.std)
-        elif fc.form == "quantiles":
-            u = pit(fc.y, quantiles=fc.quantiles, levels=fc.columns.levels, randomize=True,
-                    seed=args.seed)
-        else:
-            u = pit(fc.y, samples=fc.samples, randomize=True, seed=args.seed)
+        u = forecast_pit(fc, args.seed)
         # only the counts between the forecast's levels (quantiles) or the ranks among
         # its draws (samples) carry information: the smooth model is fitted to them
         result = bayesian_calibration_error(u, levels, num_samples=args.samples, seed=args.seed,
