@@ -150,8 +150,10 @@ def test_bad_input_is_named():
     b = BinaryCalibrationError()
     with pytest.raises(ValueError, match="as many elements"):
         b.update(torch.rand(3), torch.tensor([0, 1]))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="preds"):
         b.update(torch.tensor([0.2, float("nan")]), torch.tensor([0, 1]))
+    with pytest.raises(ValueError, match="target"):
+        b.update(torch.tensor([0.2, 0.3]), torch.tensor([0, 2]))
     with pytest.raises(ValueError, match="no predictions yet"):
         BinaryCalibrationError().posterior()
 

@@ -126,8 +126,13 @@ class _StatisticsMetric(Metric):
                            dist_reduce_fx="sum")
 
     def _add(self, y: np.ndarray, p: np.ndarray) -> None:
-        for name, model in (("bins", self._binned), ("fine", self._smooth)):
-            s = model.statistics(y, p)
+        try:
+            both = [(name, model.statistics(y, p))
+                    for name, model in (("bins", self._binned), ("fine", self._smooth))]
+        except ValueError as exc:  # bece's message, in the metric's argument names
+            raise ValueError(str(exc).replace("y_prob", "preds").replace("y_true", "target")
+                             ) from None
+        for name, s in both:
             for part, value in (("counts", s.counts), ("sum_p", s.sum_p), ("sum_p2", s.sum_p2)):
                 state = getattr(self, f"{name}_{part}")
                 state += torch.from_numpy(np.array(value, dtype=np.float64)).to(state.device)
