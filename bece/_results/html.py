@@ -18,6 +18,11 @@ The block references nothing outside itself: no script, no style sheet,
 no image file, no link (styles are inline), so a notebook renders it
 offline and a saved notebook keeps it. It is well-formed XML, so any HTML
 or XML parser reads it.
+
+A whole page (:func:`html_page`: ``--html`` of the commands and
+:func:`bece.plots.html_report`) is such blocks under a title, a figure as a
+PNG inside the page (:func:`figure_html`, a data URI) and the versions that
+made it (:func:`software_versions`).
 """
 
 from __future__ import annotations
