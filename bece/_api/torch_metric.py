@@ -40,6 +40,8 @@ except ImportError as exc:  # pragma: no cover - the default install has no torc
     raise ImportError("bece.torch needs PyTorch and torchmetrics: pip install 'bece[torch]'"
                       ) from exc
 
+from .._metrics.binned import plugin_ece, plugin_mce
+from .._metrics.l2 import l2_from_bin_means
 from .._posteriors import BinnedModel, SmoothModel
 from .._stats.binning import make_binning
 from .._stats.calibration_stats import CalibrationStats
@@ -89,17 +91,19 @@ def _class_probabilities(preds: Any, target: Any, k: int,
 
 
 def _plugin(stats: CalibrationStats, norm: str) -> float:
-    """torchmetrics' calibration error of the bins: l1 sum_b (n_b / N) |acc_b - conf_b|,
-    l2 its square-root weighted mean of squares, max the largest |gap| of a non-empty bin."""
-    counts = stats.counts.sum(axis=0).astype(np.float64)
-    full = counts > 0
-    gap = np.abs(stats.counts[1][full] / counts[full] - stats.sum_p[full] / counts[full])
-    weight = counts[full] / counts.sum()
+    """torchmetrics' calibration error of the bins, by bece's plug-in of statistics:
+    l1 the ECE, l2 the root of the weighted mean squared gap, max the MCE (0 with
+    no predictions, as an empty sum)."""
+    if stats.n == 0:
+        return 0.0
     if norm == "l1":
-        return float(np.sum(weight * gap))
-    if norm == "l2":
-        return float(np.sqrt(np.sum(weight * gap**2)))
-    return float(gap.max()) if gap.size else 0.0
+        return plugin_ece(stats)
+    if norm == "max":
+        return plugin_mce(stats)
+    counts = stats.bin_counts
+    full = counts > 0
+    return l2_from_bin_means(counts[full] / stats.n, stats.confidence[full],
+                             stats.accuracy[full], counts[full].astype(np.float64))
 
 
 class _StatisticsMetric(Metric):
@@ -116,8 +120,10 @@ class _StatisticsMetric(Metric):
         self.n_bins, self.norm, self.ignore_index = n_bins, norm, ignore_index
         self._binned = BinnedModel(n_bins=n_bins)
         self._smooth = SmoothModel(n_bins=n_bins)
-        fine = self._smooth.fine_binning().n_bins
-        for name, size in (("bins", n_bins), ("fine", fine)):
+        self._binnings = {"bins": make_binning(None, n_bins, "uniform"),
+                          "fine": self._smooth.fine_binning()}
+        for name, binning in self._binnings.items():
+            size = binning.n_bins
             self.add_state(f"{name}_counts", torch.zeros(2, size, dtype=torch.float64),
                            dist_reduce_fx="sum")
             self.add_state(f"{name}_sum_p", torch.zeros(size, dtype=torch.float64),
@@ -137,19 +143,18 @@ class _StatisticsMetric(Metric):
                 state = getattr(self, f"{name}_{part}")
                 state += torch.from_numpy(np.array(value, dtype=np.float64)).to(state.device)
 
-    def _stats(self, name: str, model: Any) -> CalibrationStats:
+    def _stats(self, name: str) -> CalibrationStats:
         def host(t: Any) -> np.ndarray:
             return t.detach().to("cpu", torch.float64).numpy()
 
-        return CalibrationStats(model.fine_binning() if name == "fine" else
-                                make_binning(None, self.n_bins, "uniform"),
+        return CalibrationStats(self._binnings[name],
                                 np.rint(host(getattr(self, f"{name}_counts"))).astype(np.int64),
                                 host(getattr(self, f"{name}_sum_p")),
                                 host(getattr(self, f"{name}_sum_p2")))
 
     def statistics(self) -> CalibrationStats:
         """The synced statistics in the ECE bins (a :class:`bece.CalibrationStats`)."""
-        return self._stats("bins", self._binned)
+        return self._stats("bins")
 
     def compute(self) -> Any:  # torch.Tensor
         """The plug-in calibration error (``norm``) of every prediction so far, as a
@@ -160,16 +165,10 @@ class _StatisticsMetric(Metric):
         """bece's default posterior of the ECE (:func:`bece.bayesian_ece`'s smooth model,
         from the fine statistics), on the synced statistics of every prediction so far."""
         with self.sync_context():  # every process's statistics, then the local ones back
-            fine = self._stats("fine", self._smooth)
+            fine = self._stats("fine")
         if fine.n == 0:
             raise ValueError("no predictions yet: call update() first")
         return self._smooth.posterior(fine, num_samples=num_samples, seed=seed)
-
-    def _drop_ignored(self, preds: Any, target: Any) -> tuple[Any, Any]:
-        if self.ignore_index is None:
-            return preds, target
-        keep = target != self.ignore_index
-        return preds[keep], target[keep]
 
 
 def _as_host(x: Any, name: str) -> np.ndarray:
