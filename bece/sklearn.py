@@ -18,8 +18,8 @@ calibrated model. The probabilities are read as scikit-learn reads them:
 :data:`ece_scorer` is the plug-in ECE (15 equal-width bins),
 :data:`posterior_ece_scorer` the posterior mean of the default model's ECE
 (:func:`bece.bayesian_ece`, 2,000 draws, seed 0: the same number for the same
-data). :func:`make_calibration_scorer` builds one for any of the ten metrics it
-lists, with its options.
+data). :func:`make_calibration_scorer` builds one for any of the ten metrics
+:class:`CalibrationScorer` lists, with its options.
 
 **Display.** :class:`BayesianCalibrationDisplay` follows
 :class:`sklearn.calibration.CalibrationDisplay`: ``from_estimator``,

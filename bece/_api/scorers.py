@@ -63,7 +63,10 @@ class CalibrationScorer:
     Parameters
     ----------
     metric : str
-        One of :data:`SCORER_METRICS`.
+        One of ``"ece"`` and ``"mce"`` (binned plug-in), ``"posterior_ece"``
+        (the default model's posterior mean), ``"l2"``, ``"debiased_l2"``,
+        ``"smooth_ece"``, ``"ece_sweep"``, ``"brier"``, ``"log_loss"``,
+        ``"ks"`` (:mod:`bece.metrics`); each lower is better, 0 at best.
     **options
         Keywords of the metric (``n_bins=10``, ``binning="quantile"``;
         ``model="binned"``, ``num_samples``, ``seed`` for ``"posterior_ece"``).
@@ -109,7 +112,8 @@ class CalibrationScorer:
 
 def make_calibration_scorer(metric: str = "ece", **options: Any) -> CalibrationScorer:
     """A scorer for ``scoring=``: minus ``metric`` of the estimator's
-    ``predict_proba`` (greater is better), with the metric's ``options``.
+    ``predict_proba`` (greater is better), with the metric's ``options``;
+    the metrics as :class:`CalibrationScorer`.
 
     Examples
     --------
