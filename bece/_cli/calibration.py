@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from .._results.text import TOP_LABEL_SCOPE
-from .common import input_options, to_json, write_html
+from .common import input_options, source_words, to_json, write_html
 
 __all__ = [
     "TOP_LABEL_SCOPE",
@@ -93,7 +92,7 @@ def format_test(test: Any, source: str, level: float = 0.05) -> str:
 
 def run_test(args: argparse.Namespace) -> int:
     """``bece test [FILE]``; returns the exit code."""
-    from .._io.files import EXAMPLE_WORDS, example_path
+    from .._io.files import example_path
     from .parser import version
 
     path = example_path() if args.file is None else args.file
@@ -110,14 +109,13 @@ def run_test(args: argparse.Namespace) -> int:
                              f"predictions: 'bece report {path}' gives the forecasts' verdict")
     progress = not args.json and sys.stderr.isatty()
     test = file_test(path, args, progress=progress)
-    source = str(path) if args.file is not None else f"{Path(path).name} ({EXAMPLE_WORDS})"
-    html = getattr(args, "html", None)
+    source = source_words(args, path)
     info = {"model": "calibration-test", "input_kind": test.kind, "seed": args.seed,
             "bece_version": version()}
     d = {**info, "source": str(path), "n": test.n, "n_bins": test.n_bins,
          **test_dict(test, args.level)}
     text = format_test(test, source, args.level)
     print(to_json(d) if args.json else text)
-    if html is not None:
+    if args.html is not None:
         write_html(args, f"bece test: {source}", text, d, test)
     return 0

@@ -135,6 +135,25 @@ def save(fig: Any, path: str, quiet: bool) -> None:
         print(f"\n  figure written to {path}")
 
 
+def source_words(args: Any, path: Any) -> str:
+    """How the header names the input: FILE as given, or the shipped example
+    and what it holds (no FILE)."""
+    from pathlib import Path
+
+    from .._io.files import EXAMPLE_WORDS
+
+    return str(path) if args.file is not None else f"{Path(path).name} ({EXAMPLE_WORDS})"
+
+
+def write_outputs(args: Any, fig: Any, title: str, text: str, data: dict[str, Any],
+                  result: Any) -> None:
+    """After the text: ``--plot`` (``fig``) and ``--html`` (:func:`write_html`), where given."""
+    if args.plot is not None:
+        save(fig, args.plot, args.json)
+    if args.html is not None:
+        write_html(args, title, text, data, result, fig)
+
+
 def write_html(args: Any, title: str, text: str, data: dict[str, Any], result: Any,
                fig: Any = None) -> None:
     """``--html PATH``: one self-contained page (:func:`bece.plots.html_report`'s

@@ -14,9 +14,8 @@ from .common import (
     PROB,
     figure,
     input_options,
-    save,
     to_json,
-    write_html,
+    write_outputs,
 )
 
 __all__ = [
@@ -80,7 +79,7 @@ def run_compare(args: argparse.Namespace) -> int:
         found = _whole(args, columns, options, progress)
     comparison, kind, n_classes = found
     sources = (str(args.file_a), str(args.file_b))
-    html = getattr(args, "html", None)
+    html = args.html
     d = compare_dict(comparison, sources, seed=args.seed) if args.json or html else {}
     text = (format_compare(comparison, sources, kind, args.binning, n_classes=n_classes)
             if not args.json or html else "")
@@ -93,10 +92,7 @@ def run_compare(args: argparse.Namespace) -> int:
         labels = [f"A ({names[0]})", f"B ({names[1]})"]
         fig = figure((15, 5.6))
         plot_comparison(comparison, labels=labels, fig=fig)
-    if args.plot is not None:
-        save(fig, args.plot, args.json)
-    if html is not None:
-        write_html(args, f"bece compare: {sources[0]} and {sources[1]}", text, d, comparison, fig)
+    write_outputs(args, fig, f"bece compare: {sources[0]} and {sources[1]}", text, d, comparison)
     return 0
 
 

@@ -31,10 +31,9 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-from .common import input_options, to_json
+from .common import input_options, source_words, to_json
 
 __all__ = ["run_cross_check"]
 
@@ -45,7 +44,7 @@ MODELS = {"classifier": ("smooth", "binned", "conjugate", "literal"),
 
 def run_cross_check(args: argparse.Namespace) -> int:
     """``bece cross-check [FILE]``; returns the exit code."""
-    from .._io.files import EXAMPLE_WORDS, example_path
+    from .._io.files import example_path
     from .._posteriors.resolve import resolve_model
     from .parser import version
     from .report import CLASSIFIER_OPTIONS, REGRESSION_OPTIONS, conventions_of, file_kind, refuse
@@ -75,7 +74,7 @@ def run_cross_check(args: argparse.Namespace) -> int:
         cc, n, what = _regression(args, path, conventions, model, mcmc)
     else:
         cc, n, what = _classifier(args, path, columns, model, mcmc)
-    source = str(path) if args.file is not None else f"{Path(path).name} ({EXAMPLE_WORDS})"
+    source = source_words(args, path)
     if args.json:
         print(to_json({"file": str(path), "n": n, "input_kind": what, **cc.to_dict(),
                        "mcmc": {k: mcmc[k] for k in ("num_chains", "num_warmup", "num_samples")},

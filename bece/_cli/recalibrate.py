@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .common import BINARY_NOTE, PROB, figure, input_options, save, to_json, write_html
+from .common import BINARY_NOTE, PROB, figure, input_options, to_json, write_outputs
 from .output import atomic_output
 
 __all__ = [
@@ -164,7 +164,7 @@ def run_recalibrate(args: argparse.Namespace) -> int:
         raise file_error(str(exc), val.source, test.source, kind) from None
     sources = (str(args.val_file), str(args.test_file))
     pred_kind = "binary" if test.y_prob.ndim == 1 else "top-label"
-    html = getattr(args, "html", None)
+    html = args.html
     d = recalibrate_dict(result, sources, seed=args.seed) if args.json or html else {}
     text = (format_recalibrate(result, sources, args.binning, pred_kind, test.n_classes)
             if not args.json or html else "")
@@ -183,9 +183,6 @@ def run_recalibrate(args: argparse.Namespace) -> int:
         fig = figure((15, 5.6))
         plot_comparison(result.comparison, labels=[f"after ({args.method})", "before"], fig=fig,
                         b_first=True)
-    if args.plot is not None:
-        save(fig, args.plot, args.json)
-    if html is not None:
-        write_html(args, f"bece recalibrate: {sources[1]} ({args.method}, fitted on "
-                   f"{sources[0]})", text, d, result, fig)
+    write_outputs(args, fig, f"bece recalibrate: {sources[1]} ({args.method}, fitted on "
+                  f"{sources[0]})", text, d, result)
     return 0

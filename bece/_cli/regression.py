@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .._regression.report_text import ALPHA, regression_verdict
-from .common import PROB, figure, save, to_json, warning_line, write_html
+from .common import PROB, figure, to_json, warning_line, write_outputs
 
 __all__ = [
     "FORMS",
@@ -197,7 +197,7 @@ def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, s
         d = regression_dict(result, u, fc, randomized=randomized, seed=args.seed, test=test)
     for line in dict.fromkeys(warning_line(w.message) for w in caught):
         print(line, file=sys.stderr)
-    html = getattr(args, "html", None)
+    html = args.html
     text = format_regression(result, test, fc, u, randomized=randomized, seed=args.seed,
                              every=args.levels is not None)
     print(to_json(d) if args.json else text)
@@ -211,8 +211,5 @@ def run_regression(args: argparse.Namespace, path: Any, conventions: dict[str, s
         ax = plot_calibration_curve(result, ax=fig.add_subplot())
         ax.set_title(f"{Path(fc.source).name} ({FORMS[fc.form]} forecasts, n = {u.size:,})\n"
                      f"{ax.get_title()}", fontsize="medium")
-    if args.plot is not None:
-        save(fig, args.plot, args.json)
-    if html is not None:
-        write_html(args, f"bece report: {fc.source}", text, d, result, fig)
+    write_outputs(args, fig, f"bece report: {fc.source}", text, d, result)
     return 0

@@ -18,9 +18,9 @@ from .common import (
     classes_line,
     figure,
     input_options,
-    save,
+    source_words,
     to_json,
-    write_html,
+    write_outputs,
 )
 from .parser import INPUT_OPTIONS
 
@@ -139,7 +139,7 @@ def run_report(args: argparse.Namespace) -> int:
     """``bece report``: a classifier's predictions, or regression forecasts
     (detected from the file's columns); returns the exit code."""
     from .._api import posterior_ece
-    from .._io.files import EXAMPLE_WORDS, example_path, read_predictions, read_statistics
+    from .._io.files import example_path, read_predictions, read_statistics
     from .._io.jsonl import lm_eval_file, lm_eval_words
 
     conventions = conventions_of(args)
@@ -187,8 +187,8 @@ def run_report(args: argparse.Namespace) -> int:
                _metrics(path, args, columns, options, result, whole))
     per_class = (_per_class(path, args, options, result.stats.n, whole)
                  if getattr(args, "top_label", None) or getattr(args, "classwise", None) else {})
-    html = getattr(args, "html", None)
-    source = str(path) if args.file is not None else f"{Path(path).name} ({EXAMPLE_WORDS})"
+    html = args.html
+    source = source_words(args, path)
     if args.file is not None and lm_eval_file(path):  # say which probabilities are read
         source += f" ({lm_eval_words(columns['y_prob_col'])})"
     d: dict[str, Any] = {}
@@ -221,10 +221,7 @@ def run_report(args: argparse.Namespace) -> int:
         ax = reliability_diagram(result, ax=fig.add_subplot(), **band)
         if args.model == "smooth":
             ax.set_title(f"smooth model: {ax.get_title()}", fontsize="medium")
-    if args.plot is not None:
-        save(fig, args.plot, args.json)
-    if html is not None:
-        write_html(args, f"bece report: {source}", text, d, result, fig)
+    write_outputs(args, fig, f"bece report: {source}", text, d, result)
     return 0
 
 
