@@ -161,14 +161,11 @@ def write_html(args: Any, title: str, text: str, data: dict[str, Any], result: A
     ``data``, the result's histogram and ``fig``, and the versions and seed; written
     whole or not at all. Says so unless ``--json``."""
     from .._base.files import atomic_output
-    from .._results.html import figure_html, html_page, result_html, software_versions
+    from .._results.html import html_page, result_html
 
     diagram = getattr(result, "_html_diagram", lambda: None)()
-    blocks = [result_html(title.split(":")[0], text, _finite(data), diagram)]
-    if fig is not None:
-        blocks.append(figure_html(fig, alt=f"figure of {title}"))
-    about = {**software_versions(), "seed": str(args.seed)}
-    page = html_page(title, blocks, about)
+    block = result_html(title.split(":")[0], text, _finite(data), diagram)
+    page = html_page(title, block, fig=fig, about={"seed": str(args.seed)})
     with atomic_output(args.html) as tmp:
         tmp.write_text(page, encoding="utf-8")
     if not args.json:

@@ -16,7 +16,7 @@ from .._base.files import atomic_output
 from .._regression.bayesian import BayesianCalibrationError
 from .._results.comparison import Comparison
 from .._results.ece import BayesianECE
-from .._results.html import HTMLDisplay, figure_html, html_page, software_versions
+from .._results.html import HTMLDisplay, html_page
 from .._results.recalibration import Recalibration
 
 __all__ = ["default_figure", "html_report"]
@@ -91,11 +91,8 @@ def html_report(result: HTMLDisplay, path: str | Path | None = None, *, title: s
     if not isinstance(result, HTMLDisplay):
         raise ValueError(f"result must be a result of bece, got {type(result).__name__}")
     fig = default_figure(result) if figure is True else (figure or None)
-    blocks = [result._repr_html_()]
-    if fig is not None:
-        blocks.append(figure_html(fig, alt=f"figure of the {type(result).__name__}"))
-    page = html_page(title or f"bece: {type(result).__name__}", blocks,
-                     {**software_versions(), **(about or {})})
+    page = html_page(title or f"bece: {type(result).__name__}", result._repr_html_(), fig=fig,
+                     about=about)
     if path is not None:
         with atomic_output(path) as tmp:
             tmp.write_text(page, encoding="utf-8")

@@ -20,9 +20,9 @@ offline and a saved notebook keeps it. It is well-formed XML, so any HTML
 or XML parser reads it.
 
 A whole page (:func:`html_page`: ``--html`` of the commands and
-:func:`bece.plots.html_report`) is such blocks under a title, a figure as a
-PNG inside the page (:func:`figure_html`, a data URI) and the versions that
-made it (:func:`software_versions`).
+:func:`bece.plots.html_report`) is such a block under a title, a figure as
+a PNG inside the page (:func:`figure_html`, a data URI) and the versions
+that made it (:func:`software_versions`).
 """
 
 from __future__ import annotations
@@ -196,11 +196,15 @@ def software_versions() -> dict[str, str]:
     return out
 
 
-def html_page(title: str, blocks: list[str], about: dict[str, str]) -> str:
-    """A whole HTML page: ``title``, the ``blocks`` (HTML fragments) in order, then
-    ``about`` (what made it: versions, seed, time) as a small table. Styles are
-    inline; nothing is loaded from anywhere else."""
-    rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in about.items())
+def html_page(title: str, block: str, *, fig: Any = None,
+              about: dict[str, str] | None = None) -> str:
+    """A whole HTML page: ``title``, the result's ``block`` (:func:`result_html`),
+    ``fig`` (a matplotlib figure, as :func:`figure_html`) if given, then what
+    made it (:func:`software_versions` and ``about``: seed, ...) as a small
+    table. Styles are inline; nothing is loaded from anywhere else."""
+    blocks = [block] if fig is None else [block, figure_html(fig, alt=f"figure of {title}")]
+    made = {**software_versions(), **(about or {})}
+    rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in made.items())
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>"
             f"<title>{escape(title)}</title><style>{_PAGE_STYLE}</style></head><body>"
             f"<h1>{escape(title)}</h1>" + "".join(f"<section>{b}</section>" for b in blocks)
