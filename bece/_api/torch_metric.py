@@ -6,8 +6,9 @@ split over processes. These metrics follow torchmetrics' conventions
 ``ignore_index``; probabilities or logits, told apart as torchmetrics tells
 them: values outside [0, 1] are logits, passed through a sigmoid or a
 softmax in float64), and keep as state the statistics bece's models read,
-in float64 tensors whose size grows with the number of bins, never with the
-number of predictions:
+in int64 tensors (counts, and sums as exact limbs, :mod:`bece._stats.exact`)
+whose size grows with the number of bins, never with the number of
+predictions:
 
 * per ECE bin, the counts of correct and incorrect predictions and the sums
   of the confidences and of their squares (:class:`bece.CalibrationStats`
@@ -21,10 +22,10 @@ number of predictions:
 
 Every state is summed across processes (``dist_reduce_fx="sum"``), so the
 metrics work under DDP: the synced statistics are those of all the
-predictions, and counts are exact. A batch is copied to host memory and
-binned by bece's own statistics pass (the array path), so ``compute()``
-equals ``bece.expected_calibration_error`` on all the predictions up to the
-order of float64 summation.
+predictions, counts and sums exactly, whatever the number of processes and
+the order of the batches. A batch is copied to host memory and binned by
+bece's own statistics pass (the array path), so ``compute()`` equals
+``bece.expected_calibration_error`` on all the predictions, to the last bit.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ except ImportError as exc:  # pragma: no cover - the default install has no torc
 from .._metrics.binned import plugin_ece, plugin_mce
 from .._metrics.l2 import l2_from_bin_means
 from .._posteriors import BinnedModel, SmoothModel
+from .._stats import exact
 from .._stats.binning import make_binning
 from .._stats.calibration_stats import CalibrationStats
 
@@ -112,6 +114,8 @@ class _StatisticsMetric(Metric):
     is_differentiable = False
     higher_is_better = False
     full_state_update = False
+    #: how the statistics read the predictions (:attr:`bece.CalibrationStats.kind`)
+    _kind = "binary"
 
     def __init__(self, n_bins: int = 15, norm: str = "l1", ignore_index: int | None = None,
                  **kwargs: Any) -> None:
@@ -124,11 +128,9 @@ class _StatisticsMetric(Metric):
                           "fine": self._smooth.fine_binning()}
         for name, binning in self._binnings.items():
             size = binning.n_bins
-            self.add_state(f"{name}_counts", torch.zeros(2, size, dtype=torch.float64),
+            self.add_state(f"{name}_counts", torch.zeros(2, size, dtype=torch.int64),
                            dist_reduce_fx="sum")
-            self.add_state(f"{name}_sum_p", torch.zeros(size, dtype=torch.float64),
-                           dist_reduce_fx="sum")
-            self.add_state(f"{name}_sum_p2", torch.zeros(size, dtype=torch.float64),
+            self.add_state(f"{name}_sums", torch.zeros(2, exact.N_LIMBS, size, dtype=torch.int64),
                            dist_reduce_fx="sum")
 
     def _add(self, y: np.ndarray, p: np.ndarray) -> None:
@@ -139,18 +141,14 @@ class _StatisticsMetric(Metric):
             raise ValueError(str(exc).replace("y_prob", "preds").replace("y_true", "target")
                              ) from None
         for name, s in both:
-            for part, value in (("counts", s.counts), ("sum_p", s.sum_p), ("sum_p2", s.sum_p2)):
+            for part, value in (("counts", s.counts), ("sums", s._exact)):
                 state = getattr(self, f"{name}_{part}")
-                state += torch.from_numpy(np.array(value, dtype=np.float64)).to(state.device)
+                state += torch.from_numpy(np.array(value, dtype=np.int64)).to(state.device)
 
     def _stats(self, name: str) -> CalibrationStats:
-        def host(t: Any) -> np.ndarray:
-            return t.detach().to("cpu", torch.float64).numpy()
-
-        return CalibrationStats(self._binnings[name],
-                                np.rint(host(getattr(self, f"{name}_counts"))).astype(np.int64),
-                                host(getattr(self, f"{name}_sum_p")),
-                                host(getattr(self, f"{name}_sum_p2")))
+        return CalibrationStats._computed(self._binnings[name],
+                                          _host(getattr(self, f"{name}_counts")),
+                                          _host(getattr(self, f"{name}_sums")), self._kind)
 
     def statistics(self) -> CalibrationStats:
         """The synced statistics in the ECE bins (a :class:`bece.CalibrationStats`)."""
@@ -169,6 +167,11 @@ class _StatisticsMetric(Metric):
         if fine.n == 0:
             raise ValueError("no predictions yet: call update() first")
         return self._smooth.posterior(fine, num_samples=num_samples, seed=seed)
+
+
+def _host(t: Any) -> np.ndarray:
+    """An int64 state on the host."""
+    return t.detach().to("cpu", torch.int64).numpy()
 
 
 def _as_host(x: Any, name: str) -> np.ndarray:
@@ -261,6 +264,8 @@ class MulticlassCalibrationError(_StatisticsMetric):
     (3, 0.3177)
     """
 
+    _kind = "top-label"
+
     def __init__(self, num_classes: int, n_bins: int = 15, norm: str = "l1",
                  ignore_index: int | None = None, **kwargs: Any) -> None:
         super().__init__(n_bins=n_bins, norm=norm, ignore_index=ignore_index, **kwargs)
@@ -283,7 +288,7 @@ class ClasswiseCalibrationError(Metric):
     against :math:`[y = k]` in ``n_bins`` equal-width bins, every prediction
     counting in every class. The state is, per class and bin, the count, the
     number of targets of that class and the sums of :math:`p_k` and
-    :math:`p_k^2` (float64, summed across processes).
+    :math:`p_k^2` (int64, the sums as exact limbs; summed across processes).
 
     Parameters
     ----------
@@ -327,9 +332,11 @@ class ClasswiseCalibrationError(Metric):
         self.num_classes, self.n_bins, self.norm = _check_classes(num_classes), n_bins, norm
         self.ignore_index = ignore_index
         self._binning = make_binning(None, n_bins, "uniform")
-        for name in ("count", "hits", "sum_p", "sum_p2"):
-            self.add_state(name, torch.zeros(num_classes, n_bins, dtype=torch.float64),
+        for name in ("count", "hits"):
+            self.add_state(name, torch.zeros(num_classes, n_bins, dtype=torch.int64),
                            dist_reduce_fx="sum")
+        self.add_state("sums", torch.zeros(2, num_classes, exact.N_LIMBS, n_bins,
+                                           dtype=torch.int64), dist_reduce_fx="sum")
 
     def update(self, preds: Any, target: Any) -> None:
         """Add a batch: ``preds`` (n, K) probabilities or logits, ``target`` (n,) class indices."""
@@ -339,25 +346,26 @@ class ClasswiseCalibrationError(Metric):
             return
         if not np.all((prob >= 0) & (prob <= 1)):
             raise ValueError("preds must be probabilities in [0, 1] or finite logits")
-        cell = (np.arange(k) * m)[None, :] + self._binning.index(prob.ravel()).reshape(prob.shape)
-        hit = (y[:, None] == np.arange(k)[None, :]).astype(np.float64)
-        for name, weight in (("count", None), ("hits", hit), ("sum_p", prob),
-                             ("sum_p2", prob * prob)):
-            add = np.bincount(cell.ravel(), weights=None if weight is None else weight.ravel(),
-                              minlength=k * m).astype(np.float64).reshape(k, m)
+        cell = ((np.arange(k) * m)[None, :]
+                + self._binning.index(prob.ravel()).reshape(prob.shape)).ravel()
+        hit = (y[:, None] == np.arange(k)[None, :]).ravel()
+        p = prob.ravel()
+        adds = {
+            "count": np.bincount(cell, minlength=k * m).reshape(k, m),
+            "hits": np.bincount(cell[hit], minlength=k * m).reshape(k, m),
+            "sums": np.stack([exact.cell_sums(cell, v, k * m).reshape(exact.N_LIMBS, k, m)
+                              .transpose(1, 0, 2) for v in (p, p * p)]),
+        }
+        for name, add in adds.items():
             state = getattr(self, name)
-            state += torch.from_numpy(add).to(state.device)
+            state += torch.from_numpy(add.astype(np.int64)).to(state.device)
 
     def class_statistics(self) -> tuple[CalibrationStats, ...]:
         """Each class's one-vs-rest statistics: :math:`p_k` against :math:`[y = k]`."""
-        def host(t: Any) -> np.ndarray:
-            return t.detach().to("cpu", torch.float64).numpy()
-
-        count, hits = np.rint(host(self.count)), np.rint(host(self.hits))
-        sum_p, sum_p2 = host(self.sum_p), host(self.sum_p2)
-        return tuple(CalibrationStats(self._binning,
-                                      np.stack([count[j] - hits[j], hits[j]]).astype(np.int64),
-                                      sum_p[j], sum_p2[j])
+        count, hits, sums = _host(self.count), _host(self.hits), _host(self.sums)
+        return tuple(CalibrationStats._computed(self._binning,
+                                                np.stack([count[j] - hits[j], hits[j]]),
+                                                sums[:, j], "binary")
                      for j in range(self.num_classes))
 
     def compute(self) -> Any:  # torch.Tensor

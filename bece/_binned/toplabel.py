@@ -60,7 +60,7 @@ from .._base.typing import BinningSpec, PriorParam, Seed
 from .._metrics.multiclass import top_label_data
 from .._results.ece import BayesianTopLabelECE
 from .._stats.binning import Binning, make_binning
-from .._stats.calibration_stats import CalibrationStats
+from .._stats.calibration_stats import CalibrationStats, label_statistics
 from .._stats.inputs import DEFAULT_INPUTS, Inputs
 from .conjugate import ConjugatePosterior, closed_form
 from .literal import binned_form, sample_bin_confidence
@@ -143,18 +143,10 @@ def top_label_statistics(
         )
     pred, conf, y, _, classes = top_label_data(y_true, y_prob, y_pred, inputs)
     spec = make_binning(conf, n_bins, binning)
-    m = spec.n_bins
     labels, inverse = np.unique(pred, return_inverse=True)
     n_labels = labels.size
-    cell = (inverse.reshape(-1) * m + spec.index(conf)) * 2 + (y == pred)
-    size = n_labels * m * 2
-    counts = np.bincount(cell, minlength=size).reshape(n_labels, m, 2)
-    sp = np.bincount(cell, weights=conf, minlength=size).reshape(n_labels, m, 2).sum(axis=2)
-    sp2 = np.bincount(cell, weights=conf * conf, minlength=size).reshape(n_labels, m, 2).sum(axis=2)
     kind = "triples" if y_pred is not None else "top-label"
-    stats = tuple(
-        CalibrationStats(spec, counts[j].T, sp[j], sp2[j], kind=kind) for j in range(n_labels)
-    )
+    stats = label_statistics(spec, inverse.reshape(-1), y == pred, conf, n_labels, kind)
     return (labels if classes is None else classes[labels]), stats
 
 

@@ -491,7 +491,8 @@ def read_statistics(
     :func:`bece._io.stream.file_statistics`; NPZ and JSON Lines are read whole
     (:func:`read_predictions`; ``np.load`` has no chunked reader). The
     result is the same as :meth:`~bece.CalibrationStats.from_arrays` on the
-    whole file: counts exactly, sums to float64 rounding.
+    whole file, to the last bit: counts and sums are exact
+    (:mod:`bece._stats.exact`), so chunks, CSV and Parquet give the same bits.
 
     Parameters
     ----------

@@ -155,7 +155,7 @@ def paired_file_statistics(
     -------
     PairedFileStatistics
         ``.stats`` equals :meth:`bece.PairedStats.from_arrays` on the whole
-        files: counts exactly, sums to float64 rounding.
+        files, to the last bit (exact sums, :mod:`bece._stats.exact`).
 
     Raises
     ------

@@ -508,8 +508,8 @@ def file_statistics(
             try:
                 if start == 0:  # text classes fixed by the first chunk
                     inputs = replace(inputs, labels=fixed_labels(y_true, y_prob, y_pred, given))
-                part = CalibrationStats(*_fused.binned_sums(y_true, y_prob, y_pred, None, bins,
-                                                            inputs, engine=engine))
+                part = CalibrationStats._computed(*_fused.binned_sums(
+                    y_true, y_prob, y_pred, None, bins, inputs, engine=engine), kind=kind)
             except ValueError as exc:
                 raise located(exc, source, start) from None
             stats = stats + part

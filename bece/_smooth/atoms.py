@@ -10,7 +10,7 @@ from scipy import special
 from .._base.checks import positive_int
 from .._base.typing import BinningSpec
 from .._stats.binning import Binning, make_binning
-from .._stats.calibration_stats import CalibrationStats
+from .._stats.calibration_stats import CalibrationStats, coarsened
 from .basis import LOGIT_CLIP, logit_confidence
 
 __all__ = [
@@ -298,17 +298,6 @@ def cell_knots(atoms: Atoms, n_knots: int) -> np.ndarray:
     return np.unique(order_stat(below) * (1.0 - frac) + order_stat(above) * frac)
 
 
-def _coarsen(stats: CalibrationStats, coarse: Binning, cell_bin: np.ndarray) -> CalibrationStats:
-    """The statistics of ``stats`` added up over the cells of each ECE bin."""
-    m = coarse.n_bins
-    counts = np.zeros((2, m), dtype=np.int64)
-    sum_p, sum_p2 = np.zeros(m), np.zeros(m)
-    # numpy's stubs type `indices` as an integer array, but a tuple of index objects
-    # (here a slice and an array) is documented and works
-    np.add.at(counts, (slice(None), cell_bin), stats.counts)  # type: ignore[arg-type]
-    np.add.at(sum_p, cell_bin, stats.sum_p)
-    np.add.at(sum_p2, cell_bin, stats.sum_p2)
-    return CalibrationStats(coarse, counts, sum_p, sum_p2)
 
 
 def fine_binning(n_bins: int | None = None, binning: BinningSpec | Binning = "uniform", *,
@@ -371,7 +360,7 @@ def atoms_and_ece_stats(
         raise ValueError("stats holds no predictions (n = 0)")
     coarse = _ece_binning(n_bins, binning)
     cell_bin = _bin_of_cells(stats.binning, coarse)
-    return _stats_atoms(stats, coarse, cell_bin), _coarsen(stats, coarse, cell_bin)
+    return _stats_atoms(stats, coarse, cell_bin), coarsened(stats, coarse, cell_bin).with_kind(None)
 
 
 def atoms_from_stats(stats: CalibrationStats, *, n_bins: int | None = None,

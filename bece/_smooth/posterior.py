@@ -214,8 +214,8 @@ def smooth_posterior_ece(
     (:func:`atoms_from_stats`; module docstring, "Large n", for the error
     bound, reported as ``params.grid_error``). With the same seed the draws
     are those of :func:`smooth_ece` with ``grid=grid`` on the predictions
-    themselves: identical when the statistics come from one pass over the
-    same arrays, equal to float64 rounding when chunks are added.
+    themselves, however the statistics were split into chunks and added
+    (their sums are exact, :mod:`bece._stats.exact`).
 
     Parameters
     ----------

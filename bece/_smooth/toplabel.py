@@ -503,7 +503,7 @@ def smooth_posterior_top_label_ece(
         raise ValueError("grid=None (one atom per prediction) needs the predictions: use "
                          "smooth_top_label_ece; statistics take 'auto' or a positive integer")
     checked = check_label_grid(grid)
-    counts, sp, sp2, fine, cell_bin, coarse = label_cells_from_stats(stats, n_bins, binning)
+    counts, sp, _, fine, cell_bin, coarse = label_cells_from_stats(stats, n_bins, binning)
     n_labels, m = counts.shape[0], coarse.n_bins
     names = np.arange(n_labels) if labels is None else np.asarray(labels)
     if names.shape != (n_labels,):
@@ -511,7 +511,7 @@ def smooth_posterior_top_label_ece(
     r = exact_or_grid(checked, 1 << 62, n_labels, m)
     assert r is not None
     atoms = label_atoms_from_cells(counts, sp, fine, cell_bin, coarse, r)
-    label_stats = coarse_label_stats(counts, sp, sp2, cell_bin, coarse)
+    label_stats = coarse_label_stats(stats, cell_bin, coarse)
     return _posterior(atoms, label_stats, names, average, num_samples, seed, keep_bins, prior_odds,
                       n_knots=n_knots, intercept_scale=intercept_scale, slope_scale=slope_scale,
                       smoothness_scale=smoothness_scale, bin_scale=bin_scale,

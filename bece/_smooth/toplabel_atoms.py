@@ -11,7 +11,7 @@ from scipy import special
 from .._base.checks import positive_int
 from .._base.typing import BinningSpec
 from .._stats.binning import Binning, make_binning
-from .._stats.calibration_stats import CalibrationStats
+from .._stats.calibration_stats import CalibrationStats, coarsened, label_statistics
 from .atoms import EXACT_MAX_N, atoms_from_stats
 from .basis import LOGIT_CLIP, logit_confidence
 
@@ -305,25 +305,14 @@ def label_atoms_from_cells(counts: np.ndarray, sum_p: np.ndarray, fine: Binning,
 def label_coarse_stats(label: np.ndarray, z: np.ndarray, p: np.ndarray, n_labels: int,
                        coarse: Binning) -> tuple[CalibrationStats, ...]:
     """Per-label statistics of checked predictions in the ECE bins."""
-    m = coarse.n_bins
-    key = (label.astype(np.int64) * m + coarse.index(p)) * 2 + np.asarray(z, dtype=np.int64)
-    size = n_labels * m * 2
-    counts = np.bincount(key, minlength=size).reshape(n_labels, m, 2).transpose(0, 2, 1)
-    sp = np.bincount(key, weights=p, minlength=size).reshape(n_labels, m, 2).sum(axis=2)
-    sp2 = np.bincount(key, weights=p * p, minlength=size).reshape(n_labels, m, 2).sum(axis=2)
-    return tuple(CalibrationStats(coarse, counts[j], sp[j], sp2[j]) for j in range(n_labels))
+    return label_statistics(coarse, label, z, p, n_labels)
 
 
-def coarse_label_stats(counts: np.ndarray, sum_p: np.ndarray, sum_p2: np.ndarray,
-                       cell_bin: np.ndarray, coarse: Binning) -> tuple[CalibrationStats, ...]:
-    """Per-label statistics added up to the ECE bins (for the plug-in and tables)."""
-    m = coarse.n_bins
-    keep = cell_bin >= 0
-    onehot = np.zeros((cell_bin.size, m))
-    onehot[np.flatnonzero(keep), cell_bin[keep]] = 1.0
-    c = np.rint(counts @ onehot).astype(np.int64)  # (L, 2, M): exact for counts < 2**53
-    s1, s2 = sum_p @ onehot, sum_p2 @ onehot
-    return tuple(CalibrationStats(coarse, c[j], s1[j], s2[j]) for j in range(counts.shape[0]))
+def coarse_label_stats(stats: Sequence[CalibrationStats], cell_bin: np.ndarray,
+                       coarse: Binning) -> tuple[CalibrationStats, ...]:
+    """Per-label statistics added up to the ECE bins (for the plug-in and
+    tables), exactly."""
+    return tuple(coarsened(s, coarse, cell_bin).with_kind(None) for s in stats)
 
 
 def exact_or_grid(grid: str | int | None, n: int, n_labels: int, n_bins: int) -> int | None:

@@ -10,7 +10,10 @@ For M bins the statistics are, per bin m,
 
 Everything the plug-in metrics and the conjugate posterior need is a
 function of them, and they add: the statistics of a concatenation are the sum
-of the statistics of the parts (counts exactly, sums to float64 rounding).
+of the statistics of the parts. Both add exactly: the sums are kept as int64
+limbs (:mod:`bece._stats.exact`) and read as float64 by one formula, so the
+same predictions give the same bits whether they come from memory, a file
+read in chunks, Dask partitions, processes or a JAX device, in any order.
 """
 
 from __future__ import annotations
@@ -22,12 +25,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._base.typing import BinningSpec
+from . import exact
 from .binning import Binning
 from .fused import binned_sums, outcome_sums
 from .inputs import KINDS, Inputs, describe_bad, input_kind
 
 __all__ = [
     "CalibrationStats",
+    "coarsened",
+    "label_statistics",
 ]
 
 
@@ -114,7 +120,9 @@ class CalibrationStats:
     counts : ndarray of shape (2, M), int64
         ``counts[0]`` incorrect (``z = 0``), ``counts[1]`` correct (``z = 1``).
     sum_p, sum_p2 : ndarray of shape (M,), float64
-        Sum of confidences and of squared confidences in each bin.
+        Sum of confidences and of squared confidences in each bin, read
+        from their exact sums (:mod:`bece._stats.exact`): the same bits
+        for the same predictions in any order or split.
     kind : {"binary", "top-label", "triples"} or None
         How the predictions were read (:func:`bece._stats.inputs.input_kind`):
         ``"binary"``, :math:`P(y = 1)` against ``y = 1`` (``counts[1]``
@@ -145,13 +153,13 @@ class CalibrationStats:
     >>> first = CalibrationStats.from_arrays(y[:600], p[:600], n_bins=10)
     >>> rest = CalibrationStats.from_arrays(y[600:], p[600:], n_bins=10)
     >>> merged = first + rest
-    >>> bool(np.array_equal(merged.counts, stats.counts)), bool(np.allclose(merged.sum_p, stats.sum_p))
-    (True, True)
+    >>> merged == stats        # counts and sums alike, to the last bit
+    True
     >>> posterior_ece(merged, num_samples=2000).num_samples
     2000
     """
 
-    __slots__ = ("binning", "counts", "kind", "sum_p", "sum_p2")
+    __slots__ = ("_exact", "binning", "counts", "kind", "sum_p", "sum_p2")
 
     def __init__(self, binning: Binning, counts: ArrayLike, sum_p: ArrayLike, sum_p2: ArrayLike,
                  *, kind: str | None = None) -> None:
@@ -184,25 +192,29 @@ class CalibrationStats:
         return self
 
     @classmethod
-    def _computed(cls, binning: Binning, counts: np.ndarray, sum_p: np.ndarray,
-                  sum_p2: np.ndarray, kind: str | None = None) -> CalibrationStats:
-        """Statistics this module computed from checked predictions (or added):
-        int64 counts and float64 sums that are possible by construction, so
-        the constructor's checks (as costly as a small call's work) are skipped."""
+    def _computed(cls, binning: Binning, counts: np.ndarray, sums: np.ndarray,
+                  kind: str | None = None) -> CalibrationStats:
+        """Statistics computed from checked predictions (or added): int64
+        counts (2, M) and the exact sums ``sums`` (2, 4, M) of the
+        confidences and of their squares (:mod:`bece._stats.exact`, any
+        carries), possible by construction, so the constructor's checks (as
+        costly as a small call's work) are skipped."""
         self = cls.__new__(cls)
-        counts = np.array(counts, dtype=np.int64)
-        sum_p = np.array(sum_p, dtype=np.float64)
-        sum_p2 = np.array(sum_p2, dtype=np.float64)
-        for a in (counts, sum_p, sum_p2):
-            a.setflags(write=False)
-        self.binning, self.counts, self.sum_p, self.sum_p2 = binning, counts, sum_p, sum_p2
+        self._set(binning, np.array(counts, dtype=np.int64), sums)
         self.kind = kind
         return self
 
+    def _set(self, binning: Binning, counts: np.ndarray, sums: np.ndarray) -> None:
+        sums = exact.normalise(sums)
+        sum_p, sum_p2 = exact.value(sums)
+        for a in (counts, sums, sum_p, sum_p2):
+            a.setflags(write=False)
+        self.binning, self.counts, self._exact = binning, counts, sums
+        self.sum_p, self.sum_p2 = sum_p, sum_p2
+
     def with_kind(self, kind: str | None) -> CalibrationStats:
         """The same statistics (arrays shared, read-only) with ``kind`` set."""
-        return CalibrationStats._computed(self.binning, self.counts, self.sum_p, self.sum_p2,
-                                          _check_kind(kind))
+        return CalibrationStats._computed(self.binning, self.counts, self._exact, _check_kind(kind))
 
     def _store(self, binning: Binning, counts: ArrayLike, sum_p: ArrayLike, sum_p2: ArrayLike,
                *, possible: bool) -> None:
@@ -219,12 +231,7 @@ class CalibrationStats:
             )
         if possible:
             _check_possible(counts.sum(axis=0), sum_p, sum_p2)
-        for a in (counts, sum_p, sum_p2):
-            a.setflags(write=False)
-        self.binning = binning
-        self.counts = counts
-        self.sum_p = sum_p
-        self.sum_p2 = sum_p2
+        self._set(binning, counts, np.stack([exact.of_floats(sum_p), exact.of_floats(sum_p2)]))
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -238,7 +245,7 @@ class CalibrationStats:
         (class docstring).
         """
         return cls._computed(binning, *outcome_sums(np.asarray(z), np.asarray(p), binning),
-                             _check_kind(kind))
+                             kind=_check_kind(kind))
 
     @classmethod
     def from_arrays(
@@ -350,7 +357,7 @@ class CalibrationStats:
         Dask scheduler (a ``dask.distributed.Client`` if one is open) and
         the partitions' statistics are added up a tree
         (:mod:`bece._stats.distributed`); the result equals one pass over the whole
-        frame (counts exactly, sums to float64 rounding).
+        frame, to the last bit.
 
         Examples
         --------
@@ -362,11 +369,11 @@ class CalibrationStats:
         """
         from .distributed import dataframe_sums
 
-        bins, counts, sum_p, sum_p2, kind = dataframe_sums(
+        bins, counts, sums, kind = dataframe_sums(
             df, y_true=y_true, y_prob=y_prob, y_pred=y_pred, n_bins=n_bins, binning=binning,
             inputs=Inputs(labels, pos_label, from_logits, row_sum_tol),
         )
-        return cls._computed(bins, counts, sum_p, sum_p2, kind)
+        return cls._computed(bins, counts, sums, kind)
 
     # ------------------------------------------------------------------ merge
     def __add__(self, other: CalibrationStats | int) -> CalibrationStats:
@@ -396,32 +403,35 @@ class CalibrationStats:
         return CalibrationStats._computed(
             self.binning,
             self.counts + other.counts,
-            self.sum_p + other.sum_p,
-            self.sum_p2 + other.sum_p2,
+            self._exact + other._exact,
             self.kind if self.kind is not None else other.kind,
         )
 
     __radd__ = __add__
 
     def __eq__(self, other: object) -> bool:
-        """Equal bins, kind, counts and sums (exactly)."""
+        """Equal bins, kind, counts and exact sums."""
         if not isinstance(other, CalibrationStats):
             return NotImplemented
         return (self.binning == other.binning and self.kind == other.kind
                 and all(np.array_equal(getattr(self, k), getattr(other, k))
-                        for k in ("counts", "sum_p", "sum_p2")))
+                        for k in ("counts", "_exact")))
 
     __hash__ = None  # type: ignore[assignment]
 
     # ------------------------------------------------------------ plain data
     def to_dict(self) -> dict[str, Any]:
         """Plain Python (for JSON): ``edges``, ``rule``, ``counts`` (2 x M),
-        ``sum_p``, ``sum_p2`` and ``kind``. Floats are written as Python
-        floats, so :meth:`from_dict` (and a JSON round trip) restores the
-        statistics exactly."""
+        ``sum_p``, ``sum_p2``, ``kind``, and ``exact_sums``: the exact sums
+        of the confidences and of their squares as integers (2 x 4 x M: per
+        bin the integer part and three 26-bit fractional limbs,
+        :mod:`bece._stats.exact`), so that :meth:`from_dict` (and a JSON
+        round trip) restores the statistics exactly and statistics merged
+        from files equal those of the whole data."""
         return {"edges": self.edges.tolist(), "rule": self.binning.rule,
                 "counts": self.counts.tolist(), "sum_p": self.sum_p.tolist(),
-                "sum_p2": self.sum_p2.tolist(), "kind": self.kind}
+                "sum_p2": self.sum_p2.tolist(), "kind": self.kind,
+                "exact_sums": self._exact.tolist()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CalibrationStats:
@@ -437,18 +447,24 @@ class CalibrationStats:
         True
         """
         keys = {"edges", "rule", "counts", "sum_p", "sum_p2", "kind"}
-        if not isinstance(data, dict) or set(data) != keys:
+        if not isinstance(data, dict) or not keys <= set(data) <= keys | {"exact_sums"}:
             got = sorted(data) if isinstance(data, dict) else type(data).__name__
-            raise ValueError(f"CalibrationStats.from_dict needs the keys {sorted(keys)}, got {got}")
+            raise ValueError(f"CalibrationStats.from_dict needs the keys {sorted(keys)} "
+                             f"(and optionally 'exact_sums'), got {got}")
         if data["rule"] not in ("uniform", "edges"):
             raise ValueError(f"rule must be 'uniform' or 'edges', got {data['rule']!r}")
         edges = np.asarray(data["edges"], dtype=np.float64)
         if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)) \
                 or np.any(np.diff(edges) < 0) or edges[0] < 0 or edges[-1] > 1:
             raise ValueError("edges must be a non-decreasing list of at least two numbers in [0, 1]")
-        return cls(Binning(edges, data["rule"]), np.asarray(data["counts"]),
-                   np.asarray(data["sum_p"], dtype=np.float64),
-                   np.asarray(data["sum_p2"], dtype=np.float64), kind=data["kind"])
+        stats = cls(Binning(edges, data["rule"]), np.asarray(data["counts"]),
+                    np.asarray(data["sum_p"], dtype=np.float64),
+                    np.asarray(data["sum_p2"], dtype=np.float64), kind=data["kind"])
+        if "exact_sums" in data:
+            given = np.stack([stats.sum_p, stats.sum_p2])
+            stats._set(stats.binning, stats.counts,
+                       exact.checked_limbs(data["exact_sums"], given, "exact_sums"))
+        return stats
 
     # ------------------------------------------------------------- derived
     @property
@@ -488,6 +504,37 @@ class CalibrationStats:
         )
 
 
+def coarsened(stats: CalibrationStats, binning: Binning, bin_of: ArrayLike) -> CalibrationStats:
+    """``stats`` added up into the bins of ``binning``: bin ``j`` of
+    ``stats`` goes into bin ``bin_of[j]`` (an empty bin may carry any index,
+    -1 included), counts and exact sums alike; ``kind`` is kept."""
+    bin_of = np.asarray(bin_of, dtype=np.int64)
+    target = np.where(stats.bin_counts > 0, bin_of, 0)
+    m = binning.n_bins
+    counts = np.zeros((2, m), dtype=np.int64)
+    sums = np.zeros((2, exact.N_LIMBS, m), dtype=np.int64)
+    np.add.at(counts.T, target, stats.counts.T)
+    np.add.at(np.moveaxis(sums, -1, 0), target, np.moveaxis(stats._exact, -1, 0))
+    return CalibrationStats._computed(binning, counts, sums, stats.kind)
+
+
+def label_statistics(binning: Binning, label: np.ndarray, z: np.ndarray, p: np.ndarray,
+                     n_labels: int, kind: str | None = None) -> tuple[CalibrationStats, ...]:
+    """Per-label statistics of checked predictions: ``label`` (int, in
+    ``0 .. n_labels - 1``), outcomes ``z`` (0/1) and confidences ``p``
+    (float64) in the bins of ``binning``, one :class:`CalibrationStats` per
+    label with exact sums."""
+    m = binning.n_bins
+    slot = np.asarray(label, dtype=np.int64) * m + binning.index(p)
+    size = n_labels * m
+    counts = np.bincount(2 * slot + np.asarray(z, dtype=np.int64), minlength=2 * size)
+    counts = counts.reshape(n_labels, m, 2).transpose(0, 2, 1)
+    sums = np.stack([exact.cell_sums(slot, p, size), exact.cell_sums(slot, p * p, size)])
+    sums = sums.reshape(2, exact.N_LIMBS, n_labels, m)
+    return tuple(CalibrationStats._computed(binning, counts[j], sums[:, :, j], kind)
+                 for j in range(n_labels))
+
+
 def _check_kind(kind: Any) -> str | None:
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} or None, got {kind!r}")
@@ -506,9 +553,9 @@ def statistics_of(y_true: ArrayLike, y_prob: ArrayLike, y_pred: ArrayLike | None
     kind = input_kind(y_prob, y_pred)
     if is_jax_array(y_prob):
         return CalibrationStats._computed(
-            *device_sums(y_true, y_prob, y_pred, n_bins, binning, inputs), kind)
+            *device_sums(y_true, y_prob, y_pred, n_bins, binning, inputs), kind=kind)
     if any(is_dask(a) for a in (y_true, y_prob, y_pred)):
         return CalibrationStats._computed(*array_sums(y_true, y_prob, y_pred=y_pred, n_bins=n_bins,
-                                                      binning=binning, inputs=inputs), kind)
+                                                      binning=binning, inputs=inputs), kind=kind)
     return CalibrationStats._computed(*binned_sums(y_true, y_prob, y_pred, n_bins, binning, inputs),
-                                      kind)
+                                      kind=kind)

@@ -4,24 +4,21 @@ When ``y_prob`` is a ``jax.Array``,
 :meth:`bece.CalibrationStats.from_arrays` computes the checks, the bin index
 and the per-bin counts and sums with jitted JAX operations on the array's
 device. Only small results come back to the host: the (2, M + 1) counts, the
-(M + 1,) sums, and a fixed number of scalars summarising the checks (counts
+(2 (M + 1), 6) limb sums, and a fixed number of scalars summarising the checks (counts
 of bad values and the first three offending indices and values). A NumPy
 ``y_true`` or ``y_pred`` is sent to the device of ``y_prob``; nothing
 n-sized is copied to the host.
 
-Float64 sums whatever ``jax_enable_x64`` says. The computation is traced
-and run inside ``enable_x64()``, a context manager that changes the
-setting for the current thread only, for the duration of the call, and
-restores it (the global configuration is never touched). Inside it the
-confidences are converted to float64 on the device (exact, also from
-float32), squared and summed in float64 with XLA's tree reductions, and
-counted in int64. The result therefore agrees with the host path to float64
-rounding: for a bin with n_m terms, :math:`|\\hat S_m - S_m| \\le
-\\gamma_{n_m} \\sum |p_i|` with :math:`\\gamma_k = k u/(1 - k u)`,
-:math:`u = 2^{-53}` (the bound for any summation order, Higham, *Accuracy
-and Stability of Numerical Algorithms*, 2nd ed., §4.2); the counts are
-exact. The bin index uses the float64 value, so bins are identical to the
-host path's. A backend without float64 arithmetic (TPU) cannot run this
+The same statistics as the host path, to the last bit, whatever
+``jax_enable_x64`` says. The computation is traced and run inside
+``enable_x64()``, a context manager that changes the setting for the current
+thread only, for the duration of the call, and restores it (the global
+configuration is never touched). Inside it the confidences are converted to
+float64 on the device (exact, also from float32), squared, split into
+their 26-bit fractional limbs (:mod:`bece._stats.exact`) and summed as
+int64 integers, which is exact in any order of XLA's reductions; the counts
+are int64. The bin index uses the float64 value, so bins are identical to
+the host path's. A backend without float64 arithmetic (TPU) cannot run this
 path; move the array to the host or to a GPU.
 
 Three ways of reducing into the 2(M + 1) cells are implemented
@@ -61,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from .._base.jaxcompat import enable_x64
+from . import exact
 from .binning import Binning, make_binning
 from .inputs import (
     DEFAULT_INPUTS,
@@ -139,22 +137,31 @@ def _kernel(m: int, uniform: bool, kind: str, has_pred: bool, method: str, locat
             out["int64"] = first(y > jnp.uint64(2**63 - 1), y)
         return out
 
-    def reduce(cell: Any, x: Any) -> tuple[Any, Any, Any]:
+    def limbs(x: Any) -> list[Any]:
+        # the fractional limbs of x and x * x in [0, 1] (bece._stats.exact.limbs), int64
+        out = []
+        for f in (x, x * x):
+            for _ in range(3):
+                f = f * float(1 << exact.LIMB_BITS)
+                whole = jnp.floor(f)
+                out.append(whole.astype(jnp.int64))
+                f = f - whole
+        return out
+
+    def reduce(cell: Any, x: Any) -> tuple[Any, Any]:
+        parts = limbs(x)
         if method == "scatter":
             cnt = jax.ops.segment_sum(jnp.ones_like(cell, dtype=jnp.int64), cell, cells)
-            s = jax.ops.segment_sum(x, cell, cells)
-            s2 = jax.ops.segment_sum(x * x, cell, cells)
+            sums = [jax.ops.segment_sum(v, cell, cells) for v in parts]
         elif method == "rows":
             hit = jnp.arange(cells)[:, None] == cell[None, :]
             cnt = jnp.sum(hit, axis=1, dtype=jnp.int64)
-            s = jnp.sum(jnp.where(hit, x[None, :], 0.0), axis=1)
-            s2 = jnp.sum(jnp.where(hit, (x * x)[None, :], 0.0), axis=1)
+            sums = [jnp.sum(jnp.where(hit, v[None, :], 0), axis=1, dtype=jnp.int64) for v in parts]
         else:
             hit = cell[:, None] == jnp.arange(cells)[None, :]
             cnt = jnp.sum(hit, axis=0, dtype=jnp.int64)
-            s = jnp.sum(jnp.where(hit, x[:, None], 0.0), axis=0)
-            s2 = jnp.sum(jnp.where(hit, (x * x)[:, None], 0.0), axis=0)
-        return cnt, s, s2
+            sums = [jnp.sum(jnp.where(hit, v[:, None], 0), axis=0, dtype=jnp.int64) for v in parts]
+        return cnt, jnp.stack(sums)
 
     def fn(p: Any, yt: Any, yp: Any, edges: Any, tol: Any) -> dict[str, Any]:
         found.clear()  # counts of this trace only (a new shape retraces)
@@ -305,7 +312,7 @@ def device_sums(
     inputs: Inputs = DEFAULT_INPUTS,
     *,
     method: str | None = None,
-) -> tuple[Binning, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[Binning, np.ndarray, np.ndarray]:
     """Checks and per-bin statistics of a ``jax.Array`` ``y_prob`` on its device.
 
     Parameters are those of :meth:`bece.CalibrationStats.from_arrays`
@@ -320,7 +327,9 @@ def device_sums(
     -------
     binning : Binning
     counts : ndarray of shape (2, M), int64
-    sum_p, sum_p2 : ndarray of shape (M,), float64
+    sums : ndarray of shape (2, 4, M), int64
+        Exact sums of the confidences and of their squares
+        (:mod:`bece._stats.exact`), equal to the host path's.
     """
     import jax
     import jax.numpy as jnp
@@ -402,6 +411,8 @@ def device_sums(
                 f"[{bins.edges[0]:g}, {bins.edges[-1]:g}] given in binning, e.g. {np.float64(vals[0])!r}"
             )
         raise AssertionError("a problem was counted on the device but not found")  # pragma: no cover
-    cnt, s, s2 = (np.asarray(a) for a in rep["stats"])
+    cnt, limbs = (np.asarray(a, dtype=np.int64) for a in rep["stats"])
     counts = cnt.reshape(m + 1, 2).T
-    return (bins, *fold(counts, s.reshape(m + 1, 2).sum(axis=1), s2.reshape(m + 1, 2).sum(axis=1), m))
+    limbs = limbs.reshape(2, 3, m + 1, 2).sum(axis=3)  # (p or p**2, limb, slot)
+    sums = np.concatenate([np.zeros((2, 1, m + 1), dtype=np.int64), limbs], axis=1)
+    return (bins, *fold(counts, sums, m))

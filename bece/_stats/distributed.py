@@ -2,13 +2,13 @@
 
 Each block (a chunk of rows of a Dask array, a partition of a Dask
 DataFrame) is reduced where it lives to its per-bin sums (the fields of
-:class:`~bece._stats.CalibrationStats`: 2M int64 counts and 2M float64 sums,
-a few hundred bytes) by :func:`bece._stats.fused.binned_sums`, and the
+:class:`~bece._stats.CalibrationStats`: 2M int64 counts and the exact sums
+as 8M int64 limbs, a few hundred bytes) by :func:`bece._stats.fused.binned_sums`, and the
 blocks' statistics are added pairwise up a tree of fan-in
 :data:`SPLIT_EVERY` (the same tree ``dask.array.reduction`` builds), so only
-the small statistics travel between workers and to the client. The counts are
-exactly those of one pass over the concatenated data, the sums agree to
-float64 rounding.
+the small statistics travel between workers and to the client. Counts and
+sums are exactly those of one pass over the concatenated data
+(:mod:`bece._stats.exact`), whatever the partitions and the tree.
 
 The computation runs on Dask's current scheduler: with a
 ``dask.distributed.Client`` open (``Client("tcp://scheduler:8786")`` for an
@@ -21,7 +21,7 @@ first (e.g. ``numpy.quantile`` of a sample, or of a previous run's
 confidences) and pass them as ``binning=edges``.
 
 Dask is imported only by these functions (install ``bece[dask]``). They
-return the sums as a tuple ``(binning, counts, sum_p, sum_p2)``;
+return the sums as a tuple ``(binning, counts, sums)``;
 :class:`~bece._stats.CalibrationStats` dispatches here and wraps them.
 """
 
@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from . import exact
 from .binning import Binning, make_binning
 from .fused import Sums, binned_sums
 from .inputs import DEFAULT_INPUTS, Inputs, as_array, input_kind, located
@@ -69,10 +70,10 @@ def _add(*xs: Sums | None) -> Sums | None:
     present = [x for x in xs if x is not None]
     if not present:
         return None
-    binning, counts, sum_p, sum_p2 = present[0]
-    for _, c, s, s2 in present[1:]:
-        counts, sum_p, sum_p2 = counts + c, sum_p + s, sum_p2 + s2
-    return binning, counts, sum_p, sum_p2
+    binning, counts, sums = present[0]
+    for _, c, s in present[1:]:
+        counts, sums = counts + c, exact.add(sums, s)
+    return binning, counts, sums
 
 
 def _tree_sum(parts: list[Any]) -> Any:
@@ -186,7 +187,7 @@ def dataframe_sums(
     n_bins: int | None = None,
     binning: Any = "uniform",
     inputs: Inputs = DEFAULT_INPUTS,
-) -> tuple[Binning, np.ndarray, np.ndarray, np.ndarray, str]:
+) -> tuple[Binning, np.ndarray, np.ndarray, str]:
     """Per-bin sums of a pandas or Dask DataFrame and the input kind (see
     :meth:`bece.CalibrationStats.from_dataframe`; ``inputs`` as
     :func:`array_sums`)."""

@@ -17,8 +17,8 @@ squares (float64). Only the non-empty joint cells are kept (at most one per
 example), as sorted int64 keys, so that fine bins (the smooth model's 2,520
 cells per model by default, :func:`bece.smooth.fine_binning`) cost memory in
 proportion to the occupied cells, not to the :math:`8 M_a M_b` possible
-ones. Statistics of chunks add with ``+``: counts exactly, sums to float64
-rounding. Summing over one model's cells gives the other model's
+ones. Statistics of chunks add with ``+``, counts and sums exactly (the sums
+are kept as int64 limbs, :mod:`bece._stats.exact`). Summing over one model's cells gives the other model's
 :class:`~bece.CalibrationStats` (:attr:`PairedStats.stats_a`,
 :attr:`PairedStats.stats_b`).
 """
@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._base.typing import BinningSpec
+from . import exact
 from .binning import Binning, make_binning
 from .calibration_stats import CalibrationStats
 from .inputs import KINDS, Inputs, as_outcomes, check_pair, input_kind
@@ -64,7 +65,9 @@ class PairedStats:
     counts : ndarray of shape (J,), int64
         Predictions per joint cell.
     sum_p_a, sum_p_b, sum_p2_a, sum_p2_b : ndarray of shape (J,), float64
-        Sums of each model's confidences and of their squares per joint cell.
+        Sums of each model's confidences and of their squares per joint
+        cell, read from their exact sums: the same bits in any order or
+        split of the data.
     kind : {"binary", "top-label", "triples"} or None
         How the predictions were read (:class:`~bece.CalibrationStats`).
 
@@ -86,8 +89,8 @@ class PairedStats:
     ([[1, 0], [0, 3]], [[1, 0], [0, 3]])
     """
 
-    __slots__ = ("binning_a", "binning_b", "counts", "keys", "kind", "sum_p2_a", "sum_p2_b",
-                 "sum_p_a", "sum_p_b")
+    __slots__ = ("_exact", "binning_a", "binning_b", "counts", "keys", "kind", "sum_p2_a",
+                 "sum_p2_b", "sum_p_a", "sum_p_b")
 
     def __init__(self, binning_a: Binning, binning_b: Binning, keys: ArrayLike, counts: ArrayLike,
                  sum_p_a: ArrayLike, sum_p_b: ArrayLike, sum_p2_a: ArrayLike, sum_p2_b: ArrayLike,
@@ -121,24 +124,29 @@ class PairedStats:
             if arr.shape != k.shape or not np.isfinite(arr).all():
                 raise ValueError(f"{name} must be {k.size} finite numbers, one per key")
             sums.append(arr)
-        self._set(k, c.astype(np.int64), *sums)
+        self._set(k, c.astype(np.int64), exact.of_floats(np.stack(sums)))
         self.kind = _check_kind(kind)
         for tag in ("a", "b"):  # CalibrationStats checks each model's sums
-            self._side(tag)
+            side = self._side(tag)
+            CalibrationStats(side.binning, side.counts, side.sum_p, side.sum_p2)
 
-    def _set(self, keys: np.ndarray, counts: np.ndarray, sa: np.ndarray, sb: np.ndarray,
-             qa: np.ndarray, qb: np.ndarray) -> None:
-        for arr in (keys, counts, sa, sb, qa, qb):
+    def _set(self, keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> None:
+        """Store keys, counts and the exact sums (4, 4, J): sum_p_a, sum_p_b,
+        sum_p2_a, sum_p2_b, each as limbs (:mod:`bece._stats.exact`)."""
+        sums = exact.normalise(sums)
+        values = exact.value(sums)
+        for arr in (keys, counts, sums, values):
             arr.setflags(write=False)
-        self.keys, self.counts = keys, counts
-        self.sum_p_a, self.sum_p_b, self.sum_p2_a, self.sum_p2_b = sa, sb, qa, qb
+        self.keys, self.counts, self._exact = keys, counts, sums
+        self.sum_p_a, self.sum_p_b, self.sum_p2_a, self.sum_p2_b = values
 
     @classmethod
     def _grouped(cls, binning_a: Binning, binning_b: Binning, keys: np.ndarray,
-                 counts: np.ndarray | None, sums: tuple[np.ndarray, ...],
+                 counts: np.ndarray | None, sums: tuple[np.ndarray, ...] | np.ndarray,
                  kind: str | None) -> PairedStats:
-        """Statistics of (possibly repeated) keys with per-key counts (None: one
-        each) and sums (sum_p_a, sum_p_b, sum_p2_a, sum_p2_b), added up."""
+        """Statistics of (possibly repeated) keys, added up: with ``counts``
+        None one prediction per key and ``sums`` its four values (p_a, p_b,
+        p_a**2, p_b**2); else per-key counts and exact sums (4, 4, len(keys))."""
         self = cls.__new__(cls)
         self.binning_a, self.binning_b, self.kind = binning_a, binning_b, kind
         space = _key_space(binning_a, binning_b)
@@ -150,10 +158,13 @@ class PairedStats:
             inv = inv.reshape(-1)
         if counts is None:
             c = np.bincount(inv, minlength=uniq.size).astype(np.int64)
+            limbs = np.stack([exact.cell_sums(inv, w, uniq.size) for w in sums])
         else:
             c = np.zeros(uniq.size, dtype=np.int64)
             np.add.at(c, inv, counts)
-        self._set(uniq, c, *(np.bincount(inv, weights=w, minlength=uniq.size) for w in sums))
+            limbs = np.zeros((4, exact.N_LIMBS, uniq.size), dtype=np.int64)
+            np.add.at(np.moveaxis(limbs, -1, 0), inv, np.moveaxis(np.asarray(sums), -1, 0))
+        self._set(uniq, c, limbs)
         return self
 
     @classmethod
@@ -229,22 +240,25 @@ class PairedStats:
     # ------------------------------------------------------------------ merge
     def to_dict(self) -> dict[str, Any]:
         """Plain Python (for JSON): both binnings, the joint cells' keys,
-        counts and sums, and ``kind``; :meth:`from_dict` restores them exactly."""
+        counts and sums, ``kind``, and ``exact_sums`` (the four sums as
+        integer limbs, 4 x 4 x J, as :meth:`bece.CalibrationStats.to_dict`);
+        :meth:`from_dict` restores them exactly."""
         return {"edges_a": self.binning_a.edges.tolist(), "rule_a": self.binning_a.rule,
                 "edges_b": self.binning_b.edges.tolist(), "rule_b": self.binning_b.rule,
                 "keys": self.keys.tolist(), "counts": self.counts.tolist(),
                 "sum_p_a": self.sum_p_a.tolist(), "sum_p_b": self.sum_p_b.tolist(),
                 "sum_p2_a": self.sum_p2_a.tolist(), "sum_p2_b": self.sum_p2_b.tolist(),
-                "kind": self.kind}
+                "kind": self.kind, "exact_sums": self._exact.tolist()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PairedStats:
         """The statistics :meth:`to_dict` wrote, checked as by the constructor."""
         keys = {"edges_a", "rule_a", "edges_b", "rule_b", "keys", "counts", "sum_p_a", "sum_p_b",
                 "sum_p2_a", "sum_p2_b", "kind"}
-        if not isinstance(data, dict) or set(data) != keys:
+        if not isinstance(data, dict) or not keys <= set(data) <= keys | {"exact_sums"}:
             got = sorted(data) if isinstance(data, dict) else type(data).__name__
-            raise ValueError(f"PairedStats.from_dict needs the keys {sorted(keys)}, got {got}")
+            raise ValueError(f"PairedStats.from_dict needs the keys {sorted(keys)} (and "
+                             f"optionally 'exact_sums'), got {got}")
         binnings = []
         for tag in ("a", "b"):
             one = CalibrationStats.from_dict({
@@ -253,18 +267,23 @@ class PairedStats:
                 "sum_p": [0.0] * (len(data[f"edges_{tag}"]) - 1),
                 "sum_p2": [0.0] * (len(data[f"edges_{tag}"]) - 1)})  # checks the bins
             binnings.append(one.binning)
-        return cls(binnings[0], binnings[1], np.asarray(data["keys"], dtype=np.int64),
-                   np.asarray(data["counts"], dtype=np.int64), data["sum_p_a"], data["sum_p_b"],
-                   data["sum_p2_a"], data["sum_p2_b"], kind=data["kind"])
+        stats = cls(binnings[0], binnings[1], np.asarray(data["keys"], dtype=np.int64),
+                    np.asarray(data["counts"], dtype=np.int64), data["sum_p_a"], data["sum_p_b"],
+                    data["sum_p2_a"], data["sum_p2_b"], kind=data["kind"])
+        if "exact_sums" in data:
+            given = np.stack([stats.sum_p_a, stats.sum_p_b, stats.sum_p2_a, stats.sum_p2_b])
+            stats._set(stats.keys, stats.counts,
+                       exact.checked_limbs(data["exact_sums"], given, "exact_sums"))
+        return stats
 
     def __eq__(self, other: object) -> bool:
-        """Equal bins, kind, joint cells and sums (exactly)."""
+        """Equal bins, kind, joint cells and exact sums."""
         if not isinstance(other, PairedStats):
             return NotImplemented
         return (self.binning_a == other.binning_a and self.binning_b == other.binning_b
                 and self.kind == other.kind
                 and all(np.array_equal(getattr(self, k), getattr(other, k))
-                        for k in ("keys", "counts", "sum_p_a", "sum_p_b", "sum_p2_a", "sum_p2_b")))
+                        for k in ("keys", "counts", "_exact")))
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -288,10 +307,9 @@ class PairedStats:
             raise ValueError(f"cannot add PairedStats of {self.kind} predictions to {other.kind} "
                              "ones: their counts and confidences mean different things")
         keys = np.concatenate([self.keys, other.keys])
-        sums = tuple(np.concatenate([getattr(self, f), getattr(other, f)])
-                     for f in ("sum_p_a", "sum_p_b", "sum_p2_a", "sum_p2_b"))
         return PairedStats._grouped(self.binning_a, self.binning_b, keys,
-                                    np.concatenate([self.counts, other.counts]), sums,
+                                    np.concatenate([self.counts, other.counts]),
+                                    np.concatenate([self._exact, other._exact], axis=-1),
                                     self.kind if self.kind is not None else other.kind)
 
     __radd__ = __add__
@@ -338,9 +356,10 @@ class PairedStats:
         m = binning.n_bins
         counts = np.zeros((2, m), dtype=np.int64)
         np.add.at(counts, (z, b), self.counts)
-        sum_p = np.bincount(b, weights=getattr(self, f"sum_p_{tag}"), minlength=m)
-        sum_p2 = np.bincount(b, weights=getattr(self, f"sum_p2_{tag}"), minlength=m)
-        return CalibrationStats(binning, counts, sum_p, sum_p2, kind=self.kind)
+        sums = np.zeros((2, exact.N_LIMBS, m), dtype=np.int64)
+        which = [0, 2] if tag == "a" else [1, 3]  # (sum_p, sum_p2) of this model
+        np.add.at(np.moveaxis(sums, -1, 0), b, np.moveaxis(self._exact[which], -1, 0))
+        return CalibrationStats._computed(binning, counts, sums, self.kind)
 
     @property
     def stats_a(self) -> CalibrationStats:

@@ -22,9 +22,8 @@ def _assert_same(got: CalibrationStats, ref: CalibrationStats) -> None:
     assert got.binning == ref.binning
     assert got.counts.dtype == np.int64 and got.sum_p.dtype == np.float64
     assert np.array_equal(got.counts, ref.counts)
-    eps = np.finfo(np.float64).eps  # float64 sums in any order (Higham 4.4)
-    np.testing.assert_allclose(got.sum_p, ref.sum_p, rtol=0, atol=2 * ref.n * eps * ref.sum_p.sum())
-    np.testing.assert_allclose(got.sum_p2, ref.sum_p2, rtol=0, atol=2 * ref.n * eps * ref.sum_p2.sum())
+    # exact sums: the device gives the host's bits
+    assert np.array_equal(got.sum_p, ref.sum_p) and np.array_equal(got.sum_p2, ref.sum_p2)
 
 
 def _host(y_true, y_prob, y_pred=None, **kw):
@@ -67,7 +66,8 @@ def _check(arrays, method, binning, names):
     cases = _cases(arrays)
     for name in names:
         y_true, y_prob, y_pred = cases[name]
-        got = CalibrationStats(*_device.device_sums(y_true, y_prob, y_pred, nb, binning, method=method))
+        got = CalibrationStats._computed(*_device.device_sums(y_true, y_prob, y_pred, nb, binning,
+                                                              method=method))
         _assert_same(got, _host(y_true, y_prob, y_pred, n_bins=nb, binning=binning))
 
 
@@ -144,7 +144,7 @@ def test_no_n_sized_array_comes_to_the_host(arrays, monkeypatch):
     p, y = jnp.asarray(arrays["prob"]), jnp.asarray(arrays["labels"])
     s = CalibrationStats.from_arrays(y, p, n_bins=12)
     assert s.n == n
-    assert len(fetched) == 1 and fetched[0] <= 2 * 13
+    assert len(fetched) == 1 and fetched[0] <= 6 * 2 * 13  # six limb sums per cell
     monkeypatch.undo()
     _assert_same(s, _host(y, p, n_bins=12))
 
