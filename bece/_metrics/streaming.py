@@ -7,7 +7,10 @@ the sums of :math:`p`, :math:`z`, :math:`u = z - p` and :math:`u^2`; over all
 pairs the sums of the log loss terms and of Spiegelhalter's numerator and
 variance. Two :class:`MetricSums` of disjoint rows add (``a + b``), as
 :class:`bece.CalibrationStats` do for the ECE, so a file is read chunk by
-chunk in bounded memory. From them, exactly as the in-memory functions:
+chunk in bounded memory. As there, the sums are exact (int64 limbs,
+:mod:`bece._stats.exact`; a signed term as its positive and negative
+parts), so every cut of the rows into chunks, and the arrays in memory,
+give the same metrics and intervals to the last bit. From them, exactly as the in-memory functions:
 
 * ``l2``, ``debiased_l2``: :func:`~bece.metrics.l2_calibration_error`
   (plug-in, Kumar's debiased) on these bins;
@@ -35,19 +38,19 @@ Intervals from one pass: the Poisson bootstrap of
 sums are added like the sums themselves; the percentile interval of a
 metric is taken over the replicates. The counts of a pair depend only on
 ``seed`` and its row number in the file, so the intervals do not depend on
-how the file is cut into chunks, and they equal (to rounding)
+how the file is cut into chunks, and they equal (to float64 rounding)
 ``bootstrap_interval(metric, ..., seed=seed)`` on the whole data, which
 repeats row i ``w[i, r]`` times in replicate r.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._base.checks import check_prob
+from .._stats import exact
 from .._stats.binning import Binning
 from .bootstrap import BLOCK, poisson_weights
 from .l2 import l2_from_bin_means
@@ -88,38 +91,94 @@ WHOLE_DATA: dict[str, str] = {
 _BIN = 5
 _SCALAR = 4
 
+# Exact sums (bece._stats.exact): per bin the counts of pairs and of z = 1
+# (int64), and the limb sums of p and u^2 (in [0, 1]); over all pairs the
+# number of infinite log loss terms and the limb sums of the finite log loss
+# terms, of the positive and negative parts of (z - p)(1 - 2p) and of
+# (1 - 2p)^2 p (1 - p). Limbs are float64 columns holding integers, so a
+# product with the Poisson counts of a block of BLOCK rows (at most
+# 4096 x 19 x 2^26 < 2^53) is exact in any order of summation.
+_ROWS = 1 << 16  # rows per pass: 22 float64 columns per row
+_UNIT = float(1 << exact.LIMB_BITS)  # a term of 1 in units of the first limb
 
-@dataclass(frozen=True)
+
+def _limb_columns(x: np.ndarray, unit: bool) -> list[np.ndarray]:
+    """The limbs of ``x >= 0`` as float64 columns: three fractional ones for
+    ``x`` in [0, 1] (``unit``), else the integer part and three."""
+    i, l1, l2, l3 = exact.limbs(x)
+    return [i * _UNIT + l1, l2, l3] if unit else [i, l1, l2, l3]
+
+
+def _row_terms(z: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per pair: the bin columns (count, z, limbs of p, limbs of u^2: 8), the
+    scalar columns (limbs of the finite log loss term, of (z - p)(1 - 2p)'s
+    positive and negative parts and of (1 - 2p)^2 p (1 - p): 16) and the
+    indicator of an infinite log loss term."""
+    u = z - p
+    q = np.where(z > 0.5, p, 1.0 - p)
+    with np.errstate(divide="ignore"):
+        t = -np.log(q)
+    inf = ~np.isfinite(t)
+    c = 1.0 - 2.0 * p
+    uc = u * c
+    bins = np.stack([np.ones_like(p), z, *_limb_columns(p, True),
+                     *_limb_columns(u * u, True)], axis=1)
+    scalars = np.stack([*_limb_columns(np.where(inf, 0.0, t), False),
+                        *_limb_columns(np.maximum(uc, 0.0), True),
+                        *_limb_columns(np.maximum(-uc, 0.0), True),
+                        *_limb_columns(c * c * p * (1.0 - p), True)], axis=1)
+    return bins, scalars, inf.astype(np.float64)
+
+
 class MetricSums:
-    """Sums of (outcome, confidence) pairs that add across chunks.
+    """Sums of (outcome, confidence) pairs that add across chunks, exactly.
 
-    ``bins`` (M, 5): per bin the count and the sums of p, z, z - p and
-    (z - p)^2; ``scalars`` (4,): sum of -log q (q the probability given to
-    the outcome; finite terms), number of infinite terms, sum of
-    (z - p)(1 - 2p) and of (1 - 2p)^2 p (1 - p); ``boot_bins`` (B, M, 5) and
-    ``boot_scalars`` (B, 4): the same weighted by each replicate's Poisson
-    weights.
+    The float views: ``bins`` (M, 5), per bin the count and the sums of p,
+    z, z - p and (z - p)^2; ``scalars`` (4,), the sum of -log q (q the
+    probability given to the outcome; finite terms), the number of infinite
+    terms, the sums of (z - p)(1 - 2p) and of (1 - 2p)^2 p (1 - p);
+    ``boot_bins`` (B, M, 5) and ``boot_scalars`` (B, 4), the same weighted
+    by each replicate's Poisson counts. They are read from exact sums
+    (:mod:`bece._stats.exact`), so any cut of the pairs into chunks, and the
+    arrays in memory, give the same bits.
     """
 
-    binning: Binning
-    bins: np.ndarray
-    scalars: np.ndarray
-    boot_bins: np.ndarray
-    boot_scalars: np.ndarray
-    seed: int
+    __slots__ = ("_counts", "_inf", "_scalar_sums", "_sums", "binning", "boot_bins",
+                 "boot_scalars", "bins", "scalars", "seed")
+
+    def __init__(self, binning: Binning, counts: np.ndarray, sums: np.ndarray, inf: np.ndarray,
+                 scalar_sums: np.ndarray, seed: int) -> None:
+        """``counts`` (1 + B, M, 2) int64, the (weighted) counts of pairs and
+        of z = 1 per bin, replicate 0 the data itself; ``sums`` (1 + B, 2, 4,
+        M) the limb sums of p and u^2; ``inf`` (1 + B,) the infinite log loss
+        terms; ``scalar_sums`` (1 + B, 4, 4, 1) the limb sums of the finite log
+        loss terms, of the positive and negative parts of (z - p)(1 - 2p) and
+        of (1 - 2p)^2 p (1 - p)."""
+        self.binning, self.seed = binning, int(seed)
+        self._counts, self._inf = counts, inf
+        self._sums, self._scalar_sums = exact.normalise(sums), exact.normalise(scalar_sums)
+        cnt, nz = counts[..., 0].astype(np.float64), counts[..., 1].astype(np.float64)
+        sp, su2 = exact.value(self._sums).transpose(1, 0, 2)  # (1 + B, M) each
+        su = exact.value(exact.normalise(exact.of_floats(nz) - self._sums[:, 0]))
+        t, _, _, v = exact.value(self._scalar_sums)[..., 0].T
+        uc = exact.value(exact.normalise(self._scalar_sums[:, 1] - self._scalar_sums[:, 2]))[:, 0]
+        every = np.stack([cnt, sp, nz, su, su2], axis=-1)
+        scal = np.stack([t, inf.astype(np.float64), uc, v], axis=-1)
+        self.bins, self.boot_bins = every[0], every[1:]
+        self.scalars, self.boot_scalars = scal[0], scal[1:]
 
     @property
     def n(self) -> int:
-        return int(round(float(self.bins[:, 0].sum())))
+        return int(self._counts[0, :, 0].sum())
 
     def __add__(self, other: MetricSums) -> MetricSums:
         if not isinstance(other, MetricSums):
             return NotImplemented
         if (not np.array_equal(self.binning.edges, other.binning.edges)
-                or self.boot_bins.shape != other.boot_bins.shape or self.seed != other.seed):
+                or self._counts.shape != other._counts.shape or self.seed != other.seed):
             raise ValueError("MetricSums add only with the same bins, n_boot and seed")
-        return MetricSums(self.binning, self.bins + other.bins, self.scalars + other.scalars,
-                          self.boot_bins + other.boot_bins, self.boot_scalars + other.boot_scalars,
+        return MetricSums(self.binning, self._counts + other._counts, self._sums + other._sums,
+                          self._inf + other._inf, self._scalar_sums + other._scalar_sums,
                           self.seed)
 
 
@@ -150,45 +209,64 @@ def metric_sums(z: np.ndarray, p: np.ndarray, binning: Binning, *, start: int = 
     >>> s = metric_sums(z[:2], p[:2], bins) + metric_sums(z[2:], p[2:], bins, start=2)
     >>> round(streamed_metrics(s, ["l2"])["l2"]["value"], 12)
     0.251661147842
+    >>> s.bins.tolist() == metric_sums(z, p, bins).bins.tolist()   # to the last bit
+    True
     """
     z = np.asarray(z, dtype=np.float64)
     p = np.asarray(p, dtype=np.float64)
     m = binning.n_bins
     idx = binning.index(p)
-    u = z - p
-    cols = np.stack([np.ones_like(p), p, z, u, u * u], axis=1)  # (n, 5)
-    q = np.where(z > 0.5, p, 1.0 - p)
-    with np.errstate(divide="ignore"):
-        t = -np.log(q)
-    inf = ~np.isfinite(t)
-    c = 1.0 - 2.0 * p
-    sc = np.stack([np.where(inf, 0.0, t), inf.astype(np.float64), u * c, c * c * p * (1.0 - p)],
-                  axis=1)  # (n, 4)
-    bins = np.stack([np.bincount(idx, weights=cols[:, j], minlength=m) for j in range(_BIN)], 1)
-    bins[:, 0] = np.bincount(idx, minlength=m)
-    scalars = sc.sum(axis=0)
-    boot_bins = np.zeros((n_boot, m, _BIN))
-    boot_scalars = np.zeros((n_boot, _SCALAR))
-    if n_boot and p.size:
-        # one block of BLOCK rows (aligned on row numbers) at a time: memory
-        # BLOCK x n_boot, whatever the chunk size
+    reps = 1 + n_boot
+    counts = np.zeros((reps, m, 2), dtype=np.int64)
+    sums = np.zeros((reps, 2, exact.N_LIMBS, m), dtype=np.int64)
+    inf = np.zeros(reps, dtype=np.int64)
+    scalar_sums = np.zeros((reps, 4, exact.N_LIMBS, 1), dtype=np.int64)
+
+    def add(r: slice, bins: np.ndarray, scalars: np.ndarray, infinite: np.ndarray) -> None:
+        # bins (R, M, 8), scalars (R, 13), infinite (R,): float64 holding integers
+        k = bins.shape[0]
+        counts[r] += np.rint(bins[..., :2]).astype(np.int64)
+        limbs = np.rint(bins[..., 2:]).astype(np.int64).reshape(k, m, 2, 3)
+        sums[r, :, 1:, :] += limbs.transpose(0, 2, 3, 1)
+        s = np.rint(scalars).astype(np.int64)
+        scalar_sums[r, 0, :, 0] += s[:, 0:4]
+        for j in range(3):
+            scalar_sums[r, 1 + j, 1:, 0] += s[:, 4 + 3 * j:7 + 3 * j]
+        inf[r] += np.rint(infinite).astype(np.int64)
+
+    for a in range(0, p.size, _ROWS):
+        cols, sc, infinite = _row_terms(z[a:a + _ROWS], p[a:a + _ROWS])
+        sub_idx = idx[a:a + _ROWS]
+        add(slice(0, 1), np.stack([np.bincount(sub_idx, weights=c, minlength=m)
+                                   for c in cols.T], axis=1)[None],
+            sc.sum(axis=0)[None], infinite.sum(keepdims=True))
+        if not n_boot:
+            continue
+        # the replicates' sums of this pass, in float64: at most 2^16 rows x 19 x
+        # 2^26 < 2^53, so exact
+        boot = np.zeros((n_boot, m, cols.shape[1]))
+        boot_sc = np.zeros((n_boot, sc.shape[1]))
+        boot_inf = np.zeros(n_boot)
         at = 0
-        while at < p.size:
-            row = start + at
-            take = min(BLOCK - row % BLOCK, p.size - at)
+        while at < cols.shape[0]:
+            # one block of BLOCK rows (aligned on row numbers) at a time: memory
+            # BLOCK x n_boot, whatever the chunk size
+            row = start + a + at
+            take = min(BLOCK - row % BLOCK, cols.shape[0] - at)
             w = poisson_weights(row, take, n_boot, seed)  # (take, B)
             part = slice(at, at + take)
-            # bin by bin over the rows sorted by bin
-            sub = idx[part]
+            sub = sub_idx[part]
             order = np.argsort(sub, kind="stable")
             cuts = np.concatenate([[0], np.cumsum(np.bincount(sub, minlength=m))])
             cb = cols[part]
-            for b in np.flatnonzero(np.diff(cuts)):
+            for b in np.flatnonzero(np.diff(cuts)):  # bin by bin over the rows sorted by bin
                 rows = order[cuts[b]:cuts[b + 1]]
-                boot_bins[:, b, :] += w[rows].T @ cb[rows]
-            boot_scalars += w.T @ sc[part]
+                boot[:, b, :] += w[rows].T @ cb[rows]
+            boot_sc += w.T @ sc[part]
+            boot_inf += w.T @ infinite[part]
             at += take
-    return MetricSums(binning, bins, scalars, boot_bins, boot_scalars, int(seed))
+        add(slice(1, None), boot, boot_sc, boot_inf)
+    return MetricSums(binning, counts, sums, inf, scalar_sums, int(seed))
 
 
 def _values(name: str, bins: np.ndarray, scalars: np.ndarray) -> float:
