@@ -1,9 +1,12 @@
-"""Files in: CSV, Parquet and NPZ prediction files, read whole
+"""Files and tables in: CSV, Parquet and NPZ prediction files, read whole
 (:func:`read_predictions`) or streamed in chunks into statistics
-(:func:`read_statistics`, :func:`file_statistics`).
+(:func:`read_statistics`); database tables and Spark DataFrames reduced to
+statistics where they are (:func:`sql_statistics`, :func:`spark_statistics`,
+:func:`statistics_query`).
 """
 
 from ._io.files import Predictions, example_path, read_predictions, read_statistics
+from ._io.sql import StatisticsQuery, spark_statistics, sql_statistics, statistics_query
 from ._io.stream import FileStatistics, iter_chunks
 
 __all__ = [
@@ -13,4 +16,8 @@ __all__ = [
     "Predictions",
     "read_predictions",
     "read_statistics",
+    "spark_statistics",
+    "sql_statistics",
+    "statistics_query",
+    "StatisticsQuery",
 ]
