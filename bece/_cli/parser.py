@@ -224,7 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Posterior over the ECE of the predictions in FILE. FILE is CSV, "
         "Parquet or NPZ with a 'y_true' column and either 'y_prob' (P(y=1) of a binary "
         "classifier) or 'p_0' ... 'p_{K-1}' (class probabilities), optionally 'y_pred', "
-        "or a directory of Parquet files (Spark or Dask output), or JSON Lines (.jsonl: a "
+        "or a directory of Parquet files (Spark or Dask output), or a quoted pattern of CSV or "
+        "Parquet files ('logs/*.parquet'), or JSON Lines (.jsonl: a "
         "table of records, or the samples lm-evaluation-harness writes with --log_samples). "
         "Without FILE, runs on the example shipped with bece (logistic regression on "
         "scikit-learn's digits). Class probabilities (p_0 ... p_{K-1}) are read top-label for "
@@ -244,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
         "for class probabilities, accuracy and confidence (a negative gap: over-confident).",
     )
     rep.add_argument("file", nargs="?", metavar="FILE",
-                     help="CSV, Parquet or NPZ file, or a directory of Parquet files")
+                     help="CSV, Parquet or NPZ file, a directory of Parquet files, or a "
+                     "pattern such as 'logs/*.parquet' (quoted)")
     rep.add_argument(
         "--model",
         default="smooth",
@@ -370,7 +372,8 @@ def _add_test_parser(sub: Any) -> None:
         "input.",
     )
     test.add_argument("file", nargs="?", metavar="FILE",
-                      help="CSV, Parquet or NPZ file, or a directory of Parquet files")
+                      help="CSV, Parquet or NPZ file, a directory of Parquet files, or a "
+                     "pattern such as 'logs/*.parquet' (quoted)")
     test.add_argument("--n-bins", type=int, default=15,
                       help="bins of the test statistic, the plug-in ECE (default 15)")
     test.add_argument("--binning", default="uniform", choices=["uniform", "quantile"],
@@ -417,7 +420,8 @@ def _add_cross_check_parser(sub: Any) -> None:
         "rule says ('agree' in --json); 2 on bad input.",
     )
     cc.add_argument("file", nargs="?", metavar="FILE",
-                    help="CSV, Parquet or NPZ file, or a directory of Parquet files")
+                    help="CSV, Parquet or NPZ file, a directory of Parquet files, or a "
+                     "pattern such as 'logs/*.parquet' (quoted)")
     cc.add_argument("--model", default=None,
                     choices=["smooth", "binned", "conjugate", "literal", "dirichlet"],
                     help="the model to check (default smooth): for a classifier also binned "

@@ -217,12 +217,19 @@ def _open_table(
     ``choose(names, source)`` picks the columns a directory (Parquet
     dataset) is read for; files are read whole.
     """
+    from .stream import glob_parts, pattern_format
+
     source = str(path)
-    if not path.exists():
+    parts = glob_parts(path)
+    if parts is None and not path.exists():
         raise FileNotFoundError(f"{source}: no such file")
     suffix = path.suffix.lower()
     try:
-        if path.is_dir():
+        if parts is not None and pattern_format(parts, source) == "csvs":
+            import pyarrow as pa
+
+            table = pa.concat_tables([_read_csv(f) for f in parts], promote_options="permissive")
+        elif path.is_dir() or parts is not None:
             table = _read_dataset(path, choose)
         elif suffix == ".npz":
             with np.load(path, allow_pickle=False) as data:
@@ -312,8 +319,14 @@ def column_names(path: str | Path) -> list[str]:
     the array names of an NPZ file, the columns of a JSON Lines file (read
     whole: :mod:`bece._io.jsonl`). Errors as :func:`read_predictions`.
     """
+    from .stream import glob_parts, pattern_format
+
     path = Path(path)
     source = str(path)
+    parts = glob_parts(path)
+    if parts is not None:
+        pattern_format(parts, source)  # one type of file
+        return column_names(parts[0])
     if not path.exists():
         raise FileNotFoundError(f"{source}: no such file")
     suffix = path.suffix.lower()
@@ -536,7 +549,8 @@ def read_statistics(
     columns: dict[str, Any] = {"y_true_col": y_true_col, "y_prob_col": y_prob_col, "prob_prefix": prob_prefix,
                "y_pred_col": y_pred_col}
     inputs = Inputs(labels, pos_label, from_logits, row_sum_tol)
-    if path.suffix.lower() in (".npz", ".jsonl") or not path.exists():
+    pattern = stream.glob_parts(path) is not None
+    if path.suffix.lower() in (".npz", ".jsonl") or not (path.exists() or pattern):
         pred = read_predictions(path, **columns)
         try:  # the file's own errors, named as in the chunked reader
             as_outcomes(pred.y_true, pred.y_prob, pred.y_pred, inputs)
@@ -545,7 +559,7 @@ def read_statistics(
         stats = statistics_of(pred.y_true, pred.y_prob, pred.y_pred, n_bins, binning, inputs)
         classes = fixed_labels(pred.y_true, pred.y_prob, pred.y_pred, labels)
         return FileStatistics(stats, pred.kind, pred.source, pred.n_classes, classes)
-    if not path.is_dir() and path.suffix.lower() not in (".csv", ".parquet", ".pq"):
+    if not (path.is_dir() or pattern) and path.suffix.lower() not in (".csv", ".parquet", ".pq"):
         read_predictions(path)  # raises the unknown-type message
     size = stream.DEFAULT_BATCH_SIZE if batch_size is None else batch_size
     return stream.file_statistics(

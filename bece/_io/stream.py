@@ -131,6 +131,37 @@ def _natural_key(path: Path) -> list[Any]:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path.as_posix())]
 
 
+_GLOB = re.compile(r"[*?\[]")
+
+
+def glob_parts(path: str | Path) -> list[Path] | None:
+    """The files a glob pattern (``logs/*.parquet``, ``logs/**/day=*/*.csv``)
+    matches, in natural order; None when ``path`` is not a pattern or names
+    an existing file or folder. Names starting with ``.`` are not matched
+    (:mod:`glob`'s rule). ``FileNotFoundError`` when nothing matches."""
+    import glob
+
+    text = str(path)
+    if not _GLOB.search(text) or Path(text).exists():
+        return None
+    files = [Path(f) for f in glob.glob(text, recursive=True) if Path(f).is_file()]
+    if not files:
+        raise FileNotFoundError(f"{text}: no file matches this pattern")
+    return sorted(files, key=_natural_key)
+
+
+def pattern_format(parts: list[Path], source: str) -> str:
+    """``"dataset"`` when every file of a pattern is Parquet, ``"csvs"`` when
+    every one is CSV; a ``ValueError`` naming the others otherwise."""
+    kinds = {".parquet": "dataset", ".pq": "dataset", ".csv": "csvs"}
+    found = {kinds.get(p.suffix.lower(), p.suffix.lower() or "(none)") for p in parts}
+    if len(found) == 1 and found <= {"dataset", "csvs"}:
+        return found.pop()
+    other = sorted(f for f in found if f not in ("dataset", "csvs"))
+    raise ValueError(f"{source}: a pattern reads CSV files or Parquet files, all of one type; "
+                     f"it matches {', '.join(other) or 'both CSV and Parquet'} files")
+
+
 def parquet_parts(path: str | Path) -> list[Path]:
     """The Parquet files of a dataset directory, in the order they are read.
 
@@ -146,6 +177,11 @@ def parquet_parts(path: str | Path) -> list[Path]:
     ValueError
         If ``path`` is not a directory or holds no such file.
     """
+    matched = glob_parts(path)
+    if matched is not None:
+        if pattern_format(matched, str(path)) != "dataset":
+            raise ValueError(f"{path}: the pattern matches CSV files, not Parquet files")
+        return matched
     path = Path(path)
     if not path.is_dir():
         raise ValueError(f"{path}: not a directory")
@@ -172,13 +208,19 @@ def open_part(root: Path, part: Path, cols: list[str], **options: Any) -> Any:
     pf = pq.ParquetFile(part, **options)
     missing = [c for c in cols if c not in pf.schema_arrow.names]
     if missing:
-        raise ValueError(f"{root}: part {part.relative_to(root)} has no column(s) "
+        name = part.relative_to(root) if root in part.parents else part
+        raise ValueError(f"{root}: part {name} has no column(s) "
                          f"{', '.join(missing)} (found: {', '.join(pf.schema_arrow.names)})")
     return pf
 
 
 def _format(path: Path) -> str:
-    """``"csv"``, ``"parquet"`` or ``"dataset"`` (a directory of Parquet files)."""
+    """``"csv"``, ``"parquet"``, ``"dataset"`` (a directory of Parquet files,
+    or a pattern matching Parquet files) or ``"csvs"`` (a pattern matching
+    CSV files)."""
+    matched = glob_parts(path)
+    if matched is not None:
+        return pattern_format(matched, str(path))
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     if path.is_dir():
@@ -200,7 +242,9 @@ def _rows_hint(path: Path, fmt: str) -> tuple[int | None, bool]:
         files = parquet_parts(path) if fmt == "dataset" else [path]
         rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
         return rows, rows >= _fused.AUTO_ROWS
-    return None, path.stat().st_size >= _COMPILED_CSV_BYTES
+    csv_files = glob_parts(path) if fmt == "csvs" else [path]
+    assert csv_files is not None
+    return None, sum(f.stat().st_size for f in csv_files) >= _COMPILED_CSV_BYTES
 
 
 def larger_block(exc: Exception, block: int, size: int) -> int | None:
@@ -288,10 +332,22 @@ def _open_batches(path: Path, fmt: str, batch_size: int,
         return names, parquet_batches
     # the names from the first 64 KiB (more for a longer header); the types
     # come with the real read
-    names = _csv_names(path)
+    csv_files = glob_parts(path) if fmt == "csvs" else [path]
+    assert csv_files is not None
+    names = _csv_names(csv_files[0])
     yt, probs, yp = select_columns(names, source, **columns)
     cols = [yt, *probs] + ([yp] if yp else [])
-    return names, lambda: _csv_batches(path, cols, probs)
+
+    def csv_batches() -> Iterator[Any]:
+        for i, f in enumerate(csv_files):
+            if i:  # the first file's names are those above
+                here = set(_csv_names(f))
+                missing = [c for c in cols if c not in here]
+                if missing:
+                    raise ValueError(f"{source}: file {f} has no column(s) {', '.join(missing)}")
+            yield from _csv_batches(f, cols, probs)
+
+    return names, csv_batches
 
 
 def iter_chunks(

@@ -333,3 +333,40 @@ def test_csv_parquet_and_memory_give_the_same_bits(tmp_path, rng, monkeypatch, c
     report = json.loads(outputs[0])
     assert report["plugin_ece"] == bece.expected_calibration_error(y, p)
     assert report["ece"]["mean"] == bece.bayesian_ece(y, p).mean
+
+
+def test_a_pattern_reads_many_files_as_one(tmp_path, frames, capsys):
+    """Prediction logs: 'logs/*.parquet' (or *.csv) is read file by file, in
+    natural order, and gives the statistics and the report of the
+    concatenated rows, to the last bit."""
+    from bece._cli import main
+
+    frame = frames["top-label"]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(frame)), 11)):
+        _write(frame.iloc[part], logs / f"day-{i + 1}.parquet")
+        _write(frame.iloc[part], logs / f"day-{i + 1}.csv")
+    whole = tmp_path / "all.parquet"
+    _write(frame, whole)
+    ref = _in_memory(whole, n_bins=10)
+    for pattern in ("day-*.parquet", "day-*.csv", "**/day-*.csv"):
+        got = read_statistics(str(logs / pattern), n_bins=10, batch_size=50)
+        _assert_same(got.stats, ref)
+        assert got.kind == "top-label" and got.source == str(logs / pattern)
+        pred = read_predictions(str(logs / pattern))
+        np.testing.assert_array_equal(pred.y_prob, read_predictions(whole).y_prob)  # day-2 < day-10
+    outputs = []
+    for path in (logs / "day-*.parquet", logs / "day-*.csv", whole):
+        assert main(["report", str(path), "--json", "--no-verdict"]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] == outputs[2]
+    with pytest.raises(FileNotFoundError, match=r"nothing-\*\.csv: no file matches this pattern"):
+        read_statistics(str(logs / "nothing-*.csv"))
+    with pytest.raises(ValueError, match="all of one type; it matches both CSV and Parquet"):
+        read_statistics(str(logs / "day-*"))
+    frame.drop(columns=["p_3"]).to_csv(logs / "day-99.csv", index=False)
+    with pytest.raises(ValueError, match=r"day-99.csv has no column\(s\) p_3"):
+        read_statistics(str(logs / "day-*.csv"))
+    assert main(["report", str(logs / "none-*.parquet")]) == 2
+    assert "no file matches this pattern" in capsys.readouterr().err
