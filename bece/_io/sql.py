@@ -101,6 +101,24 @@ class StatisticsQuery:
         K, for probability columns.
     columns : dict
         The column names used (for messages).
+    source : str
+        How messages name the data (``"table logs"``).
+
+    Examples
+    --------
+    >>> import sqlite3
+    >>> from bece.io import statistics_query
+    >>> db = sqlite3.connect(":memory:")
+    >>> _ = db.execute("CREATE TABLE logs (label INTEGER, score REAL)")
+    >>> _ = db.executemany("INSERT INTO logs VALUES (?, ?)", [(0, 0.2), (1, 0.62), (1, 0.67)])
+    >>> query = statistics_query("logs", y_true="label", y_prob="score", n_bins=10)
+    >>> query.form, query.binning.n_bins
+    ('binary', 10)
+    >>> rows = db.execute(query.sql).fetchall()   # per (check, bin, outcome): count, limb sums
+    >>> sorted(r[:4] for r in rows)
+    [(0, 2, 0, 1), (0, 6, 1, 2)]
+    >>> round(float(query.read(rows).sum_p[6]), 12)
+    1.29
     """
 
     sql: str
@@ -347,6 +365,23 @@ def sql_statistics(connection: Any, table: str, **options: Any
     given; ``"duckdb"`` for a DuckDB connection). Only the per-bin sums come
     back. Equal, to the last bit, to
     :meth:`~bece.CalibrationStats.from_arrays` on the table's rows.
+
+    Examples
+    --------
+    >>> import sqlite3
+    >>> import bece
+    >>> from bece.io import sql_statistics
+    >>> db = sqlite3.connect(":memory:")
+    >>> _ = db.execute("CREATE TABLE logs (label INTEGER, p_0 REAL, p_1 REAL, p_2 REAL)")
+    >>> rows = [(0, 0.7, 0.2, 0.1), (2, 0.1, 0.3, 0.6), (1, 0.5, 0.4, 0.1)]
+    >>> _ = db.executemany("INSERT INTO logs VALUES (?, ?, ?, ?)", rows)
+    >>> stats = sql_statistics(db, "logs", y_true="label", y_prob=["p_0", "p_1", "p_2"], n_bins=5)
+    >>> stats.counts.tolist()                        # top-label: correct, correct, wrong
+    [[0, 0, 1, 0, 0], [0, 0, 0, 2, 0]]
+    >>> _ = db.execute("UPDATE logs SET p_0 = 0.8 WHERE label = 0")
+    >>> sql_statistics(db, "logs", y_true="label", y_prob=["p_0", "p_1", "p_2"])
+    Traceback (most recent call last):
+    ValueError: table logs: 1 row(s) of probabilities do not sum to 1 within 1e-06 (columns p_0, p_1, p_2)
     """
     if "dialect" not in options and type(connection).__module__.startswith("duckdb"):
         options["dialect"] = "duckdb"
@@ -371,6 +406,24 @@ def spark_statistics(df: Any, **options: Any) -> CalibrationStats | tuple[Calibr
     per-bin sums reach the driver, never rows. ``options`` as
     :func:`statistics_query` (without ``table`` and ``dialect``). Equal, to
     the last bit, to :meth:`~bece.CalibrationStats.from_arrays` on the rows.
+
+    With a Spark session (``pip install 'bece[spark]'``; Java 17 or newer),
+    as CI's extras stage tests it (``tests/io/test_sql.py``):
+
+    .. code-block:: python
+
+        df = spark.read.parquet("s3://bucket/predictions/")
+        stats = spark_statistics(df, y_true="label", y_prob="score")
+        result = bece.posterior_ece(stats)
+
+    Examples
+    --------
+    Anything but a PySpark DataFrame is refused:
+
+    >>> from bece.io import spark_statistics
+    >>> spark_statistics([0.2, 0.9])
+    Traceback (most recent call last):
+    ValueError: df must be a PySpark DataFrame, got list
     """
     import uuid
 

@@ -99,14 +99,12 @@ _SCALAR = 4
 # product with the Poisson counts of a block of BLOCK rows (at most
 # 4096 x 19 x 2^26 < 2^53) is exact in any order of summation.
 _ROWS = 1 << 16  # rows per pass: 22 float64 columns per row
-_UNIT = float(1 << exact.LIMB_BITS)  # a term of 1 in units of the first limb
 
 
 def _limb_columns(x: np.ndarray, unit: bool) -> list[np.ndarray]:
     """The limbs of ``x >= 0`` as float64 columns: three fractional ones for
     ``x`` in [0, 1] (``unit``), else the integer part and three."""
-    i, l1, l2, l3 = exact.limbs(x)
-    return [i * _UNIT + l1, l2, l3] if unit else [i, l1, l2, l3]
+    return list(exact.fraction_limbs(x) if unit else exact.limbs(x))
 
 
 def _row_terms(z: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -45,6 +45,7 @@ __all__ = [
     "add",
     "cell_sums",
     "checked_limbs",
+    "fraction_limbs",
     "limbs",
     "normalise",
     "of_floats",
@@ -70,15 +71,20 @@ def limbs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     """The integer part and the three fractional limbs of float64 ``x >= 0``,
     as float64 arrays holding integers (every operation exact)."""
     i = np.floor(x)
-    f = x - i
-    f *= _SCALE
+    return (i, *fraction_limbs(x - i))
+
+
+def fraction_limbs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The three fractional limbs of ``x`` in [0, 1] (the first up to 2**26,
+    for x = 1), as float64 arrays holding integers."""
+    f = x * _SCALE
     l1 = np.floor(f)
     f -= l1
     f *= _SCALE
     l2 = np.floor(f)
     f -= l2
     f *= _SCALE
-    return i, l1, l2, np.floor(f, out=f)
+    return l1, l2, np.floor(f, out=f)
 
 
 def normalise(a: np.ndarray) -> np.ndarray:
@@ -145,24 +151,11 @@ def cell_sums(cell: np.ndarray, x: np.ndarray, n_cells: int) -> np.ndarray:
         c = cell[start:start + BLOCK]
         part = np.asarray(x[start:start + BLOCK], dtype=np.float64)
         unit = part.size == 0 or part.max() <= 1.0
-        for k, limb in enumerate(_fraction_limbs(part) if unit else limbs(part),
+        for k, limb in enumerate(fraction_limbs(part) if unit else limbs(part),
                                  start=1 if unit else 0):
             out[k] += np.rint(np.bincount(c, weights=limb, minlength=n_cells)).astype(np.int64)
         out = normalise(out)
     return out
-
-
-def _fraction_limbs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The three fractional limbs of ``x`` in [0, 1], the first up to 2**26
-    (for x = 1), as float64 arrays holding integers."""
-    f = x * _SCALE
-    l1 = np.floor(f)
-    f -= l1
-    f *= _SCALE
-    l2 = np.floor(f)
-    f -= l2
-    f *= _SCALE
-    return l1, l2, np.floor(f, out=f)
 
 
 def checked_limbs(data: object, values: np.ndarray, name: str) -> np.ndarray:
