@@ -122,8 +122,8 @@ def posterior_compare(
     model : {"binned", "smooth"} or model object, default "binned"
         ``"binned"``: the joint Dirichlet in the bins of ``stats``
         (:func:`bece._binned.compare.compare_from_stats`; equal to
-        ``compare(..., model="binned")`` on the same predictions: the joint
-        counts exactly, the draws to float64 rounding of the sums).
+        ``compare(..., model="binned")`` on the same predictions to the last
+        bit: joint counts and sums are exact).
         ``"smooth"``: the paired smooth curves
         (:func:`bece._smooth.paired.smooth_compare_from_stats`) from
         statistics in fine bins that refine the ECE bins

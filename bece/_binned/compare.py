@@ -262,9 +262,9 @@ def compare_from_stats(
     Returns
     -------
     Comparison
-        As :func:`compare` on the predictions the statistics came from: the
-        joint counts exactly, each model's statistics to float64 rounding of
-        their sums, and so the draws (same seed) to float64 rounding.
+        As :func:`compare` on the predictions the statistics came from, to
+        the last bit: joint counts and sums are exact, so the draws (same
+        seed) are identical.
 
     Examples
     --------
