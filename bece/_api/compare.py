@@ -129,7 +129,7 @@ def posterior_compare(
         statistics in fine bins that refine the ECE bins
         (``binning=bece.smooth.fine_binning(n_bins)``); equal to
         ``compare(..., model="smooth")`` above 2,000 predictions (its fine
-        grid) to float64 rounding. The default stays ``"binned"`` here, as in
+        grid) to the last bit. The default stays ``"binned"`` here, as in
         :func:`posterior_ece`: statistics come in the bins they were collected
         in, and only fine ones suit the smooth model.
     n_bins, binning, binning_b : optional

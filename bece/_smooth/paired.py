@@ -130,6 +130,7 @@ from .._base.random import as_generator
 from .._base.typing import BinningSpec, Seed
 from .._results.comparison import Comparison
 from .._results.ece import SmoothBayesianECE
+from .._stats import exact
 from .._stats.binning import Binning, make_binning
 from .._stats.calibration_stats import CalibrationStats
 from .._stats.inputs import DEFAULT_INPUTS, Inputs
@@ -265,8 +266,9 @@ def _joint_cells(a: PairedSide, b: PairedSide, same: np.ndarray) -> dict[str, np
     uniq, inv = np.unique(key, return_inverse=True)
     inv = inv.reshape(-1)
     t = np.bincount(inv, minlength=uniq.size).astype(np.float64)
-    pa = np.bincount(inv, weights=a.p, minlength=uniq.size) / t
-    pb = np.bincount(inv, weights=b.p, minlength=uniq.size) / t
+    # exact sums (bece._stats.exact), as the statistics path sums them
+    pa = exact.value(exact.cell_sums(inv, a.p, uniq.size)) / t
+    pb = exact.value(exact.cell_sums(inv, b.p, uniq.size)) / t
     return {"t": t, "atom_a": (uniq // 2) // b.atoms.p.size, "atom_b": (uniq // 2) % b.atoms.p.size,
             "same": (uniq % 2).astype(bool), "p_a": pa, "p_b": pb}
 
@@ -574,10 +576,11 @@ def joint_atoms(stats: PairedStats, atom_a: np.ndarray, atom_b: np.ndarray,
     uniq, inv = np.unique(key, return_inverse=True)
     inv = inv.reshape(-1)
     t = np.bincount(inv, weights=stats.counts, minlength=uniq.size)
+    sums = np.zeros((2, exact.N_LIMBS, uniq.size), dtype=np.int64)  # exact, as the array path
+    np.add.at(np.moveaxis(sums, -1, 0), inv, np.moveaxis(stats._exact[:2], -1, 0))
+    pa, pb = exact.value(exact.normalise(sums))
     return {"t": t, "atom_a": (uniq // 2) // n_atoms_b, "atom_b": (uniq // 2) % n_atoms_b,
-            "same": (uniq % 2).astype(bool),
-            "p_a": np.bincount(inv, weights=stats.sum_p_a, minlength=uniq.size) / t,
-            "p_b": np.bincount(inv, weights=stats.sum_p_b, minlength=uniq.size) / t}
+            "same": (uniq % 2).astype(bool), "p_a": pa / t, "p_b": pb / t}
 
 
 def smooth_compare_from_stats(
