@@ -42,7 +42,7 @@ Forms (as :meth:`bece.CalibrationStats.from_dataframe` reads columns):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -153,16 +153,14 @@ class StatisticsQuery:
         k = self.classes if classwise else 1
         assert k is not None
         counts = np.zeros((k, 2, m), dtype=np.int64)
-        sums = np.zeros((k, 2, exact.N_LIMBS, m), dtype=np.int64)
         ok = code == _OK
         np.add.at(counts, (cls[ok], z[ok], b[ok]), n[ok])
-        limbs = values[ok, 4 + classwise:].reshape(-1, 2, 3)
-        for j in range(3):
-            for q in range(2):
-                np.add.at(sums, (cls[ok], q, 1 + j, b[ok]), limbs[:, q, j])
-        kind = None if classwise else ("binary" if self.form == "binary" else self.form)
-        stats = tuple(CalibrationStats._computed(self.binning, counts[c], sums[c],
-                                                 "binary" if classwise else kind)
+        # each row's fractional limbs of p and p**2, as (2, 4, rows) with no integer part
+        limbs = values[ok, 4 + classwise:].reshape(-1, 2, 3).transpose(1, 2, 0)
+        limbs = np.concatenate([np.zeros((2, 1, limbs.shape[2]), dtype=np.int64), limbs], axis=1)
+        sums = exact.regroup(limbs, cls[ok] * m + b[ok], k * m).reshape(2, exact.N_LIMBS, k, m)
+        kind = "binary" if classwise else self.form  # each class one-vs-rest
+        stats = tuple(CalibrationStats._computed(self.binning, counts[c], sums[:, :, c], kind)
                       for c in range(k))
         return stats if classwise else stats[0]
 
@@ -438,11 +436,4 @@ def spark_statistics(df: Any, **options: Any) -> CalibrationStats | tuple[Calibr
         rows = df.sparkSession.sql(query.sql).collect()
     finally:
         df.sparkSession.catalog.dropTempView(view)
-    return replace_source(query, "Spark DataFrame").read(rows)
-
-
-def replace_source(query: StatisticsQuery, source: str) -> StatisticsQuery:
-    """``query`` with another name in its messages."""
-    from dataclasses import replace
-
-    return replace(query, source=source)
+    return replace(query, source="Spark DataFrame").read(rows)

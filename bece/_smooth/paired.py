@@ -576,9 +576,7 @@ def joint_atoms(stats: PairedStats, atom_a: np.ndarray, atom_b: np.ndarray,
     uniq, inv = np.unique(key, return_inverse=True)
     inv = inv.reshape(-1)
     t = np.bincount(inv, weights=stats.counts, minlength=uniq.size)
-    sums = np.zeros((2, exact.N_LIMBS, uniq.size), dtype=np.int64)  # exact, as the array path
-    np.add.at(np.moveaxis(sums, -1, 0), inv, np.moveaxis(stats._exact[:2], -1, 0))
-    pa, pb = exact.value(exact.normalise(sums))
+    pa, pb = exact.value(exact.regroup(stats._exact[:2], inv, uniq.size))  # as the array path
     return {"t": t, "atom_a": (uniq // 2) // n_atoms_b, "atom_b": (uniq // 2) % n_atoms_b,
             "same": (uniq % 2).astype(bool), "p_a": pa / t, "p_b": pb / t}
 

@@ -510,12 +510,11 @@ def coarsened(stats: CalibrationStats, binning: Binning, bin_of: ArrayLike) -> C
     -1 included), counts and exact sums alike; ``kind`` is kept."""
     bin_of = np.asarray(bin_of, dtype=np.int64)
     target = np.where(stats.bin_counts > 0, bin_of, 0)
-    m = binning.n_bins
-    counts = np.zeros((2, m), dtype=np.int64)
-    sums = np.zeros((2, exact.N_LIMBS, m), dtype=np.int64)
+    counts = np.zeros((2, binning.n_bins), dtype=np.int64)
     np.add.at(counts.T, target, stats.counts.T)
-    np.add.at(np.moveaxis(sums, -1, 0), target, np.moveaxis(stats._exact, -1, 0))
-    return CalibrationStats._computed(binning, counts, sums, stats.kind)
+    return CalibrationStats._computed(binning, counts,
+                                      exact.regroup(stats._exact, target, binning.n_bins),
+                                      stats.kind)
 
 
 def label_statistics(binning: Binning, label: np.ndarray, z: np.ndarray, p: np.ndarray,

@@ -49,6 +49,7 @@ __all__ = [
     "limbs",
     "normalise",
     "of_floats",
+    "regroup",
     "value",
 ]
 
@@ -118,6 +119,15 @@ def value(a: np.ndarray) -> np.ndarray:
     frac = ((a[..., 3, :] / _SCALE + a[..., 2, :]) / _SCALE + a[..., 1, :]) / _SCALE
     v = a[..., 0, :].astype(np.float64) + frac
     return np.where(negative[..., 0, :], -v, v)
+
+
+def regroup(a: np.ndarray, index: ArrayLike, n_cells: int) -> np.ndarray:
+    """Limb sums ``a`` (shape ``(..., 4, cells)``) added up into ``n_cells``
+    cells, cell ``j`` of ``a`` into cell ``index[j]``: canonical, shape
+    ``(..., 4, n_cells)``."""
+    out = np.zeros(np.shape(a)[:-1] + (n_cells,), dtype=np.int64)
+    np.add.at(np.moveaxis(out, -1, 0), np.asarray(index), np.moveaxis(np.asarray(a), -1, 0))
+    return normalise(out)
 
 
 def of_floats(x: ArrayLike) -> np.ndarray:

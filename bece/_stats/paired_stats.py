@@ -162,8 +162,7 @@ class PairedStats:
         else:
             c = np.zeros(uniq.size, dtype=np.int64)
             np.add.at(c, inv, counts)
-            limbs = np.zeros((4, exact.N_LIMBS, uniq.size), dtype=np.int64)
-            np.add.at(np.moveaxis(limbs, -1, 0), inv, np.moveaxis(np.asarray(sums), -1, 0))
+            limbs = exact.regroup(np.asarray(sums), inv, uniq.size)
         self._set(uniq, c, limbs)
         return self
 
@@ -356,10 +355,9 @@ class PairedStats:
         m = binning.n_bins
         counts = np.zeros((2, m), dtype=np.int64)
         np.add.at(counts, (z, b), self.counts)
-        sums = np.zeros((2, exact.N_LIMBS, m), dtype=np.int64)
         which = [0, 2] if tag == "a" else [1, 3]  # (sum_p, sum_p2) of this model
-        np.add.at(np.moveaxis(sums, -1, 0), b, np.moveaxis(self._exact[which], -1, 0))
-        return CalibrationStats._computed(binning, counts, sums, self.kind)
+        return CalibrationStats._computed(binning, counts, exact.regroup(self._exact[which], b, m),
+                                          self.kind)
 
     @property
     def stats_a(self) -> CalibrationStats:
