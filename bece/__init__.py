@@ -23,13 +23,22 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and readers
     from ._api.test import calibration_test
     from ._metrics.binned import expected_calibration_error, maximum_calibration_error
     from ._metrics.multiclass import classwise_ece, top_label_ece
-    from ._posteriors import BinnedModel, MCMCSettings, SmoothModel, SmoothTopLabelModel, cross_check
+    from ._posteriors import (
+        BinnedModel,
+        MCMCSettings,
+        SmoothGroupModel,
+        SmoothModel,
+        SmoothTopLabelModel,
+        cross_check,
+    )
     from ._results.comparison import Comparison
     from ._results.ece import BayesianECE, BayesianTopLabelECE, SmoothBayesianECE
+    from ._results.groups import GroupECE
     from ._results.recalibration import Recalibration
     from ._smooth.bayes_factor import CalibrationTest
     from ._stats.binning import Binning
     from ._stats.calibration_stats import CalibrationStats
+    from ._stats.groups import GroupStats
     from ._stats.label_stats import LabelStats
     from ._stats.paired_stats import PairedStats
     from ._validation.agreement import CrossCheck
@@ -47,6 +56,8 @@ _WHERE = {
     "classwise_ece": "bece._metrics.multiclass", "top_label_ece": "bece._metrics.multiclass",
     "BinnedModel": "bece._posteriors", "MCMCSettings": "bece._posteriors",
     "SmoothModel": "bece._posteriors", "SmoothTopLabelModel": "bece._posteriors",
+    "SmoothGroupModel": "bece._posteriors", "GroupECE": "bece._results.groups",
+    "GroupStats": "bece._stats.groups",
     "cross_check": "bece._posteriors",
     "Comparison": "bece._results.comparison",
     "BayesianECE": "bece._results.ece", "BayesianTopLabelECE": "bece._results.ece",
@@ -69,11 +80,14 @@ __all__ = [
     "CalibrationTest",
     "Comparison",
     "CrossCheck",
+    "GroupECE",
+    "GroupStats",
     "LabelStats",
     "MCMCSettings",
     "PairedStats",
     "Recalibration",
     "SmoothBayesianECE",
+    "SmoothGroupModel",
     "SmoothModel",
     "SmoothTopLabelModel",
     "bayesian_ece",

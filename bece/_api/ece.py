@@ -9,7 +9,7 @@ the model holds its options, its statistics and its fast path.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -17,8 +17,10 @@ from numpy.typing import ArrayLike
 from .._base.typing import BinningSpec, Seed
 from .._posteriors import Model, resolve_model
 from .._results.ece import BayesianECE, BayesianTopLabelECE
+from .._results.groups import GroupECE
 from .._stats.binning import Binning
 from .._stats.calibration_stats import CalibrationStats
+from .._stats.groups import GroupStats
 from .._stats.inputs import Inputs
 from .._stats.label_stats import LabelStats
 from .options import refuse_sample_weight
@@ -31,27 +33,40 @@ __all__ = [
 ]
 
 
+@overload
+def posterior_ece(stats: CalibrationStats, *, model: str | Model = ..., num_samples: int = ...,
+                  seed: Seed = ..., n_bins: int | None = ...,
+                  binning: BinningSpec | Binning | None = ..., **options: Any) -> BayesianECE: ...
+@overload
+def posterior_ece(stats: GroupStats, *, model: str | Model = ..., num_samples: int = ...,
+                  seed: Seed = ..., n_bins: int | None = ...,
+                  binning: BinningSpec | Binning | None = ..., **options: Any) -> GroupECE: ...
 def posterior_ece(
-    stats: CalibrationStats,
+    stats: CalibrationStats | GroupStats,
     *,
-    model: str | Model = "binned",
+    model: str | Model | None = None,
     num_samples: int = 10_000,
     seed: Seed = 0,
     n_bins: int | None = None,
     binning: BinningSpec | Binning | None = None,
     **options: Any,
-) -> BayesianECE:
+) -> BayesianECE | GroupECE:
     """Posterior over the ECE from statistics, by the closed form.
 
     Parameters
     ----------
-    stats : CalibrationStats
-        Statistics of the test set (possibly summed over chunks).
+    stats : CalibrationStats or GroupStats
+        Statistics of the test set (possibly summed over chunks); a
+        :class:`bece.GroupStats` (:meth:`bece.SmoothGroupModel.group_statistics`)
+        gives each group's posterior (a :class:`bece.GroupECE`, by
+        :class:`bece.SmoothGroupModel`: ``model="smooth"``, the default for
+        groups; ``pooling="none"`` among the options).
     num_samples : int, default 10_000
         Number of independent posterior draws S.
     seed : int or numpy.random.Generator, default 0
         Randomness; the same int gives identical draws.
-    model : {"binned", "conjugate", "literal", "smooth"} or model object, default "binned"
+    model : {"binned", "conjugate", "literal", "smooth"} or model object, optional
+        Default "binned" for a CalibrationStats, "smooth" for a GroupStats.
         A model object (:class:`bece.BinnedModel`, :class:`bece.SmoothModel`)
         or its shorthand. ``"conjugate"``: the closed form in the bins of ``stats``, exact for
         the conjugate model. ``"literal"``: the literal BECE model (each
@@ -106,16 +121,40 @@ def posterior_ece(
     >>> s.model, s.stats.n_bins, bool(s.interval(0.9)[0] == 0.0)   # can reach 0
     ('smooth', 10, True)
     """
+    if isinstance(stats, GroupStats):
+        if isinstance(model, str) and model != "smooth":
+            raise ValueError(f"GroupStats take the smooth group model (model='smooth' or a "
+                             f"SmoothGroupModel), got model={model!r}")
+        group_model = resolve_model(model, "groups", n_bins=n_bins, binning=binning, **options)
+        return group_model.posterior(stats, num_samples=num_samples,  # type: ignore[attr-defined]
+                                     seed=seed)
     if not isinstance(stats, CalibrationStats):
-        raise ValueError(f"stats must be a CalibrationStats, got {type(stats).__name__}")
-    obj = resolve_model(model, "binary", n_bins=n_bins, binning=binning, **options)
+        raise ValueError(f"stats must be a CalibrationStats or GroupStats, got "
+                         f"{type(stats).__name__}")
+    obj = resolve_model("binned" if model is None else model, "binary", n_bins=n_bins,
+                        binning=binning, **options)
     return obj.posterior(stats, num_samples=num_samples, seed=seed)  # type: ignore[attr-defined]
 
 
+@overload
+def bayesian_ece(y_true: ArrayLike, y_prob: ArrayLike, *, by: None = None,
+                 y_pred: ArrayLike | None = ..., n_bins: int | None = ...,
+                 binning: BinningSpec | Binning | None = ..., num_samples: int = ...,
+                 seed: Seed = ..., model: str | Model = ..., labels: ArrayLike | None = ...,
+                 pos_label: Any = ..., from_logits: bool = ..., row_sum_tol: float | None = ...,
+                 **options: Any) -> BayesianECE: ...
+@overload
+def bayesian_ece(y_true: ArrayLike, y_prob: ArrayLike, *, by: ArrayLike,
+                 y_pred: ArrayLike | None = ..., n_bins: int | None = ...,
+                 binning: BinningSpec | Binning | None = ..., num_samples: int = ...,
+                 seed: Seed = ..., model: str | Model = ..., labels: ArrayLike | None = ...,
+                 pos_label: Any = ..., from_logits: bool = ..., row_sum_tol: float | None = ...,
+                 **options: Any) -> GroupECE: ...
 def bayesian_ece(
     y_true: ArrayLike,
     y_prob: ArrayLike,
     *,
+    by: ArrayLike | None = None,
     y_pred: ArrayLike | None = None,
     n_bins: int | None = None,
     binning: BinningSpec | Binning | None = None,
@@ -127,7 +166,7 @@ def bayesian_ece(
     from_logits: bool = False,
     row_sum_tol: float | None = None,
     **options: Any,
-) -> BayesianECE:
+) -> BayesianECE | GroupECE:
     """Posterior over a classifier's expected calibration error (BECE).
 
     Parameters
@@ -143,6 +182,14 @@ def bayesian_ece(
         (n, 2) is read top-label too; pass ``predict_proba(X)[:, 1]`` for
         the P(y = 1) reading of scikit-learn's ``calibration_curve``); or
         with ``y_pred`` the confidence of ``y_pred``.
+    by : array_like of shape (n,), optional
+        Each prediction's group (model version, region, subgroup: any values
+        of one type, none missing): the posterior of each group's ECE, with
+        partial pooling across groups by default (:class:`bece.SmoothGroupModel`;
+        ``pooling="none"`` for independent posteriors), as a
+        :class:`bece.GroupECE`: each group's interval, the probability that
+        it is the worst calibrated, whether its curve differs from the
+        shared one, and a warning where pooling may hide a group.
     y_pred : array_like of shape (n,), optional
         Predicted labels: triples (y_pred, y_true, confidence of y_pred).
     n_bins : int, default 15
@@ -230,8 +277,18 @@ def bayesian_ece(
     True
     """
     refuse_sample_weight(options.pop("sample_weight", None))
-    obj = resolve_model(model, "binary", n_bins=n_bins, binning=binning, **options)
     inputs = Inputs(labels, pos_label, from_logits, row_sum_tol)
+    if by is not None:
+        if model == "binned" or isinstance(model, str) and model != "smooth":
+            raise ValueError(f"by= takes the smooth group model (model='smooth' or a "
+                             f"SmoothGroupModel), got model={model!r}: the binned model has no "
+                             "pooling across groups")
+        group_model = resolve_model(model, "groups", n_bins=n_bins, binning=binning, **options)
+        return group_model._groups_from_predictions(  # type: ignore[attr-defined]
+            y_true, y_prob, y_pred, by, inputs, num_samples=num_samples, seed=seed)
+    if "pooling" in options:
+        raise ValueError("pooling applies to groups: pass by= (each prediction's group)")
+    obj = resolve_model(model, "binary", n_bins=n_bins, binning=binning, **options)
     return obj._from_predictions(y_true, y_prob, y_pred, inputs,  # type: ignore[attr-defined]
                                  num_samples=num_samples, seed=seed)
 

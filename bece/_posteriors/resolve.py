@@ -7,14 +7,15 @@ from typing import Any
 
 from .base import Model
 from .binned import BinnedModel
+from .groups import SmoothGroupModel
 from .regression import DirichletPITModel, SmoothPITModel
 from .smooth import SmoothModel, SmoothTopLabelModel
 
 __all__ = ["MODEL_CLASSES", "SHORTHANDS", "resolve_model"]
 
 #: every model class, for the messages that name which one has an option
-MODEL_CLASSES: tuple[type[Model], ...] = (SmoothModel, SmoothTopLabelModel, BinnedModel,
-                                          SmoothPITModel, DirichletPITModel)
+MODEL_CLASSES: tuple[type[Model], ...] = (SmoothModel, SmoothTopLabelModel, SmoothGroupModel,
+                                          BinnedModel, SmoothPITModel, DirichletPITModel)
 
 #: ``model=`` strings, per task: the default first
 SHORTHANDS: dict[str, dict[str, Any]] = {
@@ -35,6 +36,9 @@ SHORTHANDS: dict[str, dict[str, Any]] = {
     "regression": {
         "smooth": SmoothPITModel,
         "dirichlet": DirichletPITModel,
+    },
+    "groups": {
+        "smooth": SmoothGroupModel,
     },
     "top-label": {
         "smooth": SmoothTopLabelModel,
@@ -60,7 +64,7 @@ def resolve_model(model: str | Model | None, task: str, **options: Any) -> Model
         A shorthand of :data:`SHORTHANDS` (``"smooth"``, ``"binned"``,
         ``"conjugate"``, ``"literal"``), a model object, or None for the
         task's default (its first shorthand, ``"smooth"``).
-    task : {"binary", "top-label", "paired", "test", "regression"}
+    task : {"binary", "top-label", "groups", "paired", "test", "regression"}
         The posterior asked for (:func:`bece.bayesian_ece`,
         :func:`bece.bayesian_top_label_ece`, :func:`bece.compare`,
         :func:`bece.calibration_test` or

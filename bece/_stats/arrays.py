@@ -15,6 +15,7 @@ __all__ = [
     "as_array",
     "check_labels",
     "describe_bad",
+    "missing_mask",
     "object_error",
 ]
 
@@ -24,8 +25,14 @@ _INT64_MAX = np.iinfo(np.int64).max
 
 
 
-def _missing_mask(arr: np.ndarray) -> np.ndarray:
-    """Entries of an object array that are None, NaN or a pandas NA/NaT."""
+def missing_mask(arr: np.ndarray) -> np.ndarray:
+    """Entries that are None, NaN or a pandas NA/NaT (any dtype; NaT of datetimes too)."""
+    if arr.dtype.kind == "f":
+        return np.isnan(arr)
+    if arr.dtype.kind in "mM":
+        return np.isnat(arr)
+    if arr.dtype.kind != "O":
+        return np.zeros(arr.shape, dtype=bool)
     def missing(v: Any) -> bool:
         return v is None or type(v).__name__ in ("NAType", "NaTType") or (
             isinstance(v, float) and v != v
@@ -62,7 +69,7 @@ def as_array(x: Any, name: str) -> np.ndarray:
 
 def object_error(arr: np.ndarray, name: str, what: str) -> ValueError:
     """The error for an object array: its missing values if it has any."""
-    missing = _missing_mask(arr)
+    missing = missing_mask(arr)
     if missing.any():
         return ValueError(
             f"{name} contains missing values (None, NaN or pandas.NA): "
