@@ -7,6 +7,8 @@
   predicted labels for top-label results.
 * :func:`plot_ece_posterior` -- the ECE posteriors of several models side by
   side (forest or density).
+* :func:`plot_groups` -- each group's ECE with its interval (``by=``),
+  pooled and alone.
 * :func:`plot_comparison` -- a paired :class:`~bece.Comparison`:
   both reliability diagrams and the posterior of the difference.
 * :func:`plot_calibration_curve` -- the regression calibration curve
@@ -52,6 +54,7 @@ figure. Artists carry labels (``Artist.get_label()``) and the count strip is
 the Axes labelled ``"bece counts"`` so that tests and users can find them.
 """
 
+from ._plots.groups import plot_groups
 from ._plots.html_report import html_report
 from ._plots.posterior import plot_comparison, plot_ece_posterior
 from ._plots.regression import plot_calibration_curve
@@ -62,5 +65,6 @@ __all__ = [
     "plot_calibration_curve",
     "plot_comparison",
     "plot_ece_posterior",
+    "plot_groups",
     "reliability_diagram",
 ]

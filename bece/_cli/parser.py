@@ -291,6 +291,18 @@ def build_parser() -> argparse.ArgumentParser:
         "binned ECE of p_k against [y = k]; Kull et al. 2019), plug-in with a 90%% Poisson-"
         "bootstrap interval (200 replicates from --seed; bece.classwise_ece); reads the file "
         "into memory")
+    rep.add_argument(
+        "--by", metavar="COLUMN",
+        help="the ECE of each group of rows, grouped by the values of COLUMN (model version, "
+        "region, subgroup), as bece.bayesian_ece(..., by=): partial pooling across groups (each "
+        "group's curve a shared smooth curve plus its own shift and slope change), each group's "
+        "interval, the probability that it is the worst calibrated, whether its curve differs "
+        "from the shared one, its own posterior beside it and a warning where pooling may hide "
+        "a group; --plot draws the groups' intervals; reads the file into memory")
+    rep.add_argument(
+        "--pooling", choices=["partial", "none"],
+        help="with --by: partial (default) pooling across groups, or none (each group's "
+        "posterior from its own rows)")
     _add_regression_options(rep)
     cmp_ = sub.add_parser(
         "compare",

@@ -89,7 +89,8 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
 #: option of the other kind is refused, never ignored.
 CLASSIFIER_OPTIONS = (("--model", "model"), ("--n-bins", "n_bins"), ("--binning", "binning"),
                       ("--no-verdict", "no_verdict"), *INPUT_OPTIONS, ("--metrics", "metrics"),
-                      ("--top-label", "top_label"), ("--classwise", "classwise"))
+                      ("--top-label", "top_label"), ("--classwise", "classwise"), ("--by", "by"),
+                      ("--pooling", "pooling"))
 REGRESSION_OPTIONS = (("--y-col", "y_col"), ("--mean-col", "mean_col"), ("--std-col", "std_col"),
                       ("--quantile-prefix", "quantile_prefix"), ("--sample-prefix", "sample_prefix"),
                       ("--levels", "levels"))
@@ -158,6 +159,10 @@ def run_report(args: argparse.Namespace) -> int:
             return run_regression(args, path, conventions)
         refuse(args, REGRESSION_OPTIONS, f"to regression forecasts; {path} holds a classifier's "
                 "predictions")
+    if getattr(args, "by", None) is not None:
+        return _group_report(path, args, columns, options)
+    if getattr(args, "pooling", None) is not None:
+        raise ValueError("--pooling applies only with --by COLUMN (the groups to pool across)")
     args.model = "smooth" if args.model is None else args.model
     args.n_bins = 15 if args.n_bins is None else args.n_bins
     args.binning = "uniform" if args.binning is None else args.binning
@@ -409,3 +414,43 @@ def _smooth_report(path: Any, args: argparse.Namespace, progress: bool, columns:
         result = posterior_ece(pred.stats, n_bins=n_bins, binning=binning, model="smooth",
                                num_samples=args.samples, seed=args.seed)
     return result, pred
+
+
+def _group_report(path: Any, args: argparse.Namespace, columns: dict[str, Any],
+                  options: dict[str, Any]) -> int:
+    """``bece report FILE --by COLUMN``: each group's ECE (:class:`bece.GroupECE`)."""
+    from .._api import bayesian_ece
+    from .._io.files import read_predictions
+    from .parser import version
+
+    if args.model not in (None, "smooth"):
+        raise ValueError(f"--by takes the smooth model (partial pooling across groups); "
+                         f"--model {args.model} has no pooling")
+    refuse(args, (("--metrics", "metrics"), ("--top-label", "top_label"),
+                  ("--classwise", "classwise")), "without --by (one report of all rows)")
+    if args.binning == "quantile":
+        raise ValueError("--binning quantile does not apply with --by: the groups need common "
+                         "bins; use uniform bins")
+    pred = read_predictions(path, **columns, by_col=args.by)
+    result = bayesian_ece(pred.y_true, pred.y_prob, y_pred=pred.y_pred, by=pred.by,
+                          n_bins=15 if args.n_bins is None else args.n_bins,
+                          num_samples=args.samples, seed=args.seed,
+                          pooling=args.pooling or "partial", **options)
+    source = source_words(args, path)
+    d: dict[str, Any] = {}
+    text = ""
+    if args.json or args.html is not None:
+        own = result.to_dict(PROB)
+        d = {"model": own.pop("model"), "input_kind": own.pop("input_kind"), "by": args.by,
+             "seed": args.seed, "bece_version": version(), **own}
+    if not args.json or args.html is not None:
+        text = f"bece report: {source}, by {args.by}\n" + result.text(PROB)
+    print(to_json(d) if args.json else text)
+    fig = None
+    if args.plot is not None or args.html is not None:
+        from .._plots.groups import plot_groups
+
+        fig = figure((6.5, 1.6 + 0.45 * result.n_groups))
+        plot_groups(result, ax=fig.add_subplot(), prob=PROB)
+    write_outputs(args, fig, f"bece report: {source}, by {args.by}", text, d, result)
+    return 0

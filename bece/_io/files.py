@@ -31,7 +31,7 @@ caller can tell the two kinds apart
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,8 @@ class Predictions:
     y_prob: np.ndarray
     y_pred: np.ndarray | None
     source: str
+    by: np.ndarray | None = None
+    """Each row's group (``by_col``), or None."""
 
     @property
     def kind(self) -> str:
@@ -188,12 +190,21 @@ def _read_csv(path: Path) -> Any:
             block = larger
 
 
-def _classifier_columns(columns: dict[str, Any]) -> Callable[[list[str], str], list[str]]:
+def _classifier_columns(columns: dict[str, Any],
+                        by_col: str | None = None) -> Callable[[list[str], str], list[str]]:
     def choose(names: list[str], source: str) -> list[str]:
         yt, probs, yp = select_columns(names, source, **columns)
-        return [yt, *probs] + ([yp] if yp else [])
+        if by_col is not None:
+            _check_by(names, source, by_col)
+        return [yt, *probs] + ([yp] if yp else []) + ([by_col] if by_col is not None else [])
 
     return choose
+
+
+def _check_by(names: list[str], source: str, by_col: str) -> None:
+    if by_col not in names:
+        shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+        raise ValueError(f"{source}: no column '{by_col}' to group by; its columns are {shown}")
 
 
 def _read_dataset(path: Path, choose: Callable[[list[str], str], list[str]]) -> Any:
@@ -274,6 +285,7 @@ def read_predictions(
     y_prob_col: str | None = None,
     prob_prefix: str = "p_",
     y_pred_col: str | None = None,
+    by_col: str | None = None,
 ) -> Predictions:
     """Read predictions from a ``.csv``, ``.parquet``/``.pq``, ``.npz`` or ``.jsonl``
     file, or from a directory of Parquet files (a dataset written by Spark or Dask).
@@ -282,7 +294,9 @@ def read_predictions(
 
     The column options name the columns (:mod:`bece._stats.columns`; e.g.
     ``y_prob_col="p_1"`` reads a binary classifier's ``p_0, p_1`` file as
-    :math:`P(y = 1)`).
+    :math:`P(y = 1)`). ``by_col`` also reads a column of groups (model
+    version, region, ...) into :attr:`Predictions.by`, for
+    ``bece.bayesian_ece(..., by=pred.by)``.
 
     Raises
     ------
@@ -308,8 +322,12 @@ def read_predictions(
     columns: dict[str, Any] = {"y_true_col": y_true_col, "y_prob_col": y_prob_col, "prob_prefix": prob_prefix,
                "y_pred_col": y_pred_col}
     check_column_options(**columns)
-    names, get = _open_table(path, _classifier_columns(columns))
-    return _assemble(get, names, str(path), columns)
+    names, get = _open_table(path, _classifier_columns(columns, by_col))
+    pred = _assemble(get, names, str(path), columns)
+    if by_col is None:
+        return pred
+    _check_by(names, str(path), by_col)
+    return replace(pred, by=get(by_col))
 
 
 def column_names(path: str | Path) -> list[str]:

@@ -29,6 +29,11 @@ def _worst(draws: np.ndarray) -> np.ndarray:
     return (tied / tied.sum(axis=1, keepdims=True)).mean(axis=0)
 
 
+def _equals(text: str) -> str:
+    """``= 0.123``, or ``< 0.001`` as it is."""
+    return text if text[:1] in "<>" else f"= {text}"
+
+
 def _name(g: Any) -> Any:
     return g.item() if hasattr(g, "item") else g
 
@@ -208,7 +213,7 @@ class GroupECE:
             f"ECE by group: {self.n_groups} groups, {d['n']:,} predictions "
             f"({input_words(self.kind)}), {d['n_bins']} bins",
             f"smooth model, {POOLING_WORDS[self.pooling]}",
-            f"P(every group exactly calibrated) = {format_prob(self.prob_calibrated)}",
+            f"P(every group exactly calibrated) {_equals(format_prob(self.prob_calibrated))}",
             "",
         ]
         names = [str(r["group"]) for r in d["groups"]]
@@ -238,9 +243,11 @@ class GroupECE:
                          "its predictions (95% interval of the mean gap excludes 0); - : no "
                          "evidence that it differs")
         if self.independent_draws is not None:
+            gain = self.pooling_gain(prob)
+            effect = (f"narrows the mean {pct} interval by {gain:.0%}" if gain >= 0 else
+                      f"widens the mean {pct} interval by {-gain:.0%}")
             lines.append(f"alone: the group's own posterior, without pooling "
-                         f"(pooling=\"none\"); pooling narrows the mean {pct} interval by "
-                         f"{self.pooling_gain(prob):.0%}")
+                         f"(pooling=\"none\"); here pooling {effect}")
         for r in d["groups"]:
             if r.get("hidden"):
                 a, b = r["independent_interval"]

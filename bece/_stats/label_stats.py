@@ -73,8 +73,8 @@ class LabelStats:
     def __add__(self, other: LabelStats | int) -> LabelStats:
         if isinstance(other, int) and other == 0:  # lets sum() start at 0
             return self
-        if not isinstance(other, LabelStats):
-            return NotImplemented
+        if not isinstance(other, LabelStats) or type(other) is not type(self):
+            return NotImplemented  # per-label and per-group statistics do not add
         if self.binning != other.binning:
             raise ValueError("cannot add LabelStats with different bins: build every chunk with "
                              "the same n_bins and binning")

@@ -1,0 +1,97 @@
+"""Each group's ECE with its interval: the figure of calibration by group."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._base.checks import check_prob
+from .._results.groups import GroupECE
+from .common import pyplot
+
+__all__ = ["plot_groups"]
+
+
+def plot_groups(result: GroupECE, *, ax: Any = None, prob: float = 0.9) -> Any:  # an Axes
+    """Each group's ECE posterior, one row per group (a forest plot).
+
+    Per group: a dot at the posterior mean and a thick line over the
+    ``prob`` equal-tailed interval; with partial pooling, a thin grey line
+    over the group's own interval (its data alone) just below it; a cross at
+    the plug-in ECE. The labels give the group, its number of predictions
+    and the probability that it is the worst calibrated; a group that
+    pooling may hide (:meth:`bece.GroupECE.hidden`) is marked "!" in red.
+
+    Parameters
+    ----------
+    result : GroupECE
+        From :func:`bece.bayesian_ece` with ``by=``.
+    ax : matplotlib Axes, optional
+    prob : float, default 0.9
+
+    Returns
+    -------
+    matplotlib Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> import bece
+    >>> from bece.plots import plot_groups
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> region = np.repeat(["north", "south"], 1000)
+    >>> y = rng.uniform(size=2000) < np.where(region == "south", p ** 2, p)
+    >>> r = bece.bayesian_ece(y, p, by=region, num_samples=1000, seed=1)
+    >>> ax = plot_groups(r)
+    >>> [t.get_text().split()[0] for t in ax.get_yticklabels()]
+    ['north', 'south']
+    >>> plt.close(ax.figure)
+    """
+    if not isinstance(result, GroupECE):
+        raise ValueError(f"result must be a GroupECE (bece.bayesian_ece with by=), got "
+                         f"{type(result).__name__}")
+    prob = check_prob(prob)
+    g = result.n_groups
+    if ax is None:
+        _, ax = pyplot().subplots(figsize=(6.5, 1.4 + 0.45 * g))
+    lo, hi = result.interval(prob)
+    own = (None if result.independent_draws is None else
+           np.quantile(result.independent_draws, [(1 - prob) / 2, (1 + prob) / 2], axis=0))
+    hidden = result.hidden(prob)
+    worst = result.prob_worst
+    rows = np.arange(g)[::-1]
+    pooled = "pooled" if result.pooling == "partial" else "own"
+    ax.hlines(rows, lo, hi, color="C0", lw=4, label=f"{pooled} {prob:.0%} interval")
+    ax.plot(result.mean, rows, "o", color="white", mec="C0", mew=1.5, ms=7,
+            label=f"{pooled} posterior mean", zorder=3)
+    if own is not None:
+        ax.hlines(rows - 0.25, own[0], own[1], color="0.55", lw=1.5,
+                  label=f"group's own {prob:.0%} interval (no pooling)")
+    ax.plot(result.plugin, rows, "x", color="k", ms=7, mew=1.5, label="plug-in ECE", zorder=4)
+    names = []
+    for j, name in enumerate(result.groups.tolist()):
+        mark = " !" if hidden is not None and hidden[j] else ""
+        names.append(f"{name}{mark}\nn = {result.n[j]:,}, P(worst) {worst[j]:.2f}")
+    ax.set_yticks(rows, names, fontsize="small")
+    if hidden is not None:
+        for tick, flag in zip(ax.get_yticklabels(), hidden):
+            if flag:
+                tick.set_color("C3")
+    ax.set_ylim(-0.8, g - 0.3 + 0.35 * (g > 0) + 0.6)
+    ax.set_xlim(left=0.0)
+    ax.set_xlabel("expected calibration error (ECE)")
+    words = ("partial pooling across groups" if result.pooling == "partial" else
+             "each group on its own")
+    ax.set_title(f"ECE by group ({words})", fontsize="medium")
+    ax.legend(loc="upper right", fontsize="x-small", frameon=False,
+              ncols=2 if own is not None else 3)
+    if hidden is not None and hidden.any():
+        ax.annotate("! pooling may hide this group's miscalibration: read its own interval",
+                    xy=(0.0, -0.13 - 0.1 / max(g, 1)), xycoords="axes fraction", fontsize="x-small",
+                    color="C3", annotation_clip=False, va="top")
+    return ax
