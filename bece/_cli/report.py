@@ -421,6 +421,7 @@ def _group_report(path: Any, args: argparse.Namespace, columns: dict[str, Any],
     """``bece report FILE --by COLUMN``: each group's ECE (:class:`bece.GroupECE`)."""
     from .._api import bayesian_ece
     from .._io.files import read_predictions
+    from .._results.groups import GroupECE
     from .parser import version
 
     if args.model not in (None, "smooth"):
@@ -436,6 +437,7 @@ def _group_report(path: Any, args: argparse.Namespace, columns: dict[str, Any],
                           n_bins=15 if args.n_bins is None else args.n_bins,
                           num_samples=args.samples, seed=args.seed,
                           pooling=args.pooling or "partial", **options)
+    assert isinstance(result, GroupECE)
     source = source_words(args, path)
     d: dict[str, Any] = {}
     text = ""

@@ -84,8 +84,8 @@ class GroupECE:
     >>> r.groups.tolist(), r.draws.shape
     (['a', 'b', 'c'], (2000, 3))
     >>> lo, hi = r.interval(0.9)
-    >>> bool(lo[2] > hi[0]), int(np.argmax(r.prob_worst)), r.differs().tolist()
-    (True, 2, [False, False, True])
+    >>> bool(lo[2] > hi[0]), int(np.argmax(r.prob_worst)), r.hidden().tolist()
+    (True, 2, [False, False, False])
     """
 
     groups: np.ndarray

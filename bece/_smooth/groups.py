@@ -183,7 +183,7 @@ def group_posterior(
     common: dict[str, Any] = {"groups": stats.groups, "stats": coarse_stats, "pooling": pooling,
                               "prior_odds": float(prior_odds), "kind": kind}
     if pooling == "none":
-        seeds = rng.integers(0, 2**63 - 1, size=n_groups)
+        seeds = np.asarray(rng.integers(0, 2**63 - 1, size=n_groups))
         draws, pi0, params = _independent(stats, seeds, s_total, n_bins, binning,
                                           curve, prior_odds)
         return GroupECE(draws=draws, prob_calibrated=float(np.prod(pi0)),
@@ -195,7 +195,7 @@ def group_posterior(
         post = fit_top_label_smooth(atoms, **curve, **pooled)
         e, post = label_posterior_draws(atoms, post, s_total, rng, keep=False)
         gaps = _mean_gaps(atoms, post, e["beta"], e["label_beta"])
-    seeds = rng.integers(0, 2**63 - 1, size=n_groups)
+    seeds = np.asarray(rng.integers(0, 2**63 - 1, size=n_groups))
     independent, group_pi0, _ = _independent(stats, seeds, s_total, n_bins, binning, curve,
                                              prior_odds)
     draws = e["label_ece"]
