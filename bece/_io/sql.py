@@ -51,6 +51,7 @@ from .._base.typing import BinningSpec
 from .._stats import exact
 from .._stats.binning import Binning, make_binning
 from .._stats.calibration_stats import CalibrationStats
+from .._stats.groups import GroupStats, group_index
 from .._stats.inputs import row_sum_tolerance
 
 __all__ = [
@@ -64,7 +65,7 @@ __all__ = [
 DIALECTS = ("ansi", "duckdb", "spark")
 
 #: Row codes of the query: summed, or why a row was refused.
-_OK, _BAD_PROB, _BAD_LABEL, _BAD_ROW = 0, 1, 2, 3
+_OK, _BAD_PROB, _BAD_LABEL, _BAD_ROW, _BAD_GROUP = 0, 1, 2, 3, 4
 
 #: Columns of each result row after the class (classwise only).
 _FIELDS = ("code", "bin", "z", "n", "p1", "p2", "p3", "q1", "q2", "q3")
@@ -103,6 +104,8 @@ class StatisticsQuery:
         The column names used (for messages).
     source : str
         How messages name the data (``"table logs"``).
+    by : str or None
+        The column of groups: :meth:`read` gives a :class:`~bece.GroupStats`.
 
     Examples
     --------
@@ -128,45 +131,59 @@ class StatisticsQuery:
     classes: int | None
     columns: dict[str, Any]
     source: str
+    by: str | None = None
 
-    def read(self, rows: Any) -> CalibrationStats | tuple[CalibrationStats, ...]:
+    def read(self, rows: Any) -> CalibrationStats | tuple[CalibrationStats, ...] | GroupStats:
         """The statistics from the query's result rows (tuples or Spark
         ``Row`` objects, in any order): a :class:`~bece.CalibrationStats`,
-        or one per class for the classwise form.
+        one per class for the classwise form, or a :class:`~bece.GroupStats`
+        with ``by``.
 
         Raises ``ValueError`` naming the column and the number of rows when
         the query counted bad rows, and when there are no rows at all.
         """
         table = np.array([tuple(r) for r in rows], dtype=object)
         classwise = self.form == "classwise"
-        width = len(_FIELDS) + classwise
+        lead = int(classwise or self.by is not None)  # the class or the group comes first
+        width = len(_FIELDS) + lead
         if table.size == 0:
             raise ValueError(f"{self.source}: no predictions (0 rows)")
         if table.ndim != 2 or table.shape[1] != width:
             raise ValueError(f"the rows must have {width} fields, as the query returns them; got "
                              f"shape {table.shape}")
-        values = table.astype(np.int64)
-        cls = values[:, 0] if classwise else np.zeros(values.shape[0], dtype=np.int64)
-        code, b, z, n = (values[:, j + classwise] for j in range(4))
+        values = table[:, lead:].astype(np.int64)
+        code, b, z, n = (values[:, j] for j in range(4))
         self._check(code, n)
-        m = self.binning.n_bins
-        k = self.classes if classwise else 1
-        assert k is not None
-        counts = np.zeros((k, 2, m), dtype=np.int64)
         ok = code == _OK
-        np.add.at(counts, (cls[ok], z[ok], b[ok]), n[ok])
+        names = None
+        if classwise:
+            key, k = table[ok, 0].astype(np.int64), self.classes
+        elif self.by is not None:
+            names, key = group_index(table[ok, 0], int(ok.sum()), f"column {self.by}")
+            k = names.size
+        else:
+            key, k = np.zeros(int(ok.sum()), dtype=np.int64), 1
+        assert k is not None
+        m = self.binning.n_bins
+        counts = np.zeros((k, 2, m), dtype=np.int64)
+        np.add.at(counts, (key, z[ok], b[ok]), n[ok])
         # each row's fractional limbs of p and p**2, as (2, 4, rows) with no integer part
-        limbs = values[ok, 4 + classwise:].reshape(-1, 2, 3).transpose(1, 2, 0)
+        limbs = values[ok, 4:].reshape(-1, 2, 3).transpose(1, 2, 0)
         limbs = np.concatenate([np.zeros((2, 1, limbs.shape[2]), dtype=np.int64), limbs], axis=1)
-        sums = exact.regroup(limbs, cls[ok] * m + b[ok], k * m).reshape(2, exact.N_LIMBS, k, m)
+        sums = exact.regroup(limbs, key * m + b[ok], k * m).reshape(2, exact.N_LIMBS, k, m)
         kind = "binary" if classwise else self.form  # each class one-vs-rest
         stats = tuple(CalibrationStats._computed(self.binning, counts[c], sums[:, :, c], kind)
                       for c in range(k))
+        if names is not None:
+            return GroupStats(names, stats)
         return stats if classwise else stats[0]
 
     def _check(self, code: np.ndarray, n: np.ndarray) -> None:
         cols = self.columns
-        bad = {c: int(n[code == c].sum()) for c in (_BAD_PROB, _BAD_LABEL, _BAD_ROW)}
+        bad = {c: int(n[code == c].sum()) for c in (_BAD_PROB, _BAD_LABEL, _BAD_ROW, _BAD_GROUP)}
+        if bad[_BAD_GROUP]:
+            raise ValueError(f"{self.source}: {bad[_BAD_GROUP]} row(s) have no group (column "
+                             f"{self.by} is NULL); give every prediction a group")
         prob = cols["y_prob"] if isinstance(cols["y_prob"], str) else ", ".join(cols["y_prob"])
         lo, hi = self.binning.edges[0], self.binning.edges[-1]
         where = "[0, 1]" if (lo, hi) == (0.0, 1.0) else f"the bin edges [{lo:g}, {hi:g}]"
@@ -197,6 +214,7 @@ def statistics_query(
     n_bins: int | None = None,
     binning: BinningSpec | Binning = "uniform",
     dialect: str = "ansi",
+    by: str | None = None,
 ) -> StatisticsQuery:
     """The aggregation query of a table's predictions, and how to read it.
 
@@ -214,6 +232,11 @@ def statistics_query(
         Fixed bins (quantile bins need the data first: compute edges and
         pass them).
     dialect : {"ansi", "duckdb", "spark"}, default "ansi"
+    by : str, optional
+        A column of groups (model version, region, day): the statistics of
+        each group (a :class:`~bece.GroupStats`, for
+        ``bece.posterior_ece(stats)``; collect them in
+        ``bece.SmoothGroupModel().fine_binning()``). A NULL group is refused.
 
     Returns
     -------
@@ -245,6 +268,8 @@ def statistics_query(
     if not probs:
         raise ValueError("y_prob must name at least one column")
     many = not isinstance(y_prob, str)
+    if by is not None and classwise:
+        raise ValueError("by= goes with one statistics per group: not with classwise=True")
     if classwise and not many:
         raise ValueError("classwise=True needs the K probability columns as a list in y_prob")
     if many and y_pred is not None:
@@ -290,11 +315,15 @@ def statistics_query(
         conf = f"CASE {which} " + " ".join(f"WHEN {i} THEN {p}" for i, p in enumerate(ps)) + " END"
         if not classwise and (bins.edges[0], bins.edges[-1]) != (0.0, 1.0):
             checks.append((_BAD_PROB, _prob_bad(conf, bins)))
+    first = group
+    if by is not None:
+        checks.insert(0, (_BAD_GROUP, f"{q(by)} IS NULL"))
+        first, group = f"{q(by)} AS bece_group, ", "bece_group, "
     code = "CASE " + " ".join(f"WHEN {cond} THEN {c}" for c, cond in checks) + f" ELSE {_OK} END"
-    sql = _rows(group, code, conf, z, source, bins)
+    sql = _rows(group, code, conf, z, source, bins, first)
     columns = {"y_true": y_true, "y_prob": y_prob if isinstance(y_prob, str) else list(probs),
                "y_pred": y_pred}
-    return StatisticsQuery(sql, dialect, bins, form, k, columns, f"table {table}")
+    return StatisticsQuery(sql, dialect, bins, form, k, columns, f"table {table}", by)
 
 
 def _argmax(ps: list[str], dialect: str) -> str:
@@ -329,7 +358,8 @@ def _bin(x: str, bins: Binning) -> str:
     return f"CASE {inner} ELSE {m - 1} END" if inner else "0"
 
 
-def _rows(group: str, code: str, conf: str, z: str, source: str, bins: Binning) -> str:
+def _rows(group: str, code: str, conf: str, z: str, source: str, bins: Binning,
+          first: str | None = None) -> str:
     """The query: per row its code, bin and outcome, and the limbs of the
     confidence and of its square (:func:`bece._stats.exact.limbs`: FLOOR of
     products by 2^26, each exact in IEEE double arithmetic), summed as
@@ -337,7 +367,8 @@ def _rows(group: str, code: str, conf: str, z: str, source: str, bins: Binning) 
     scale, big = _num(float(1 << exact.LIMB_BITS)), "BIGINT"
     g = group
     return "\n".join([
-        f"WITH bece_r AS (SELECT {g}{code} AS code, {conf} AS x, {z} AS z FROM {source}),",
+        f"WITH bece_r AS (SELECT {g if first is None else first}{code} AS code, {conf} AS x, "
+        f"{z} AS z FROM {source}),",
         f"bece_s AS (SELECT {g}code, z, CASE WHEN code = 0 THEN {_bin('x', bins)} ELSE 0 END AS b,",
         "  CASE WHEN code = 0 THEN x ELSE 0 END AS x0 FROM bece_r),",
         f"bece_t AS (SELECT {g}code, z, b, x0 * {scale} AS p1, x0 * x0 * {scale} AS q1 FROM bece_s),",
@@ -353,7 +384,7 @@ def _rows(group: str, code: str, conf: str, z: str, source: str, bins: Binning) 
 
 
 def sql_statistics(connection: Any, table: str, **options: Any
-                   ) -> CalibrationStats | tuple[CalibrationStats, ...]:
+                   ) -> CalibrationStats | tuple[CalibrationStats, ...] | GroupStats:
     """Statistics of a table in a database, by one aggregation query.
 
     ``connection`` is a DB-API connection (``sqlite3``, DuckDB's
@@ -396,7 +427,8 @@ def sql_statistics(connection: Any, table: str, **options: Any
     return query.read(rows)
 
 
-def spark_statistics(df: Any, **options: Any) -> CalibrationStats | tuple[CalibrationStats, ...]:
+def spark_statistics(df: Any, **options: Any
+                     ) -> CalibrationStats | tuple[CalibrationStats, ...] | GroupStats:
     """Statistics of a PySpark DataFrame, aggregated by Spark.
 
     The DataFrame is registered as a temporary view and reduced by the

@@ -204,3 +204,74 @@ def test_days_add_up_to_the_month_and_its_posterior(data):
     a = model.posterior(sum(days[::-1]), num_samples=2000, seed=1)
     b = model.posterior(month, num_samples=2000, seed=1)
     np.testing.assert_array_equal(a.draws, b.draws)
+
+
+# ------------------------------------------------------------------ groups (by=)
+def _group_frame(d):
+    return np.array(["north", "south", "west"])[np.arange(d["y"].size) % 3]
+
+
+def _group_expectations(d):
+    """Per-group statistics by the array path, for the binary and top-label forms."""
+    from bece._stats.binning import make_binning
+
+    g = _group_frame(d)
+    bins = make_binning(None, 10)
+    top = CalibrationStats.from_arrays(d["yk"], d["prob"])  # its kind and bins
+    conf = d["prob"].max(axis=1)
+    correct = (d["prob"].argmax(axis=1) == d["yk"]).astype(np.int64)
+    return {
+        "binary": (dict(n_bins=10, by="grp"),
+                   bece.GroupStats.from_arrays(bins, g, d["y"], d["p"], "binary")),
+        "top-label": (dict(y_true="yk", y_prob=PROBS, by="grp"),
+                      bece.GroupStats.from_arrays(top.binning, g, correct, conf, "top-label")),
+    }
+
+
+def test_groups_equal_the_array_path_on_sqlite(data):
+    db = _sqlite(data)
+    db.execute("ALTER TABLE logs ADD COLUMN grp TEXT")
+    db.execute("UPDATE logs SET grp = CASE (rowid - 1) % 3 WHEN 0 THEN 'north' WHEN 1 THEN "
+               "'south' ELSE 'west' END")
+    for name, (options, expected) in _group_expectations(data).items():
+        got = sql_statistics(db, "logs", **options)
+        assert isinstance(got, bece.GroupStats) and got == expected, name
+    db.execute("UPDATE logs SET grp = NULL WHERE rowid <= 2")
+    with pytest.raises(ValueError, match=r"2 row\(s\) have no group \(column grp is NULL\)"):
+        sql_statistics(db, "logs", by="grp")
+    with pytest.raises(ValueError, match="not with classwise"):
+        statistics_query("logs", y_prob=PROBS, classwise=True, by="grp")
+
+
+def test_groups_days_add_up_to_the_month_and_its_posterior(data):
+    db = _sqlite(data)
+    db.execute("ALTER TABLE logs ADD COLUMN grp INTEGER")
+    db.execute("ALTER TABLE logs ADD COLUMN day INTEGER")
+    db.execute("UPDATE logs SET grp = rowid % 4, day = rowid % 7")
+    model = bece.SmoothGroupModel(n_bins=15)
+    fine = model.fine_binning()
+    month = sql_statistics(db, "logs", binning=fine, by="grp")
+    days = [sql_statistics(db, f"(SELECT * FROM logs WHERE day = {d}) AS d", binning=fine,
+                           by="grp") for d in range(7)]
+    assert sum(days) == month and month.groups.tolist() == [0, 1, 2, 3]
+    a = model.posterior(sum(days[::-1]), num_samples=500, seed=2)
+    b = model.posterior(month, num_samples=500, seed=2)
+    np.testing.assert_array_equal(a.draws, b.draws)
+
+
+@pytest.mark.extras
+def test_groups_on_duckdb_and_spark(data, spark):
+    duckdb = pytest.importorskip("duckdb")
+    import pandas as pd
+
+    from bece.io import spark_statistics
+
+    g = _group_frame(data)
+    frame = pd.DataFrame({"y_true": data["y"], "y_prob": data["p"], "yk": data["yk"],
+                          "grp": g, **{c: data["prob"][:, j] for j, c in enumerate(PROBS)}})
+    db = duckdb.connect()
+    db.register("logs", frame)
+    df = spark.createDataFrame(frame).repartition(4)
+    for name, (options, expected) in _group_expectations(data).items():
+        assert sql_statistics(db, "logs", **options) == expected, name
+        assert spark_statistics(df, **options) == expected, name
