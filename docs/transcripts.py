@@ -82,6 +82,17 @@ def _lm_eval(folder: Path) -> None:
     (folder / "samples_demo.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def _groups(folder: Path) -> None:
+    """A binary classifier's predictions in five regions: four of 3,000
+    calibrated, one of 100 ("island") whose outcomes follow logit slope 2.5."""
+    rng = np.random.default_rng(0)
+    names = np.repeat(["north", "south", "east", "west", "island"], [3000] * 4 + [100])
+    p = rng.beta(2, 2, size=names.size)
+    slope = np.where(names == "island", 2.5, 1.0)
+    y = (rng.uniform(size=p.size) < 1 / (1 + (p / (1 - p)) ** -slope)).astype(int)
+    _csv(folder / "regions.csv", {"y_true": y, "y_prob": p, "region": names})
+
+
 def _cancer(folder: Path) -> None:
     """scikit-learn's breast cancer data: a logistic regression fitted on 60%,
     its class probabilities on the rest, with the diagnosis as text."""
@@ -129,6 +140,7 @@ SESSIONS: dict[str, Session] = {
                             "--logits --out test_ts.csv",), _logits),
     "cross_check": Session(("bece cross-check calibrated.csv --chains 2 --warmup 500 "
                             "--draws 1000",), _calibrated),
+    "report_groups": Session(("bece report regions.csv --by region --samples 4000",), _groups),
     "report_lm_eval": Session(("bece report samples_demo.jsonl --no-verdict",), _lm_eval, head=9),
     "report_html": Session(("bece report calibrated.csv --no-verdict --html report.html",),
                            _calibrated, head=3, tail=2),
