@@ -102,6 +102,9 @@ def replicate(scenario: str, rep: int) -> dict:
 def table(path: Path) -> str:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     lines = [
+        f"Made by `python benchmarks/groups_study.py --table` on {time.strftime('%Y-%m-%d')} from "
+        f"{len(rows)} replications.",
+        "",
         "| scenario | group | n | true ECE | R | coverage, pooled | rule | coverage, own | "
         "width, pooled | width, own | gain | warned | covered or warned |",
         "|---|---|---:|---:|---:|---:|:---:|---:|---:|---:|---:|---:|---:|",

@@ -117,14 +117,16 @@ def test_bayesian_ece_hints():
     assert hints["binning"] == BinningSpec | bece.Binning | None
     # the model's options live on the model object
     assert bece.BinnedModel.__dataclass_fields__["alpha"].type in ("PriorParam", PriorParam)
-    assert hints["return"] is bece.BayesianECE
+    # by= gives each group's posterior: the overloads say which comes back
+    assert hints["return"] == bece.BayesianECE | bece.GroupECE
+    returns = [typing.get_type_hints(f)["return"] for f in typing.get_overloads(bece.bayesian_ece)]
+    assert returns == [bece.BayesianECE, bece.GroupECE]
 
 
 def test_result_types_are_returned():
     from bece import io, regression, smooth
 
     expected = {
-        bece.posterior_ece: bece.BayesianECE,
         bece.bayesian_top_label_ece: bece.BayesianTopLabelECE,
         bece.compare: bece.Comparison,
         bece.calibration_test: bece.CalibrationTest,
@@ -136,7 +138,11 @@ def test_result_types_are_returned():
     }
     for fn, cls in expected.items():
         assert typing.get_type_hints(fn)["return"] is cls, fn.__qualname__
-    assert typing.get_type_hints(bece.posterior_ece)["stats"] is bece.CalibrationStats
+    hints = typing.get_type_hints(bece.posterior_ece)
+    assert hints["stats"] == bece.CalibrationStats | bece.GroupStats
+    assert hints["return"] == bece.BayesianECE | bece.GroupECE
+    returns = [typing.get_type_hints(f)["return"] for f in typing.get_overloads(bece.posterior_ece)]
+    assert returns == [bece.BayesianECE, bece.GroupECE]
     assert typing.get_type_hints(regression.pit)["seed"] == Seed | None
     assert typing.get_type_hints(bece.BayesianECE.interval)["return"] == tuple[float, float]
 

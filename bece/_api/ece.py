@@ -121,10 +121,7 @@ def posterior_ece(
     >>> s.model, s.stats.n_bins, bool(s.interval(0.9)[0] == 0.0)   # can reach 0
     ('smooth', 10, True)
     """
-    if isinstance(stats, GroupStats):
-        if isinstance(model, str) and model != "smooth":
-            raise ValueError(f"GroupStats take the smooth group model (model='smooth' or a "
-                             f"SmoothGroupModel), got model={model!r}")
+    if isinstance(stats, GroupStats):  # the groups' model: SmoothGroupModel
         group_model = resolve_model(model, "groups", n_bins=n_bins, binning=binning, **options)
         return group_model.posterior(stats, num_samples=num_samples,  # type: ignore[attr-defined]
                                      seed=seed)
@@ -278,11 +275,7 @@ def bayesian_ece(
     """
     refuse_sample_weight(options.pop("sample_weight", None))
     inputs = Inputs(labels, pos_label, from_logits, row_sum_tol)
-    if by is not None:
-        if model == "binned" or isinstance(model, str) and model != "smooth":
-            raise ValueError(f"by= takes the smooth group model (model='smooth' or a "
-                             f"SmoothGroupModel), got model={model!r}: the binned model has no "
-                             "pooling across groups")
+    if by is not None:  # the groups' model: SmoothGroupModel
         group_model = resolve_model(model, "groups", n_bins=n_bins, binning=binning, **options)
         return group_model._groups_from_predictions(  # type: ignore[attr-defined]
             y_true, y_prob, y_pred, by, inputs, num_samples=num_samples, seed=seed)

@@ -10,6 +10,7 @@ import numpy as np
 from .._base.arviz import from_dict
 from .._base.checks import check_prob
 from .._stats.groups import GroupStats
+from .html import HTMLDisplay
 from .summaries import numbers_table
 from .text import format_prob, input_words
 
@@ -39,7 +40,7 @@ def _name(g: Any) -> Any:
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class GroupECE:
+class GroupECE(HTMLDisplay):
     """Posterior draws of each group's ECE (:func:`bece.bayesian_ece` with ``by=``).
 
     Attributes
