@@ -24,6 +24,15 @@ def _data(seed=0, n=(1500, 1500, 150), slopes=(1.0, 1.0, 2.5)):
     return y.astype(np.int64), p, names
 
 
+def _small_outlier():
+    """Four calibrated groups of 3,000 and one of 100 (group 4) with logit slope 2.5."""
+    rng = np.random.default_rng(0)
+    g = np.repeat(np.arange(5), [3000, 3000, 3000, 3000, 100])
+    p = rng.beta(2, 2, size=g.size)
+    y = rng.uniform(size=p.size) < special.expit(np.where(g == 4, 2.5, 1.0) * special.logit(p))
+    return y, p, g
+
+
 @pytest.fixture(scope="module")
 def data():
     return _data()
@@ -154,12 +163,7 @@ def test_worst_probability_counts_ties_as_shares():
 
 
 def test_pooling_may_hide_a_small_outlier_and_the_result_says_so():
-    # four calibrated groups of 3,000 and one of 100 with logit slope 2.5 (ECE about 0.13)
-    rng = np.random.default_rng(0)
-    n = [3000, 3000, 3000, 3000, 100]
-    g = np.repeat(np.arange(5), n)
-    p = rng.beta(2, 2, size=g.size)
-    y = rng.uniform(size=p.size) < special.expit(np.where(g == 4, 2.5, 1.0) * special.logit(p))
+    y, p, g = _small_outlier()
     r = bece.bayesian_ece(y, p, by=g, num_samples=2000, seed=1)
     assert r.hidden().tolist() == [False, False, False, False, True]
     text = str(r)
@@ -295,11 +299,7 @@ def test_plot_groups_marks_a_hidden_group():
 
     from bece.plots import plot_groups
 
-    rng = np.random.default_rng(0)
-    n = [3000, 3000, 3000, 3000, 100]
-    g = np.repeat(np.arange(5), n)
-    p = rng.beta(2, 2, size=g.size)
-    y = rng.uniform(size=p.size) < special.expit(np.where(g == 4, 2.5, 1.0) * special.logit(p))
+    y, p, g = _small_outlier()
     r = bece.bayesian_ece(y, p, by=g, num_samples=1000, seed=1)
     ax = plot_groups(r)
     ticks = ax.get_yticklabels()
