@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and readers
     from ._api.compare import compare, posterior_compare
     from ._api.ece import bayesian_ece, bayesian_top_label_ece, posterior_ece, posterior_top_label_ece
     from ._api.recalibrate import recalibrate
-    from ._api.test import calibration_test
+    from ._api.test import calibration_test, drift_test
     from ._metrics.binned import expected_calibration_error, maximum_calibration_error
     from ._metrics.multiclass import classwise_ece, top_label_ece
     from ._posteriors import (
@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and readers
         cross_check,
     )
     from ._results.comparison import Comparison
+    from ._results.drift import Drift
     from ._results.ece import BayesianECE, BayesianTopLabelECE, SmoothBayesianECE
     from ._results.groups import GroupECE
     from ._results.recalibration import Recalibration
@@ -48,7 +49,8 @@ __version__ = VERSION
 #: Where each public name is defined: imported on first use (PEP 562).
 _WHERE = {
     "bayesian_ece": "bece._api", "bayesian_top_label_ece": "bece._api",
-    "calibration_test": "bece._api", "compare": "bece._api", "posterior_compare": "bece._api",
+    "calibration_test": "bece._api", "compare": "bece._api", "drift_test": "bece._api",
+    "posterior_compare": "bece._api",
     "posterior_ece": "bece._api", "posterior_top_label_ece": "bece._api",
     "recalibrate": "bece._api",
     "expected_calibration_error": "bece._metrics.binned",
@@ -59,7 +61,7 @@ _WHERE = {
     "SmoothGroupModel": "bece._posteriors", "GroupECE": "bece._results.groups",
     "GroupStats": "bece._stats.groups",
     "cross_check": "bece._posteriors",
-    "Comparison": "bece._results.comparison",
+    "Comparison": "bece._results.comparison", "Drift": "bece._results.drift",
     "BayesianECE": "bece._results.ece", "BayesianTopLabelECE": "bece._results.ece",
     "SmoothBayesianECE": "bece._results.ece",
     "Recalibration": "bece._results.recalibration",
@@ -80,6 +82,7 @@ __all__ = [
     "CalibrationTest",
     "Comparison",
     "CrossCheck",
+    "Drift",
     "GroupECE",
     "GroupStats",
     "LabelStats",
@@ -96,6 +99,7 @@ __all__ = [
     "classwise_ece",
     "compare",
     "cross_check",
+    "drift_test",
     "expected_calibration_error",
     "maximum_calibration_error",
     "posterior_compare",

@@ -9,6 +9,8 @@
   side (forest or density).
 * :func:`plot_groups` -- each group's ECE with its interval (``by=``),
   pooled and alone.
+* :func:`plot_over_time` -- each window's ECE over time with its band and
+  the drift rule's alarms (:func:`bece.drift_test`).
 * :func:`plot_comparison` -- a paired :class:`~bece.Comparison`:
   both reliability diagrams and the posterior of the difference.
 * :func:`plot_calibration_curve` -- the regression calibration curve
@@ -54,7 +56,7 @@ figure. Artists carry labels (``Artist.get_label()``) and the count strip is
 the Axes labelled ``"bece counts"`` so that tests and users can find them.
 """
 
-from ._plots.groups import plot_groups
+from ._plots.groups import plot_groups, plot_over_time
 from ._plots.html_report import html_report
 from ._plots.posterior import plot_comparison, plot_ece_posterior
 from ._plots.regression import plot_calibration_curve
@@ -66,5 +68,6 @@ __all__ = [
     "plot_comparison",
     "plot_ece_posterior",
     "plot_groups",
+    "plot_over_time",
     "reliability_diagram",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from .compare import compare, posterior_compare
 from .ece import bayesian_ece, bayesian_top_label_ece, posterior_ece, posterior_top_label_ece
 from .recalibrate import RECALIBRATION_METHODS, recalibrate
-from .test import calibration_test
+from .test import calibration_test, drift_test
 
 __all__ = [
     "RECALIBRATION_METHODS",
@@ -21,6 +21,7 @@ __all__ = [
     "bayesian_top_label_ece",
     "calibration_test",
     "compare",
+    "drift_test",
     "posterior_compare",
     "posterior_ece",
     "posterior_top_label_ece",

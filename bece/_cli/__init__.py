@@ -56,7 +56,9 @@ no traceback); 1 when memory runs out (one line: the input was valid, the
 machine too small for it, so not a usage error: fewer ``--samples``, fewer
 ``--n-bins`` or a larger machine); 130 on Ctrl-C (one line, the shell's
 code for a command ended by SIGINT); 1 when stdout is closed early
-(``bece report | head``, quietly). ``--json`` prints strict JSON: a
+(``bece report | head``, quietly); 3 from ``bece report --by TIME --window
+WIDTH --fail-on-drift`` when the drift rule alarms on the last window
+(:func:`bece.drift_test`), for scheduled jobs. ``--json`` prints strict JSON: a
 number that is not finite (the sd of a single draw) is ``null``.
 
 The package: :mod:`~bece._cli.parser` (arguments), :mod:`~bece._cli.common`

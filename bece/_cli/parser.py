@@ -303,6 +303,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--pooling", choices=["partial", "none"],
         help="with --by: partial (default) pooling across groups, or none (each group's "
         "posterior from its own rows)")
+    rep.add_argument(
+        "--window", metavar="WIDTH",
+        help="with --by a column of times: group the rows into windows of this width (datetimes: "
+        "a count and a unit, 1D, 6h, 1W, 1M, 30min; numbers: a positive number), report each "
+        "window's ECE over time (--plot draws it with its band) and run the drift rule: each "
+        "window's per-bin calibration gaps against the reference window's, a chi-squared test "
+        "with a 1%% false-alarm rate per window (bece.drift_test)")
+    rep.add_argument(
+        "--reference", metavar="N", type=int,
+        help="with --by: the first N windows (default 1), pooled, are the drift rule's reference")
+    rep.add_argument(
+        "--fail-on-drift", action="store_const", const=True,
+        help="with --by: exit with status 3 when the drift rule alarms on the last window (for "
+        "scheduled jobs; 0 otherwise, 2 for bad input)")
     _add_regression_options(rep)
     cmp_ = sub.add_parser(
         "compare",

@@ -90,7 +90,8 @@ def format_report(result: Any, source: str, kind: str, binning: str, prob: float
 CLASSIFIER_OPTIONS = (("--model", "model"), ("--n-bins", "n_bins"), ("--binning", "binning"),
                       ("--no-verdict", "no_verdict"), *INPUT_OPTIONS, ("--metrics", "metrics"),
                       ("--top-label", "top_label"), ("--classwise", "classwise"), ("--by", "by"),
-                      ("--pooling", "pooling"))
+                      ("--pooling", "pooling"), ("--window", "window"), ("--reference", "reference"),
+                      ("--fail-on-drift", "fail_on_drift"))
 REGRESSION_OPTIONS = (("--y-col", "y_col"), ("--mean-col", "mean_col"), ("--std-col", "std_col"),
                       ("--quantile-prefix", "quantile_prefix"), ("--sample-prefix", "sample_prefix"),
                       ("--levels", "levels"))
@@ -161,8 +162,13 @@ def run_report(args: argparse.Namespace) -> int:
                 "predictions")
     if getattr(args, "by", None) is not None:
         return _group_report(path, args, columns, options)
-    if getattr(args, "pooling", None) is not None:
-        raise ValueError("--pooling applies only with --by COLUMN (the groups to pool across)")
+    given = [flag for flag, dest in (("--pooling", "pooling"), ("--window", "window"),
+                                     ("--reference", "reference"),
+                                     ("--fail-on-drift", "fail_on_drift"))
+             if getattr(args, dest, None) is not None]
+    if given:
+        raise ValueError(f"{given[0]} applies only with --by COLUMN (the groups, or the times "
+                         "to cut into windows)")
     args.model = "smooth" if args.model is None else args.model
     args.n_bins = 15 if args.n_bins is None else args.n_bins
     args.binning = "uniform" if args.binning is None else args.binning
@@ -433,26 +439,58 @@ def _group_report(path: Any, args: argparse.Namespace, columns: dict[str, Any],
         raise ValueError("--binning quantile does not apply with --by: the groups need common "
                          "bins; use uniform bins")
     pred = read_predictions(path, **columns, by_col=args.by)
-    result = bayesian_ece(pred.y_true, pred.y_prob, y_pred=pred.y_pred, by=pred.by,
+    groups = pred.by
+    assert groups is not None  # read with by_col
+    if args.window is not None:
+        from .._stats.windows import window_starts
+
+        width: Any = args.window
+        try:
+            width = float(width)
+        except ValueError:
+            pass
+        groups = window_starts(groups, width, name=f"column {args.by}")
+    result = bayesian_ece(pred.y_true, pred.y_prob, y_pred=pred.y_pred, by=groups,
                           n_bins=15 if args.n_bins is None else args.n_bins,
                           num_samples=args.samples, seed=args.seed,
                           pooling=args.pooling or "partial", **options)
     assert isinstance(result, GroupECE)
+    drift = None
+    if args.window is not None or args.reference is not None or args.fail_on_drift:
+        from .._api import drift_test
+
+        if result.n_groups < 2:
+            raise ValueError(f"the drift rule needs at least two windows; column {args.by} "
+                             f"gives {result.n_groups}")
+        drift = drift_test(result, reference=1 if args.reference is None else args.reference)
     source = source_words(args, path)
     d: dict[str, Any] = {}
     text = ""
     if args.json or args.html is not None:
         own = result.to_dict(PROB)
         d = {"model": own.pop("model"), "input_kind": own.pop("input_kind"), "by": args.by,
-             "seed": args.seed, "bece_version": version(), **own}
+             "window": args.window, "seed": args.seed, "bece_version": version(), **own}
+        if drift is not None:
+            d["drift"] = drift.to_dict()
     if not args.json or args.html is not None:
-        text = f"bece report: {source}, by {args.by}\n" + result.text(PROB)
+        per = "" if args.window is None else f" in windows of {args.window}"
+        text = f"bece report: {source}, by {args.by}{per}\n" + result.text(PROB)
+        if drift is not None:
+            text += "\n\n" + drift.text()
     print(to_json(d) if args.json else text)
     fig = None
     if args.plot is not None or args.html is not None:
-        from .._plots.groups import plot_groups
+        from .._plots.groups import plot_groups, plot_over_time
 
-        fig = figure((6.5, 1.6 + 0.45 * result.n_groups))
-        plot_groups(result, ax=fig.add_subplot(), prob=PROB)
+        if args.window is not None:
+            fig = figure((7.5, 3.8))
+            plot_over_time(result, drift=drift, ax=fig.add_subplot(), prob=PROB)
+        else:
+            fig = figure((6.5, 1.6 + 0.45 * result.n_groups))
+            plot_groups(result, ax=fig.add_subplot(), prob=PROB)
     write_outputs(args, fig, f"bece report: {source}, by {args.by}", text, d, result)
+    if drift is not None and args.fail_on_drift and drift.drifted:
+        from .._results.drift import DRIFT_EXIT_STATUS
+
+        return DRIFT_EXIT_STATUS
     return 0

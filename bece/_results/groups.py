@@ -36,6 +36,9 @@ def _equals(text: str) -> str:
 
 
 def _name(g: Any) -> Any:
+    """A group as plain Python for JSON: a window of time as ISO text."""
+    if isinstance(g, np.datetime64):
+        return str(g)
     return g.item() if hasattr(g, "item") else g
 
 
@@ -293,7 +296,7 @@ class GroupECE(HTMLDisplay):
         if self.independent_draws is not None:
             posterior["independent_ece"] = self.independent_draws[None]
             dims["independent_ece"] = ["group"]
-        names = self.groups if self.groups.dtype.kind in "iub" else self.groups.astype(str)
+        names = self.groups if self.groups.dtype.kind in "iubfM" else self.groups.astype(str)
         return from_dict(
             groups={"posterior": posterior,
                     "constant_data": {"n": self.n, "plugin_ece": self.plugin}},
