@@ -93,6 +93,19 @@ def _groups(folder: Path) -> None:
     _csv(folder / "regions.csv", {"y_true": y, "y_prob": p, "region": names})
 
 
+def _drift(folder: Path) -> None:
+    """Three weeks of a binary classifier's predictions, 2,000 a day, with
+    timestamps; from 2026-11-15 its outcomes follow logit slope 0.6 (it has
+    become over-confident)."""
+    rng = np.random.default_rng(1)
+    minutes = np.sort(rng.integers(0, 21 * 24 * 60, size=42_000))
+    ts = np.datetime64("2026-11-01T00:00") + minutes.astype("timedelta64[m]")
+    p = rng.beta(2, 2, size=ts.size)
+    slope = np.where(ts >= np.datetime64("2026-11-15"), 0.6, 1.0)
+    y = (rng.uniform(size=p.size) < 1 / (1 + (p / (1 - p)) ** -slope)).astype(int)
+    _csv(folder / "scores.csv", {"ts": ts.astype(str), "y_true": y, "y_prob": p})
+
+
 def _cancer(folder: Path) -> None:
     """scikit-learn's breast cancer data: a logistic regression fitted on 60%,
     its class probabilities on the rest, with the diagnosis as text."""
@@ -124,12 +137,14 @@ def _csv(path: Path, columns: dict[str, np.ndarray]) -> None:
 class Session:
     """Commands run in one folder after ``setup`` wrote their inputs there;
     with ``head``, each command's first ``head`` lines and ``...`` (and its
-    last ``tail`` lines after them)."""
+    last ``tail`` lines after them). ``status`` is the exit status every
+    command must end with; one other than 0 is shown after the output."""
 
     commands: tuple[str, ...]
     setup: Callable[[Path], None] | None = None
     head: int | None = None
     tail: int = 0
+    status: int = 0
 
 
 SESSIONS: dict[str, Session] = {
@@ -141,6 +156,8 @@ SESSIONS: dict[str, Session] = {
     "cross_check": Session(("bece cross-check calibrated.csv --chains 2 --warmup 500 "
                             "--draws 1000",), _calibrated),
     "report_groups": Session(("bece report regions.csv --by region --samples 4000",), _groups),
+    "report_drift": Session(("bece report scores.csv --by ts --window 1D --reference 7 "
+                             "--fail-on-drift --samples 2000",), _drift, status=3),
     "report_lm_eval": Session(("bece report samples_demo.jsonl --no-verdict",), _lm_eval, head=9),
     "report_html": Session(("bece report calibrated.csv --no-verdict --html report.html",),
                            _calibrated, head=3, tail=2),
@@ -163,13 +180,15 @@ def run(name: str) -> str:
             argv = shlex.split(command)
             done = subprocess.run([sys.executable, "-m", "bece", *argv[1:]], cwd=folder,
                                   capture_output=True, text=True, check=False)
-            if done.returncode != 0:
+            if done.returncode != session.status:
                 raise RuntimeError(f"transcript {name!r}: {command!r} exited with {done.returncode}:\n"
                                    f"{done.stderr}")
             lines = f"{done.stdout}{done.stderr}".rstrip("\n").splitlines()
             if session.head is not None and len(lines) > session.head + session.tail:
                 end = lines[len(lines) - session.tail:] if session.tail else []
                 lines = [*lines[:session.head], "  ...", *end]
+            if session.status:
+                lines += ["$ echo $?", str(session.status)]
             out.append("\n".join([f"$ {command}", *lines]))
     return "\n\n".join(out) + "\n"
 
