@@ -275,3 +275,28 @@ def test_groups_on_duckdb_and_spark(data, spark):
     for name, (options, expected) in _group_expectations(data).items():
         assert sql_statistics(db, "logs", **options) == expected, name
         assert spark_statistics(df, **options) == expected, name
+
+
+def test_windows_of_time_in_sql_and_the_drift_rule():
+    """Windows are a column the query groups by (here sqlite's date(ts) in a
+    subquery); the drift rule reads the per-window statistics."""
+    from scipy import special
+
+    rng = np.random.default_rng(4)
+    n = 14 * 1500
+    ts = np.datetime64("2026-11-01T00:00") + np.sort(rng.integers(0, 14 * 1440, n)).astype(
+        "timedelta64[m]")
+    p = rng.beta(2, 2, size=n)
+    slope = np.where(ts >= np.datetime64("2026-11-11"), 0.5, 1.0)
+    y = (rng.uniform(size=n) < special.expit(slope * special.logit(p))).astype(int)
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE logs (ts TEXT, y_true INTEGER, y_prob REAL)")
+    db.executemany("INSERT INTO logs VALUES (?, ?, ?)",
+                   [(str(t), int(a), float(b)) for t, a, b in zip(ts, y, p)])
+    model = bece.SmoothGroupModel()
+    stats = sql_statistics(db, "(SELECT *, date(ts) AS day FROM logs) AS t", by="day",
+                           binning=model.fine_binning())
+    day = ts.astype("datetime64[D]").astype(str)
+    assert stats == model.group_statistics(y, p, by=day)
+    drift = bece.drift_test(stats, reference=5)
+    assert drift.first_alarm == "2026-11-11" and drift.drifted
