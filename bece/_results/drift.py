@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .groups import plain_name
 from .html import HTMLDisplay
 
 __all__ = ["DRIFT_EXIT_STATUS", "Drift"]
@@ -14,12 +15,6 @@ __all__ = ["DRIFT_EXIT_STATUS", "Drift"]
 #: Exit status of ``bece report --fail-on-drift`` when the last window alarms
 #: (0, 1, 2 and 130 are taken: success, an unexpected error, bad input, interrupted).
 DRIFT_EXIT_STATUS = 3
-
-
-def _name(w: Any) -> Any:
-    if isinstance(w, np.datetime64):
-        return str(w)
-    return w.item() if hasattr(w, "item") else w
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -78,7 +73,7 @@ class Drift(HTMLDisplay):
     def first_alarm(self) -> Any:
         """The first window that alarms, or None."""
         hits = np.flatnonzero(self.alarm)
-        return None if hits.size == 0 else _name(self.windows[hits[0]])
+        return None if hits.size == 0 else plain_name(self.windows[hits[0]])
 
     @property
     def drifted(self) -> bool:
@@ -89,19 +84,19 @@ class Drift(HTMLDisplay):
         return {
             "rule": "chi2 of per-bin gap differences against the reference",
             "alpha": self.alpha, "min_count": self.min_count,
-            "reference": [_name(w) for w in self.reference],
+            "reference": [plain_name(w) for w in self.reference],
             "drifted": self.drifted, "first_alarm": self.first_alarm,
-            "windows": [{"window": _name(w), "n": int(n), "statistic": float(t), "df": int(k),
+            "windows": [{"window": plain_name(w), "n": int(n), "statistic": float(t), "df": int(k),
                          "p_value": float(p), "alarm": bool(p < self.alpha)}
                         for w, n, t, k, p in zip(self.windows, self.n, self.statistic, self.df,
                                                  self.p_value)],
         }
 
     def text(self) -> str:
-        ref = ", ".join(str(_name(w)) for w in self.reference)
+        ref = ", ".join(str(plain_name(w)) for w in self.reference)
         lines = [f"drift from the reference ({ref}): a window alarms when its per-bin "
                  f"calibration gaps differ from the reference's with p < {self.alpha:g} (chi2)"]
-        names = [str(_name(w)) for w in self.windows]
+        names = [str(plain_name(w)) for w in self.windows]
         width = max(6, *(len(s) for s in names)) if names else 6
         lines.append(f"{'window':<{width}}  {'n':>9}  {'chi2':>8}  {'df':>3}  {'p-value':>8}  alarm")
         for name, n, t, k, p in zip(names, self.n, self.statistic, self.df, self.p_value):

@@ -14,7 +14,7 @@ from .html import HTMLDisplay
 from .summaries import numbers_table
 from .text import format_prob, input_words
 
-__all__ = ["GroupECE"]
+__all__ = ["GroupECE", "plain_name"]
 
 #: What each pooling is, in words.
 POOLING_WORDS = {
@@ -35,7 +35,7 @@ def _equals(text: str) -> str:
     return text if text[:1] in "<>" else f"= {text}"
 
 
-def _name(g: Any) -> Any:
+def plain_name(g: Any) -> Any:
     """A group as plain Python for JSON: a window of time as ISO text."""
     if isinstance(g, np.datetime64):
         return str(g)
@@ -175,7 +175,7 @@ class GroupECE(HTMLDisplay):
         gap = None if self.gap_draws is None else self.gap_draws.mean(axis=0)
         for j, g in enumerate(self.groups):
             row: dict[str, Any] = {
-                "group": _name(g), "n": int(self.n[j]), "plugin": float(self.plugin[j]),
+                "group": plain_name(g), "n": int(self.n[j]), "plugin": float(self.plugin[j]),
                 "mean": float(self.mean[j]), "interval": [float(lo[j]), float(hi[j])],
                 "prob_worst": float(self.prob_worst[j]),
             }
