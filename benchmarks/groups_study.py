@@ -143,6 +143,7 @@ def table(path: Path) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--first", type=int, default=0, help="first replication (to split a run)")
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--table", action="store_true")
@@ -160,7 +161,7 @@ def main() -> None:
                 done.add((d["scenario"], d["rep"]))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for scenario in args.scenarios.split(","):
-        for rep in range(args.reps):
+        for rep in range(args.first, args.reps):
             if (scenario, rep) in done:
                 continue
             d = replicate(scenario, rep)
