@@ -130,8 +130,9 @@ def table(path: Path) -> str:
                 f"{'met' if rule else 'not met'} | {own:.3f} | {width:.4f} | {own_width:.4f} | "
                 f"{gain:+.0%} | {warned:.3f} | {either:.3f} |")
     secs = [r["seconds"] for r in rows]
-    lines += ["", f"90% intervals, {NUM_SAMPLES:,} draws per group, {N_BINS} bins; mean time per "
-              f"replication {np.mean(secs):.1f} s (both posteriors, this machine). Rule: "
+    lines += ["", f"90% intervals, {NUM_SAMPLES:,} draws per group, {N_BINS} bins; median time per "
+              f"replication {np.median(secs):.1f} s (both posteriors; the 2-core machine was "
+              f"shared with other runs, the fastest took {np.min(secs):.1f} s). Rule: "
               "c + 2 sqrt(c (1 - c) / R) >= 0.85 for the pooled interval. 'gain': how much "
               "narrower the pooled interval is than the group's own, on average. 'warned': how "
               "often the result names the group as one that pooling may hide; 'covered or "
