@@ -87,13 +87,13 @@ def replicate(scenario: str, rep: int) -> dict:
     r = model.posterior(model.group_statistics(y, p, by=names), num_samples=NUM_SAMPLES, seed=rep)
     seconds = time.perf_counter() - t0
     lo, hi = r.interval(PROB)
-    ind = np.quantile(r.independent_draws, [(1 - PROB) / 2, (1 + PROB) / 2], axis=0)
+    own_lo, own_hi = r.independent_interval(PROB)
     hidden = r.hidden(PROB)
     out = {"scenario": scenario, "rep": rep, "seconds": seconds, "groups": []}
     for j, g in enumerate(r.groups.tolist()):
         out["groups"].append({
             "group": g, "n": int(r.n[j]), "lo": float(lo[j]), "hi": float(hi[j]),
-            "mean": float(r.mean[j]), "own_lo": float(ind[0, j]), "own_hi": float(ind[1, j]),
+            "mean": float(r.mean[j]), "own_lo": float(own_lo[j]), "own_hi": float(own_hi[j]),
             "own_mean": float(r.independent_draws[:, j].mean()), "hidden": bool(hidden[j]),
             "plugin": float(r.plugin[j])})
     return out

@@ -191,9 +191,9 @@ def drift_test(
         ref_idx = sorted(where[w] for w in wanted)
         if len(ref_idx) == names.size:
             raise ValueError("reference holds every window: none is left to test")
-    pooled = sum(stats.stats[j] for j in ref_idx[1:]) + stats.stats[ref_idx[0]] \
-        if len(ref_idx) > 1 else stats.stats[ref_idx[0]]
-    rest = [j for j in range(names.size) if j not in set(ref_idx)]
+    pooled = sum((stats.stats[j] for j in ref_idx[1:]), stats.stats[ref_idx[0]])
+    in_reference = set(ref_idx)
+    rest = [j for j in range(names.size) if j not in in_reference]
     rows = [drift_statistic(stats.stats[j], pooled, min_count) for j in rest]
     return Drift(windows=names[rest], reference=names[ref_idx],
                  statistic=np.array([t for t, _, _ in rows]),

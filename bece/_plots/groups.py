@@ -61,8 +61,7 @@ def plot_groups(result: GroupECE, *, ax: Any = None, prob: float = 0.9) -> Any: 
     if ax is None:
         _, ax = pyplot().subplots(figsize=(6.5, 1.4 + 0.45 * g))
     lo, hi = result.interval(prob)
-    own = (None if result.independent_draws is None else
-           np.quantile(result.independent_draws, [(1 - prob) / 2, (1 + prob) / 2], axis=0))
+    own = result.independent_interval(prob)
     hidden = result.hidden(prob)
     worst = result.prob_worst
     rows = np.arange(g)[::-1]

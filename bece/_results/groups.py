@@ -136,6 +136,15 @@ class GroupECE(HTMLDisplay):
         lo, hi = np.quantile(self.draws, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
         return lo, hi
 
+    def independent_interval(self, prob: float = 0.9) -> tuple[np.ndarray, np.ndarray] | None:
+        """Equal-tailed interval of each group's own posterior (its data
+        alone): two arrays of shape (G,); None without them."""
+        if self.independent_draws is None:
+            return None
+        prob = check_prob(prob)
+        lo, hi = np.quantile(self.independent_draws, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
+        return lo, hi
+
     @property
     def prob_worst(self) -> np.ndarray:
         """P(each group has the largest ECE); draws where groups tie (all
@@ -157,11 +166,8 @@ class GroupECE(HTMLDisplay):
         put the ECE above the pooled estimate with probability
         ``(1 + prob) / 2``): pooling may hide their miscalibration. None
         without pooling."""
-        if self.independent_draws is None:
-            return None
-        prob = check_prob(prob)
-        lo = np.quantile(self.independent_draws, (1 - prob) / 2, axis=0)
-        return lo > self.mean
+        own = self.independent_interval(prob)
+        return None if own is None else own[0] > self.mean
 
     # ------------------------------------------------------------ words
     def to_dict(self, prob: float = 0.9) -> dict[str, Any]:
@@ -170,26 +176,26 @@ class GroupECE(HTMLDisplay):
         lo, hi = self.interval(prob)
         rows = []
         differs, hidden = self.differs(), self.hidden(prob)
-        ind = (None if self.independent_draws is None else
-               np.quantile(self.independent_draws, [(1 - prob) / 2, (1 + prob) / 2], axis=0))
+        ind = self.independent_interval(prob)
         gap = None if self.gap_draws is None else self.gap_draws.mean(axis=0)
+        n, plugin, mean, worst = self.n, self.plugin, self.mean, self.prob_worst  # once, not per group
         for j, g in enumerate(self.groups):
             row: dict[str, Any] = {
-                "group": plain_name(g), "n": int(self.n[j]), "plugin": float(self.plugin[j]),
-                "mean": float(self.mean[j]), "interval": [float(lo[j]), float(hi[j])],
-                "prob_worst": float(self.prob_worst[j]),
+                "group": plain_name(g), "n": int(n[j]), "plugin": float(plugin[j]),
+                "mean": float(mean[j]), "interval": [float(lo[j]), float(hi[j])],
+                "prob_worst": float(worst[j]),
             }
             if gap is not None and differs is not None:
                 row["gap_mean"] = float(gap[j])
                 row["differs"] = bool(differs[j])
             if ind is not None and hidden is not None:
-                row["independent_interval"] = [float(ind[0, j]), float(ind[1, j])]
+                row["independent_interval"] = [float(ind[0][j]), float(ind[1][j])]
                 row["hidden"] = bool(hidden[j])
             if self.group_prob_calibrated is not None:
                 row["prob_calibrated"] = float(self.group_prob_calibrated[j])
             rows.append(row)
         return {"model": self.model, "pooling": self.pooling, "input_kind": self.kind,
-                "n": int(self.n.sum()), "n_bins": int(self.stats.binning.n_bins),
+                "n": int(n.sum()), "n_bins": int(self.stats.binning.n_bins),
                 "num_samples": self.num_samples, "prob": prob,
                 "prob_calibrated": float(self.prob_calibrated), "prior_odds": self.prior_odds,
                 "groups": rows}
@@ -266,11 +272,11 @@ class GroupECE(HTMLDisplay):
     def pooling_gain(self, prob: float = 0.9) -> float:
         """1 - (mean width of the pooled intervals) / (mean width of the
         independent ones); NaN without the independent posteriors."""
-        if self.independent_draws is None:
+        own = self.independent_interval(prob)
+        if own is None:
             return float("nan")
-        prob = check_prob(prob)
         lo, hi = self.interval(prob)
-        a, b = np.quantile(self.independent_draws, [(1 - prob) / 2, (1 + prob) / 2], axis=0)
+        a, b = own
         width = float(np.mean(b - a))
         return float(1.0 - np.mean(hi - lo) / width) if width > 0 else float("nan")
 
