@@ -258,11 +258,19 @@ def test_report_streams_parquet_and_csv_like_the_library(tmp_path, capsys, rng):
     from bece.smooth import fine_binning
 
     with unittest.mock.patch.object(bece._io.stream, "file_statistics", spy):
-        run(capsys, "report", str(tmp_path / "pred.parquet"), "--samples", "100", "--json",
-            "--model", "binned")
-    # twice: the report's bins, then the verdict's fine grid (bece.smooth.fine_binning)
+        _, with_verdict, _ = run(capsys, "report", str(tmp_path / "pred.parquet"), "--samples",
+                                 "100", "--json", "--model", "binned")
+        _, alone, _ = run(capsys, "report", str(tmp_path / "pred.parquet"), "--samples", "100",
+                          "--json", "--model", "binned", "--no-verdict")
+    # once with the verdict: its fine grid (bece.smooth.fine_binning), added up
+    # into the report's bins; once without: the report's bins
     assert len(calls) == 2 and all(c["progress"] is False for c in calls)
-    assert calls[0]["n_bins"] == 15 and calls[1]["binning"] == fine_binning(15)
+    assert calls[0]["binning"] == fine_binning(15) and calls[1]["n_bins"] == 15
+    # the same bits either way
+    with_verdict, alone = json.loads(with_verdict), json.loads(alone)
+    assert "verdict" in with_verdict and "verdict" not in alone
+    for key in ("bins", "plugin_ece", "ece"):
+        assert with_verdict[key] == alone[key]
     # the default (smooth) model reads the fine grid once; the verdict reuses it
     calls.clear()
     with unittest.mock.patch.object(bece._io.stream, "file_statistics", spy):

@@ -57,6 +57,28 @@ def test_import_bece_is_light():
     assert out.stdout.strip() == ""
 
 
+def test_the_binned_report_loads_no_slow_path(tmp_path):
+    """A cold ``bece report --model binned`` (its verdict included) reads the
+    file and fits the smooth model's test without ArviZ, JAX, matplotlib or
+    the scipy modules of other paths: the command line's parser once loaded
+    every model for one table of names, and scipy.stats (0.7 s) came in
+    for one chi-squared tail."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=3000)
+    pd.DataFrame({"y_true": (rng.uniform(size=p.size) < p).astype(int), "y_prob": p}).to_parquet(
+        tmp_path / "p.parquet")
+    code = (
+        "import sys; from bece._cli import main; main(['report', sys.argv[1], '--model', 'binned', "
+        "'--samples', '200']); heavy = [m for m in ('jax', 'numpyro', 'arviz', 'matplotlib', "
+        "'scipy.stats', 'scipy.optimize', 'scipy.integrate', 'sklearn', 'dask') "
+        "if m in sys.modules]; print('loaded:', ','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "p.parquet")],
+                         capture_output=True, text=True, check=True)
+    assert "Verdict" in out.stdout or "verdict" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "loaded:"
+
+
 def test_models_importable_as_bece_models():
     import bece.models
 

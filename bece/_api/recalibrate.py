@@ -8,23 +8,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._base.typing import BinningSpec, Seed
+from .._calibrate.methods import RECALIBRATION_METHODS
 from .._results.recalibration import Recalibration
 from .._stats.binning import Binning
 
 __all__ = ["RECALIBRATION_METHODS", "recalibrate"]
-
-
-#: ``method`` of :func:`recalibrate` (and ``bece recalibrate --method``): the
-#: calibrator class of :mod:`bece.calibrate` each name fits.
-RECALIBRATION_METHODS = {
-    "temperature": "TemperatureScaling",
-    "vector": "VectorScaling",
-    "matrix": "MatrixScaling",
-    "dirichlet": "DirichletCalibration",
-    "platt": "PlattScaling",
-    "isotonic": "IsotonicCalibration",
-    "beta": "BetaCalibration",
-}
 
 
 def _nll(logp: np.ndarray, y: np.ndarray) -> float:

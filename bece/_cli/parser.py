@@ -342,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_options(cmp_, "joint posterior draws", "the comparison figure")
     _add_input_options(cmp_)
     _add_test_parser(sub)
-    from .._api import RECALIBRATION_METHODS
+    from .._calibrate.methods import RECALIBRATION_METHODS
 
     rec_ = sub.add_parser(
         "recalibrate",

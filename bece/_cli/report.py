@@ -181,17 +181,25 @@ def run_report(args: argparse.Namespace) -> int:
         # the binned model beside it, on the same ECE bins (closed form: cheap)
         reference = posterior_ece(result.stats, num_samples=args.samples, seed=args.seed,
                                   model="binned")
-    else:
+    elif args.no_verdict or args.binning == "quantile":
         pred = read_statistics(path, n_bins=args.n_bins, binning=args.binning, progress=progress,
                                **options, **columns)
         result = posterior_ece(pred.stats, num_samples=args.samples, seed=args.seed,
                                model=args.model)
+    else:  # one pass: the verdict's fine statistics, added up into the ECE bins
+        from .._smooth.atoms import ece_statistics, fine_binning
+
+        pred = read_statistics(path, binning=fine_binning(args.n_bins, args.binning),
+                               progress=progress, **options, **columns)
+        result = posterior_ece(ece_statistics(pred.stats, args.n_bins, args.binning),
+                               num_samples=args.samples, seed=args.seed, model=args.model)
     classes = getattr(pred, "labels", None)
     # the verdict: the calibration test of the same predictions and bins
-    # (bece._cli.calibration; the smooth report's fine statistics are reused)
+    # (bece._cli.calibration), on the fine statistics when they were read
+    fine = pred.stats if pred.stats.binning != result.stats.binning else None
     test = None if args.no_verdict else file_test(
-        path, args, n=result.stats.n, edges=result.stats.edges,
-        fine_stats=pred.stats if args.model == "smooth" else None, progress=progress)
+        path, args, n=result.stats.n, edges=result.stats.edges, fine_stats=fine,
+        progress=progress)
     # every prediction in memory, read once for the parts that need it
     whole = cache(partial(read_predictions, path, **columns))
     metrics = (None if getattr(args, "metrics", None) is None else

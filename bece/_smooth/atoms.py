@@ -19,6 +19,7 @@ __all__ = [
     "atoms_from_stats",
     "cell_knots",
     "check_grid",
+    "ece_statistics",
     "END_LOGIT_WIDTH",
     "fine_binning",
     "make_atoms",
@@ -361,6 +362,17 @@ def atoms_and_ece_stats(
     coarse = _ece_binning(n_bins, binning)
     cell_bin = _bin_of_cells(stats.binning, coarse)
     return _stats_atoms(stats, coarse, cell_bin), coarsened(stats, coarse, cell_bin).with_kind(None)
+
+
+def ece_statistics(stats: CalibrationStats, n_bins: int | None,
+                   binning: BinningSpec | Binning) -> CalibrationStats:
+    """Fine statistics (:func:`fine_binning` of the ECE bins) added up into
+    the ECE bins, ``kind`` kept: bit for bit the statistics of the same
+    predictions read in the ECE bins (the fine edges hold every ECE edge as
+    the same float, and the sums are exact), so one pass over a file serves
+    both the binned posterior and the smooth model's test."""
+    coarse = _ece_binning(n_bins, binning)
+    return coarsened(stats, coarse, _bin_of_cells(stats.binning, coarse))
 
 
 def atoms_from_stats(stats: CalibrationStats, *, n_bins: int | None = None,

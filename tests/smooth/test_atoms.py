@@ -12,7 +12,7 @@ import pytest
 from scipy import special
 
 import bece
-from bece._smooth.atoms import atoms_from_stats, make_atoms
+from bece._smooth.atoms import atoms_from_stats, ece_statistics, make_atoms
 from bece._stats import CalibrationStats, make_binning
 from bece.smooth import fine_binning
 
@@ -74,6 +74,25 @@ def test_fine_binning_by_hand():
     fe = fine_binning(binning=q, grid=128).edges
     assert np.isin(q, fe).all()
     assert np.all(np.diff(fe) >= 0)
+
+
+@pytest.mark.parametrize("n_bins, binning", [(15, "uniform"), (7, "uniform"),
+                                             (None, [0.0, 0.05, 0.5, 0.9, 1.0])])
+def test_ece_statistics_equal_a_pass_in_the_ece_bins(n_bins, binning):
+    """Fine statistics added up into the ECE bins are, bit for bit, those read
+    in the ECE bins: confidences on and beside every edge, at 0 and 1."""
+    rng = np.random.default_rng(5)
+    ece = make_binning(None, n_bins, binning)
+    on = np.concatenate([ece.edges, np.nextafter(ece.edges, 0), np.nextafter(ece.edges, 1)])
+    p = np.clip(np.concatenate([rng.uniform(size=3000), rng.beta(0.1, 0.1, 500), on]), 0, 1)
+    y = (rng.uniform(size=p.size) < p).astype(int)
+    fine = CalibrationStats.from_arrays(y, p, binning=fine_binning(n_bins, binning))
+    direct = CalibrationStats.from_arrays(y, p, binning=ece)
+    fine, direct = fine.with_kind("binary"), direct.with_kind("binary")
+    got = ece_statistics(fine, n_bins, binning)
+    assert got == direct and got.kind == "binary"
+    np.testing.assert_array_equal(got.sum_p, direct.sum_p)
+    np.testing.assert_array_equal(got.sum_p2, direct.sum_p2)
 
 
 @pytest.mark.parametrize(
