@@ -33,7 +33,7 @@ def test_json_matches_library(capsys):
     assert code == 0
     d = json.loads(out)
     assert set(d) == {"model", "input_kind", "seed", "bece_version", "n", "n_bins", "plugin_ece",
-                      "ece", "bins", "verdict", "calibration_test"}
+                      "plugin_bias", "ece", "bins", "verdict", "calibration_test"}
     assert (d["model"], d["input_kind"], d["seed"]) == ("binned", "top-label", 3)
     assert d["bece_version"] == bece._cli.version()
     assert set(d["ece"]) == {"mean", "std", "prob", "interval", "upper_bound"}
@@ -363,8 +363,13 @@ def test_report_default_is_the_smooth_model_exact_on_a_small_file_with_the_binne
     _, explicit, _ = run(capsys, "report", "--model", "binned", "--samples", "800", "--seed", "2",
                          "--json")
     assert set(json.loads(explicit)) == {
-        "model", "input_kind", "seed", "bece_version", "n", "n_bins", "plugin_ece", "ece", "bins",
-        "verdict", "calibration_test"}
+        "model", "input_kind", "seed", "bece_version", "n", "n_bins", "plugin_ece", "plugin_bias",
+        "ece", "bins", "verdict", "calibration_test"}
+    # the text says where the studies show the binned model under-covering
+    _, text, _ = run(capsys, "report", "--samples", "800", "--seed", "2")
+    line = text.splitlines().index(next(ln for ln in text.splitlines()
+                                        if ln.startswith("  binned model")))
+    assert "under-cover" in text.splitlines()[line + 1]
 
 
 def test_report_model_smooth_quantile_bins_take_a_first_pass(tmp_path, capsys, rng):

@@ -58,6 +58,7 @@ from .._base.memory import check_allocation
 from .._base.random import as_generator, sample_dirichlet
 from .._base.typing import BinningSpec, PriorParam, Seed
 from .._metrics.multiclass import top_label_data
+from .._metrics.predictive import label_expected_plugin, predictive_draws
 from .._results.ece import BayesianTopLabelECE
 from .._stats.binning import Binning, make_binning
 from .._stats.calibration_stats import CalibrationStats, label_statistics
@@ -288,6 +289,12 @@ def binned_posterior_top_label_ece(
     pooled = {k: np.empty((num_samples, m)) for k in ("accuracy", "confidence", "weight")}
     per_cell = ({k: np.empty((num_samples, n_labels, m)) for k in ("accuracy", "confidence",
                                                                   "weight")} if keep else None)
+    # the plug-in's expectation under the posterior predictive (first draws)
+    counts = np.stack([st.bin_counts for st in stats])
+    lab, bins = np.nonzero(counts)
+    n_cell, s_cell = counts[lab, bins], np.stack([st.sum_p for st in stats])[lab, bins]
+    n_pred = predictive_draws(num_samples, lab.size)
+    expected = np.empty((n_pred, n_labels))
     chunk = max(1, _CHUNK_CELLS // (2 * n_labels * m))
     for start in range(0, num_samples, chunk):
         s = min(chunk, num_samples - start)
@@ -310,6 +317,11 @@ def binned_posterior_top_label_ece(
         if per_cell is not None:
             per_cell["confidence"][sl] = mu
             per_cell["weight"][sl] = pi
+        if start < n_pred:
+            c = min(start + s, n_pred) - start
+            with np.errstate(invalid="ignore", divide="ignore"):
+                acc = q1[:c, lab, bins] / pi[:c, lab, bins]
+            expected[start:start + c] = label_expected_plugin(acc, n_cell, s_cell, lab, n_labels)
     plugin, label_plugin = _plugin(stats, average)
     return BayesianTopLabelECE(
         draws=draws,
@@ -329,4 +341,5 @@ def binned_posterior_top_label_ece(
         label_accuracy=None if per_cell is None else per_cell["accuracy"],
         label_confidence=None if per_cell is None else per_cell["confidence"],
         label_weight=None if per_cell is None else per_cell["weight"],
+        label_expected_plugin=expected,
     )

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._base.arviz import from_dict
 from .._base.checks import check_prob
+from .._metrics.predictive import label_expected_plugin, predictive_draws
 from .._stats.calibration_stats import CalibrationStats
 from .html import HTMLDisplay, histogram_svg
 from .summaries import DrawSummaries
@@ -24,6 +25,7 @@ __all__ = [
     "BayesianECE",
     "BayesianTopLabelECE",
     "SmoothBayesianECE",
+    "expected_label_plugin",
 ]
 
 
@@ -133,6 +135,43 @@ class BayesianECE(DrawSummaries, HTMLDisplay):
         lo, hi, up = np.quantile(x, [(1 - prob) / 2, (1 + prob) / 2, prob])
         return {"mean": float(x.mean()), "std": float(x.std(ddof=1)) if x.size > 1 else 0.0,
                 "prob": prob, "interval": [float(lo), float(hi)], "upper_bound": float(up)}
+
+    def expected_plugin(self) -> float:
+        """The plug-in ECE these predictions are expected to give when their
+        outcomes are redrawn from the posterior: for each posterior draw,
+        each bin's count correct is Binomial(count, the draw's accuracy of
+        the bin) and :math:`E|C - S|` is exact
+        (:mod:`bece._metrics.predictive`); averaged over the first
+        draws (up to 1,000).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bece import bayesian_ece
+        >>> rng = np.random.default_rng(0)
+        >>> p = rng.uniform(size=300)
+        >>> r = bayesian_ece(rng.uniform(size=300) < p, p, model="binned", seed=1)  # calibrated
+        >>> bool(r.mean < r.expected_plugin()), round(r.plugin_bias(), 3)  # few per bin: biased up
+        (True, 0.021)
+        """
+        return float(np.mean(self._expected_plugin_draws()))
+
+    def plugin_bias(self) -> float:
+        """The plug-in's expected bias for the data at hand:
+        :meth:`expected_plugin` minus the posterior mean ECE. It says why a
+        plug-in ECE can lie above the credible interval: noise in few
+        predictions per bin (per label and bin for the top-label ECE) never
+        cancels inside :math:`|C - S|`."""
+        return self.expected_plugin() - self.mean
+
+    def _expected_plugin_draws(self) -> np.ndarray:
+        """Each of the first draws' expected plug-in ECE, shape (S',)."""
+        st = self.stats
+        full = np.flatnonzero(st.bin_counts > 0)
+        k = predictive_draws(self.num_samples, full.size)
+        x = label_expected_plugin(self.accuracy[:k, full], st.bin_counts[full], st.sum_p[full],
+                                  np.zeros(full.size, dtype=np.int64), 1)
+        return x[:, 0]
 
     @property
     def kind(self) -> str | None:
@@ -252,7 +291,8 @@ class BayesianECE(DrawSummaries, HTMLDisplay):
     def to_dict(self, prob: float = 0.9) -> dict[str, Any]:
         """Plain Python (JSON): the numbers ``bece report --json`` prints.
 
-        ``model``, ``input_kind``, ``n``, ``n_bins``, ``plugin_ece``, ``ece``
+        ``model``, ``input_kind``, ``n``, ``n_bins``, ``plugin_ece``,
+        ``plugin_bias`` (:meth:`plugin_bias`), ``ece``
         (``mean``, ``std``, ``prob``, equal-tailed ``interval``, one-sided
         ``upper_bound``) and
         ``bins``: per bin ``lo``, ``hi``, ``count``, ``observed`` (the
@@ -301,6 +341,7 @@ class BayesianECE(DrawSummaries, HTMLDisplay):
         if smooth:
             d["grid"] = self.params.grid
             d["grid_error"] = self.params.grid_error
+        d["plugin_bias"] = self.plugin_bias()
         if self.prob_calibrated is not None:
             d["prob_calibrated"] = self.prob_calibrated
             d["prior_odds"] = self.prior_odds
@@ -346,6 +387,10 @@ class BayesianTopLabelECE(BayesianECE):
     label_stats : tuple of L CalibrationStats
     label_accuracy, label_confidence, label_weight : ndarray of shape (S, L, M) or None
         Per (label, bin) draws; None when not kept (large ``S * L * M``).
+    label_expected_plugin : ndarray of shape (S', L) or None
+        Each label's plug-in ECE expected under the posterior predictive
+        (:func:`expected_label_plugin`), for the first S' <= 1,000 draws:
+        what :meth:`plugin_bias` reads.
 
     Examples
     --------
@@ -370,10 +415,24 @@ class BayesianTopLabelECE(BayesianECE):
     label_accuracy: np.ndarray | None = None
     label_confidence: np.ndarray | None = None
     label_weight: np.ndarray | None = None
+    label_expected_plugin: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_labels(self) -> int:
         return int(self.labels.shape[0])
+
+    def _expected_plugin_draws(self) -> np.ndarray:
+        """Each draw's expected plug-in top-label ECE under :attr:`average`,
+        from :attr:`label_expected_plugin` (or the kept per-(label, bin)
+        accuracies)."""
+        n_l = np.array([s.n for s in self.label_stats], dtype=np.float64)
+        x = self.label_expected_plugin
+        if x is None:
+            if self.label_accuracy is None:
+                raise ValueError("this result keeps neither label_expected_plugin nor "
+                                 "label_accuracy: the plug-in's expectation needs one")
+            x = expected_label_plugin(self.label_accuracy, self.label_stats)
+        return x.mean(axis=1) if self.average == "label" else x @ n_l / n_l.sum()
 
     def label_interval(self, prob: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
         """Equal-tailed credible interval of each label's ECE: two arrays of shape (L,)."""
@@ -490,3 +549,16 @@ class SmoothBayesianECE(BayesianECE):
             spec["attrs"]["posterior"]["log_bayes_factor_calibrated"] = self.params.log_bayes_factor
             spec["attrs"]["posterior"]["grid_error"] = self.params.grid_error
         return spec
+
+
+def expected_label_plugin(label_accuracy: np.ndarray,
+                          label_stats: tuple[CalibrationStats, ...]) -> np.ndarray:
+    """Each label's expected plug-in ECE (:func:`bece._metrics.predictive.label_expected_plugin`)
+    for the first draws of the per-(label, bin) accuracies ``label_accuracy``
+    (S, L, M), with the cells of ``label_stats``: shape (S', L)."""
+    counts = np.stack([s.bin_counts for s in label_stats])
+    sums = np.stack([s.sum_p for s in label_stats])
+    lab, bins = np.nonzero(counts)
+    k = predictive_draws(label_accuracy.shape[0], lab.size)
+    return label_expected_plugin(label_accuracy[:k, lab, bins], counts[lab, bins], sums[lab, bins],
+                                 lab, len(label_stats))

@@ -85,6 +85,26 @@ def _if_miscalibrated_line(m: dict[str, Any], pct: str) -> list[str]:
             "the ECE given it is not exactly 0"]
 
 
+#: What the studies found for the binned model's intervals, printed wherever
+#: the binned model is shown beside the default (validation page).
+BINNED_COVERAGE = ("its 90% intervals under-cover: 0.00-0.65 at n = 300 in the binary studies, "
+                   "0.00 at K = 100 labels")
+
+
+def _plugin_lines(d: dict[str, Any], pct: str) -> list[str]:
+    """Why the plug-in lies outside the interval, when it does: its expected
+    bias for the data at hand (:meth:`bece.BayesianECE.plugin_bias`)."""
+    lo, hi = d["ece"]["interval"]
+    plugin, bias = d["plugin_ece"], d["plugin_bias"]
+    if lo <= plugin <= hi:
+        return []
+    side = "above" if plugin > hi else "below"
+    return [f"                {side} the {pct} interval: the plug-in's expected bias on these "
+            f"predictions is {bias:+.4f}",
+            "                (its mean with outcomes redrawn from the posterior, minus the "
+            "posterior mean)"]
+
+
 def report_lines(result: Any, prob: float = 0.9, *, test: Any = None,
                  reference: Any = None) -> list[str]:
     """The lines of :meth:`bece.BayesianECE.text` (see there)."""
@@ -109,6 +129,7 @@ def report_lines(result: Any, prob: float = 0.9, *, test: Any = None,
         *(_if_miscalibrated_line(d["if_miscalibrated"], pct)
           if "if_miscalibrated" in d and d["prob_calibrated"] >= SHOW_IF_MISCALIBRATED else []),
         f"  plug-in ECE   {d['plugin_ece']:.4f}",
+        *_plugin_lines(d, pct),
     ]
     if getattr(result, "labels", None) is not None:  # the top-label ECE: how labels are averaged
         how = ("unweighted mean over" if result.average == "label" else
@@ -119,7 +140,8 @@ def report_lines(result: Any, prob: float = 0.9, *, test: Any = None,
     if reference is not None:
         rlo, rhi = reference.interval(prob)
         lines.append(f"  binned model  {reference.mean:.4f} [{rlo:.4f}, {rhi:.4f}]   reference: the "
-                     "binned BECE model (model='binned'), biased up at small n")
+                     "binned BECE model (model='binned'), biased up at small n;")
+        lines.append(f"                {BINNED_COVERAGE}")
     lines += [
         "",
         f"  predictions   {stats.n:,} ({input_words(kind)})",

@@ -110,6 +110,7 @@ from .._base.psis import psis_resample
 from .._base.random import as_generator
 from .._base.typing import BinningSpec, Seed
 from .._metrics.multiclass import top_label_inputs
+from .._metrics.predictive import label_expected_plugin, predictive_draws
 from .._results.ece import BayesianTopLabelECE
 from .._stats.binning import Binning, make_binning
 from .._stats.calibration_stats import CalibrationStats
@@ -132,6 +133,7 @@ from .toplabel_fit import PointDesign, TopLabelSmoothPosterior, fit_top_label_sm
 
 __all__ = [
     "AVERAGES",
+    "curves_expected_plugin",
     "label_ece_draws",
     "label_posterior_draws",
     "prepare_label_atoms",
@@ -248,6 +250,29 @@ def label_ece_draws(
     return out
 
 
+def curves_expected_plugin(atoms: LabelAtoms, post: TopLabelSmoothPosterior, beta: np.ndarray,
+                           label_beta: np.ndarray, *, chunk_elems: int = 2_000_000) -> np.ndarray:
+    """Each label's plug-in ECE expected for the data's predictions with their
+    outcomes redrawn from the first curve draws (:mod:`bece._metrics.predictive`):
+    each (label, bin) cell's accuracy is the curve averaged over its
+    predictions. Shape (S', L), S' = :func:`~bece._metrics.predictive.predictive_draws`."""
+    cells, starts = atoms.segments()
+    k = predictive_draws(beta.shape[0], cells.size)
+    design = PointDesign(post, atoms.x, atoms.label, atoms.bin)
+    trials = atoms.trials.astype(np.float64)
+    cell_n = np.add.reduceat(trials, starts)
+    cell_s = np.add.reduceat(trials * atoms.p, starts)
+    label = cells // atoms.binning.n_bins
+    out = np.empty((k, atoms.n_labels))
+    step = max(1, chunk_elems // max(atoms.p.size, 1))
+    for a in range(0, k, step):
+        b = min(k, a + step)
+        f = special.expit(design.logits(beta[a:b], label_beta[a:b]))
+        acc = np.add.reduceat(f * trials, starts, axis=1) / cell_n
+        out[a:b] = label_expected_plugin(acc, cell_n, cell_s, label, atoms.n_labels)
+    return out
+
+
 def _plugin(stats: Sequence[CalibrationStats], average: str) -> tuple[float, np.ndarray]:
     gaps = np.array([np.abs(s.counts[1] - s.sum_p).sum() for s in stats])
     n_l = np.array([s.n for s in stats], dtype=np.float64)
@@ -290,6 +315,8 @@ def top_label_result(
         label_plugin=label_plugin, label_stats=label_stats,
         label_accuracy=e.get("label_accuracy"), label_confidence=e.get("label_confidence"),
         label_weight=e.get("label_weight"),
+        label_expected_plugin=(curves_expected_plugin(atoms, post, e["beta"], e["label_beta"])
+                               if "beta" in e else None),
     )
 
 
