@@ -23,8 +23,9 @@ class NumPyroModel:
     """A NumPyro model with the arguments a data set gives it.
 
     ``fn(*args, **kwargs)`` is the model conditioned on the data;
-    ``observed`` names the keyword arguments that hold the data (left out,
-    the model samples them: its prior predictive).
+    ``observed`` names the keyword arguments that hold the outcomes (left
+    out, the model samples them: its prior predictive). What the outcomes
+    are counted over (a cell's number of predictions, ``trials``) stays.
 
     Attributes
     ----------

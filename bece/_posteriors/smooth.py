@@ -272,7 +272,7 @@ class SmoothModel(Model):
         with single_threaded_blas():
             post = fit_smooth(atoms, **self._laplace_options)
         return NumPyroModel(smooth_model, (post.basis.knots, post.basis.transform),
-                            smooth_model_kwargs(atoms, post), ("z", "trials"))
+                            smooth_model_kwargs(atoms, post), ("z",))
 
     def cross_check(self, stats: CalibrationStats, *, mcmc: MCMCSettings | None = None,
                     closed_form: SmoothBayesianECE | None = None,
@@ -464,7 +464,7 @@ class SmoothTopLabelModel(Model):
         with single_threaded_blas():
             post = fit_top_label_smooth(atoms, **self._laplace_options)
         return NumPyroModel(top_label_smooth_model, (post.basis.knots, post.basis.transform),
-                            top_label_model_kwargs(atoms, post), ("z", "trials"))
+                            top_label_model_kwargs(atoms, post), ("z",))
 
     def cross_check(self, stats: LabelStats, *, mcmc: MCMCSettings | None = None,
                     closed_form: BayesianTopLabelECE | None = None,

@@ -65,6 +65,8 @@ def test_prior_predictive_simulates_data_of_the_observed_shape(model, top_label)
         trials = nm.kwargs.get("trials")
         assert np.all(draws["z"] >= 0)
         assert np.all(draws["z"] <= (1 if trials is None else np.asarray(trials)))
+        if trials is not None and np.max(trials) > 1:  # counted over each cell's predictions
+            assert (draws["z"] > 1).any()
 
 
 @pytest.mark.parametrize("model, top_label", CASES, ids=IDS)
