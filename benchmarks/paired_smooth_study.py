@@ -81,6 +81,11 @@ PROBLEMS = {
         Problem("both-calibrated", "binary", (1.0, 0.0), (1.0, 0.0), b_levels=10),
         Problem("calibrated-vs-temp", "binary", (1.0, 0.0), (1.25, 0.0)),
         Problem("tl-calibrated-vs-temp", "top-label", (1.0, 0.0), (0.8, 0.0)),
+        # designs the study was not tuned on: over- against under-confident
+        # (A expit(1.3 logit s + 0.1), B expit(0.85 logit s)), and curves that
+        # cross (an over-confident A against a shifted, under-confident B)
+        Problem("over-vs-under", "binary", (1.3, 0.1), (0.85, 0.0)),
+        Problem("crossing", "binary", (1.5, 0.0), (0.75, -0.3)),
     ]
 }
 
