@@ -16,9 +16,22 @@ Parts:
   (p^1.5), p ~ U(0, 1). Goal: in each cell at most as many disagreements
   as the false-alarm rate allows (the 97.5% point of Binomial(seeds, 0.05):
   3 of 20).
-* ``top-label``: the top-label default (hierarchical smooth model), K = 10,
-  n = 10^4, softmax of N(0, 3^2) logits, labels at temperature 1 (calibrated)
-  and 1.5.
+* ``top-label``: the top-label default (hierarchical smooth model), K =
+  ``--classes`` (10 or 100), n = 10^4, softmax of N(0, 3^2) logits, labels
+  at temperature 1 (calibrated) and 1.5.
+* ``regression``: the regression default (the smooth PIT model) on the PIT
+  values of each forecast form, as ``bece cross-check`` computes them:
+  Gaussian forecasts (exact PIT), 19 quantiles (levels 0.05 ... 0.95) and 100
+  sample draws (randomised PIT, grouped as the report groups them), y ~
+  N(mu, 1), mu ~ N(0, 1), forecast N(mu, 1) (calibrated) or N(mu + 0.2,
+  0.8^2) (shifted, over-confident), n = ``--sizes`` (default 1,000 and 10^5).
+* ``real``: the public CIFAR outputs in ``../shared/data`` (10^4 test images
+  each): the binary default on the top-label (correct, confidence) pairs and
+  the top-label default (label-averaged), ``--seeds`` being NUTS seeds.
+
+Each run records its time, the machine's load and the time NUTS's estimate
+announced before its first run (:func:`bece._validation.nuts.estimate_seconds`,
+read from what it prints).
 
 Run:  python benchmarks/crosscheck_agreement.py PART [--seeds 0:20] [--sizes 1000,2000]
       python benchmarks/crosscheck_agreement.py --table
@@ -27,14 +40,18 @@ Run:  python benchmarks/crosscheck_agreement.py PART [--seeds 0:20] [--sizes 100
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
+import re
 import time
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+DATA = HERE.parent.parent / "shared" / "data"
 RESULTS = HERE / "results" / "crosscheck_agreement.jsonl"
 TABLE = HERE.parent / "docs" / "tables" / "crosscheck_agreement.md"
 SIZES = (1000, 2000, 2001, 10_000, 100_000, 1_000_000)
@@ -52,6 +69,13 @@ STRATEGY = "centred, then non-centred"
 #: NUTS strategy are reported apart.
 GRID = "from 1e-3, tau interpolated"
 POWERS = {"calibrated": 1.0, "miscalibrated": 1.5}
+REGRESSION_SIZES = (1000, 100_000)
+#: forecast (shift of the mean, standard deviation) of each regression cell
+FORECASTS = {"calibrated": (0.0, 1.0), "shifted": (0.2, 0.8)}
+FORMS = ("gaussian", "quantiles", "samples")
+LEVELS = tuple(round(0.05 * j, 2) for j in range(1, 20))
+NETWORKS = ("netcal_wideresnet-16-4-cifar-10", "netcal_densenet-bc-100-cifar-100",
+            "chenyaofo_cifar100_resnet20")
 
 
 def binary_data(n: int, power: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -69,6 +93,38 @@ def multiclass_data(n: int, k: int, temperature: float, seed: int) -> tuple[np.n
     truth /= truth.sum(axis=1, keepdims=True)
     y = (rng.uniform(size=(n, 1)) > truth.cumsum(axis=1)).sum(axis=1)
     return np.minimum(y, k - 1), prob
+
+
+def regression_pit(form: str, n: int, cell: str, seed: int) -> tuple[np.ndarray, dict]:
+    """PIT values of one regression data set in ``form`` and the smooth PIT
+    model's grouping options for them (as ``bece cross-check`` sets them)."""
+    from scipy import stats
+
+    import bece.regression as br
+
+    rng = np.random.default_rng([seed, n, FORMS.index(form), list(FORECASTS).index(cell)])
+    mu = rng.normal(size=n)
+    y = mu + rng.normal(size=n)
+    shift, sd = FORECASTS[cell]
+    mean, std = mu + shift, np.full(n, sd)
+    if form == "gaussian":
+        return br.pit(y, mean=mean, std=std), {}
+    if form == "quantiles":
+        q = mean[:, None] + std[:, None] * stats.norm.ppf(np.array(LEVELS))[None, :]
+        return (br.pit(y, quantiles=q, levels=LEVELS, randomize=True, seed=seed),
+                {"forecast_levels": LEVELS})
+    draws = mean[:, None] + std[:, None] * rng.normal(size=(n, 100))
+    return br.pit(y, samples=draws, randomize=True, seed=seed), {"forecast_draws": 100}
+
+
+def network(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Labels and class probabilities of one public network (softmax of logits)."""
+    d = np.load(DATA / f"{name}.npz")
+    if "probs" in d:
+        return d["y"], np.asarray(d["probs"], dtype=np.float64)
+    z = np.asarray(d["logits"], dtype=np.float64)
+    prob = np.exp(z - z.max(axis=1, keepdims=True))
+    return d["y"], prob / prob.sum(axis=1, keepdims=True)
 
 
 def load() -> float:
@@ -99,20 +155,36 @@ def _rows(current: bool = True) -> list[dict]:
         if line.strip():
             row = json.loads(line)
             if _current(row) == current:
-                last[(row["part"], row["cell"], row["n"], row["seed"])] = row
+                last[_key(row)] = row
     return list(last.values())
 
 
-def one(part: str, cell: str, n: int, seed: int, run) -> None:
-    if any((r["part"], r["cell"], r["n"], r["seed"]) == (part, cell, n, seed) for r in _rows()):
+def _key(row: dict) -> tuple:
+    return row["part"], row["cell"], row["n"], row["seed"], row.get("k")
+
+
+def one(part: str, cell: str, n: int, seed: int, run, k: int | None = None) -> None:
+    if any(_key(r) == (part, cell, n, seed, k) for r in _rows()):
         return  # already recorded: the study resumes where it stopped
     load_before, t = load(), time.perf_counter()
-    cc = run()
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):  # NUTS announces its estimate there
+        cc = run()
+    estimates = [float(x) for x in re.findall(r"draws, about (\d+) s", said.getvalue())]
     row = {"part": part, "cell": cell, "n": n, "seed": seed, "agree": cc.agree,
            "converged": cc.converged, "max_ratio": cc.max_ratio, "rhat": cc.rhat_max,
            "ess": cc.ess_min, "divergences": cc.divergences,
            "target_accept_prob": cc.target_accept_prob, "reasons": cc.reasons,
            "seconds": time.perf_counter() - t, "load": load_before}
+    if k is not None:
+        row["k"] = k
+    try:  # leapfrog steps per transition after warm-up (what the estimate assumes: 31)
+        row["steps"] = float(np.asarray(cc.inference_data["sample_stats"]["n_steps"]).mean())
+    except (KeyError, TypeError, AttributeError):
+        pass
+    if estimates:
+        row["estimate"] = estimates[0]
+        row["nuts_runs"] = len(estimates) + said.getvalue().count("once more at")
     if part == "default":
         row["nuts"], row["strategy"], row["grid"] = cc.parameterisation, STRATEGY, GRID
     if cc.evidence:
@@ -121,29 +193,59 @@ def one(part: str, cell: str, n: int, seed: int, run) -> None:
     record(row)
 
 
-def run_part(part: str, seeds: range, sizes: tuple[int, ...]) -> None:
+def run_part(part: str, seeds: range, sizes: tuple[int, ...], classes: int = 10,
+             networks: tuple[str, ...] = NETWORKS) -> None:
     import bece
 
+    # progress_bar=None: NUTS announces its time estimate (recorded by one())
     for seed in seeds:
         if part == "false-alarm":
             rng = np.random.default_rng([seed, 7])
             p = rng.beta(5, 1, size=1000)
             y = (rng.uniform(size=1000) < p**1.2).astype(int)
             one(part, "conjugate", 1000, seed,
-                lambda: bece.cross_check(y, p, model="conjugate", seed=seed, progress_bar=False))
+                lambda: bece.cross_check(y, p, model="conjugate", seed=seed, progress_bar=None))
+            continue
+        if part == "real":
+            for name in networks:
+                y, prob = network(name)
+                one(part, f"{name}, binary", y.size, seed,
+                    lambda: bece.cross_check(y, prob, seed=seed, progress_bar=None))
+                one(part, f"{name}, top-label", y.size, seed,
+                    lambda: bece.cross_check(y, prob, top_label=True, seed=seed,
+                                             progress_bar=None), k=prob.shape[1])
             continue
         for n in sizes:
             if part == "default":
                 for cell, power in POWERS.items():
                     y, p = binary_data(n, power, seed)
                     one(part, cell, n, seed,
-                        lambda: bece.cross_check(y, p, seed=seed, progress_bar=False))
+                        lambda: bece.cross_check(y, p, seed=seed, progress_bar=None))
+            elif part == "regression":
+                from bece.regression import SmoothPITModel
+
+                for form in FORMS:
+                    for cell in FORECASTS:
+                        u, grouping = regression_pit(form, n, cell, seed)
+                        one(part, f"{form}, {cell}", n, seed,
+                            lambda: bece.cross_check(u, model=SmoothPITModel(**grouping),
+                                                     seed=seed, progress_bar=None))
             else:  # top-label
                 for cell, temp in (("calibrated", 1.0), ("over-confident", 1.5)):
-                    y, prob = multiclass_data(n, 10, temp, seed)
+                    y, prob = multiclass_data(n, classes, temp, seed)
                     one(part, cell, n, seed,
                         lambda: bece.cross_check(y, prob, top_label=True, seed=seed,
-                                                 progress_bar=False))
+                                                 progress_bar=None),
+                        k=None if classes == 10 else classes)
+
+
+def _estimate_text(rs: list[dict]) -> str:
+    ratios = [r["seconds"] / (r["estimate"] * r.get("nuts_runs", 1)) for r in rs if r.get("estimate")]
+    if not ratios:
+        return "—"
+    if len(ratios) == 1:
+        return f"{ratios[0]:.1f}"
+    return f"{np.median(ratios):.1f} ({min(ratios):.1f}–{max(ratios):.1f})"
 
 
 def table() -> str:
@@ -176,17 +278,26 @@ def table() -> str:
                 f"{sum(r['target_accept_prob'] > 0.9 for r in fa)} runs repeated at a higher "
                 f"target_accept_prob after divergent transitions; median time "
                 f"{np.median([r['seconds'] for r in fa]):.0f} s.", ""]
-    for part, title in (("default", "The binary default (smooth model averaged with exact calibration)"),
-                        ("top-label", "The top-label default (hierarchical smooth model), K = 10")):
-        sel = [r for r in rows if r["part"] == part]
+    sections = (
+        ("default", None, "The binary default (smooth model averaged with exact calibration)"),
+        ("top-label", None, "The top-label default (hierarchical smooth model), K = 10"),
+        ("top-label", 100, "The top-label default, K = 100"),
+        ("regression", None, "The regression default (smooth PIT model) by forecast form"),
+        ("real", None, "Public CIFAR network outputs (10^4 test images; the binary default on "
+                       "the top-label pairs, and the top-label default)"),
+    )
+    for part, k, title in sections:
+        sel = [r for r in rows if r["part"] == part and r.get("k") == k
+               or part == "real" and r["part"] == "real"]
         if not sel:
             continue
         note = (["Non-centred: runs whose centred NUTS run did not converge, judged on the "
                  "non-centred run.", ""] if part == "default" else [])
         out += [f"**{title}**:", "", *note,
                 "| data | n | seeds | disagree | allowed | worst ratio (median) | "
-                "log B01 fast − NUTS (median, in se) | non-centred | median time (s) | load |",
-                "|---|---|---|---|---|---|---|---|---|---|"]
+                "log B01 fast − NUTS (median, in se) | non-centred | median time (s) | "
+                "time / estimate | load |",
+                "|---|---|---|---|---|---|---|---|---|---|---|"]
         cells = sorted({(r["cell"], r["n"]) for r in sel}, key=lambda c: (c[1], c[0]))
         for cell, n in cells:
             rs = [r for r in sel if r["cell"] == cell and r["n"] == n]
@@ -198,9 +309,13 @@ def table() -> str:
             second = sum(r.get("nuts") == "non-centred" for r in rs) if part == "default" else "—"
             out.append(f"| {cell} | {n:,} | {len(rs)} | {bad} | {allowed} | "
                        f"{np.median([r['max_ratio'] for r in rs]):.2f} | {bf_text} | {second} | "
-                       f"{np.median([r['seconds'] for r in rs]):.0f} | "
+                       f"{np.median([r['seconds'] for r in rs]):.0f} | {_estimate_text(rs)} | "
                        f"{np.median([r['load'] for r in rs]):.1f} |")
         out.append("")
+    out += ["Time / estimate: the run's whole time (fast path, NUTS and its repeats, bridge "
+            "sampling) over the time NUTS announced before its first run "
+            "(`bece._validation.nuts.estimate_seconds`) times the NUTS runs made; the median, "
+            "and the range when several. — where no estimate was recorded (earlier runs).", ""]
     bad = [r for r in rows if not r["agree"]]
     if bad:
         out += ["**Every disagreement**, with its reasons:", ""]
@@ -224,15 +339,22 @@ def table() -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("part", nargs="?", choices=("false-alarm", "default", "top-label"))
+    ap.add_argument("part", nargs="?",
+                    choices=("false-alarm", "default", "top-label", "regression", "real"))
     ap.add_argument("--seeds", default="0:20", help="START:STOP (default 0:20)")
-    ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    ap.add_argument("--sizes", default=None, help="sizes n (default: 1,000 to 10^6 for the "
+                    "binary default, 1,000 and 10^5 for regression)")
+    ap.add_argument("--classes", type=int, default=10, help="K of the top-label part")
+    ap.add_argument("--networks", default=",".join(NETWORKS), help="the real part's networks")
     ap.add_argument("--table", action="store_true", help=f"write {TABLE.name} from the results")
     args = ap.parse_args()
     if args.part:
         start, stop = map(int, args.seeds.split(":"))
-        sizes = tuple(int(s) for s in args.sizes.split(","))
-        run_part(args.part, range(start, stop), sizes if args.part == "default" else (10_000,))
+        sizes = {"default": SIZES, "regression": REGRESSION_SIZES}.get(args.part, (10_000,))
+        if args.sizes is not None:
+            sizes = tuple(int(s) for s in args.sizes.split(","))
+        run_part(args.part, range(start, stop), sizes, args.classes,
+                 tuple(args.networks.split(",")))
     if args.table:
         text = table()
         tmp = TABLE.with_suffix(".md.tmp")
