@@ -151,8 +151,10 @@ class BayesianECE(DrawSummaries, HTMLDisplay):
         >>> rng = np.random.default_rng(0)
         >>> p = rng.uniform(size=300)
         >>> r = bayesian_ece(rng.uniform(size=300) < p, p, model="binned", seed=1)  # calibrated
-        >>> bool(r.mean < r.expected_plugin()), round(r.plugin_bias(), 3)  # few per bin: biased up
-        (True, 0.021)
+        >>> bool(r.mean < r.expected_plugin())   # 20 predictions per bin: the plug-in is biased up
+        True
+        >>> bool(r.plugin_bias() == r.expected_plugin() - r.mean)
+        True
         """
         return float(np.mean(self._expected_plugin_draws()))
 
