@@ -58,7 +58,7 @@ from .._base.memory import check_allocation
 from .._base.random import as_generator, sample_dirichlet
 from .._base.typing import BinningSpec, PriorParam, Seed
 from .._metrics.multiclass import top_label_data
-from .._metrics.predictive import label_expected_plugin, predictive_draws
+from .._metrics.predictive import label_cells, label_expected_plugin, predictive_draws
 from .._results.ece import BayesianTopLabelECE
 from .._stats.binning import Binning, make_binning
 from .._stats.calibration_stats import CalibrationStats, label_statistics
@@ -290,9 +290,7 @@ def binned_posterior_top_label_ece(
     per_cell = ({k: np.empty((num_samples, n_labels, m)) for k in ("accuracy", "confidence",
                                                                   "weight")} if keep else None)
     # the plug-in's expectation under the posterior predictive (first draws)
-    counts = np.stack([st.bin_counts for st in stats])
-    lab, bins = np.nonzero(counts)
-    n_cell, s_cell = counts[lab, bins], np.stack([st.sum_p for st in stats])[lab, bins]
+    lab, bins, n_cell, s_cell = label_cells(stats)
     n_pred = predictive_draws(num_samples, lab.size)
     expected = np.empty((n_pred, n_labels))
     chunk = max(1, _CHUNK_CELLS // (2 * n_labels * m))

@@ -37,13 +37,18 @@ the curve; drawing them at the cell's accuracy adds
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from scipy import special
+
+from .._stats.calibration_stats import CalibrationStats
 
 __all__ = [
     "PREDICTIVE_CELLS",
     "PREDICTIVE_DRAWS",
     "expected_absolute_gap",
+    "label_cells",
     "label_expected_plugin",
     "predictive_draws",
 ]
@@ -97,6 +102,14 @@ def _cdf(k: np.ndarray, n: np.ndarray, a: np.ndarray) -> np.ndarray:
     nn = np.where(inside, n, 1.0)
     return np.where(inside, special.betainc(nn - kk, kk + 1.0, 1.0 - a),
                     np.where(k >= n, 1.0, 0.0))
+
+
+def label_cells(label_stats: Sequence[CalibrationStats]) -> tuple[np.ndarray, ...]:
+    """The non-empty (label, bin) cells of per-label statistics: their label,
+    bin, count and confidence sum, each of shape (C,), labels in order."""
+    counts = np.stack([s.bin_counts for s in label_stats])
+    lab, bins = np.nonzero(counts)
+    return lab, bins, counts[lab, bins], np.stack([s.sum_p for s in label_stats])[lab, bins]
 
 
 def label_expected_plugin(accuracy: np.ndarray, count: np.ndarray, sum_p: np.ndarray,

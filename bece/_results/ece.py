@@ -16,7 +16,7 @@ import numpy as np
 
 from .._base.arviz import from_dict
 from .._base.checks import check_prob
-from .._metrics.predictive import label_expected_plugin, predictive_draws
+from .._metrics.predictive import label_cells, label_expected_plugin, predictive_draws
 from .._stats.calibration_stats import CalibrationStats
 from .html import HTMLDisplay, histogram_svg
 from .summaries import DrawSummaries
@@ -558,9 +558,7 @@ def expected_label_plugin(label_accuracy: np.ndarray,
     """Each label's expected plug-in ECE (:func:`bece._metrics.predictive.label_expected_plugin`)
     for the first draws of the per-(label, bin) accuracies ``label_accuracy``
     (S, L, M), with the cells of ``label_stats``: shape (S', L)."""
-    counts = np.stack([s.bin_counts for s in label_stats])
-    sums = np.stack([s.sum_p for s in label_stats])
-    lab, bins = np.nonzero(counts)
+    lab, bins, n_cell, s_cell = label_cells(label_stats)
     k = predictive_draws(label_accuracy.shape[0], lab.size)
-    return label_expected_plugin(label_accuracy[:k, lab, bins], counts[lab, bins], sums[lab, bins],
-                                 lab, len(label_stats))
+    return label_expected_plugin(label_accuracy[:k, lab, bins], n_cell, s_cell, lab,
+                                 len(label_stats))

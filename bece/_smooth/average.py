@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from .._metrics.predictive import label_expected_plugin
+from .._metrics.predictive import label_cells, label_expected_plugin
 from .._results.ece import BayesianECE, BayesianTopLabelECE, SmoothBayesianECE
 
 __all__ = [
@@ -178,10 +178,7 @@ def average_top_label_with_calibrated(result: BayesianTopLabelECE, prior_odds: f
         label_accuracy = np.where(pick[:, None, None], result.label_confidence, label_accuracy)
     expected = result.label_expected_plugin
     if expected is not None:  # a calibrated draw: each cell's accuracy its mean confidence
-        counts = np.stack([s.bin_counts for s in result.label_stats])
-        lab, bins = np.nonzero(counts)
-        n_cell = counts[lab, bins]
-        s_cell = np.stack([s.sum_p for s in result.label_stats])[lab, bins]
+        lab, _, n_cell, s_cell = label_cells(result.label_stats)
         calibrated = label_expected_plugin((s_cell / n_cell)[None], n_cell, s_cell, lab,
                                            result.n_labels)
         expected = np.where(pick[:expected.shape[0], None], calibrated, expected)
