@@ -132,15 +132,32 @@ STEPS_PER_DRAW = 31
 COMPILE_SECONDS = 6.0
 #: Runs expected to take longer than this show NumPyro's progress bar by default.
 PROGRESS_SECONDS = 20.0
+#: Runs of at least this many transitions per chain (three times the pilot's)
+#: are timed by a pilot chain before they start (:func:`pilot_seconds`);
+#: shorter ones announce the first guess of :func:`estimate_seconds`.
+PILOT_ABOVE = 600
+#: The pilot chain (the run's first chain's seed): this many warm-up
+#: transitions under NumPyro's schedule for that length (75 at the unit
+#: mass matrix, 50 adapting it, 50 more of step size) ...
+PILOT_WARMUP = 175
+#: ... then this many at the adapted kernel.
+PILOT_SAMPLES = 25
+#: The pilot's transitions before its mass matrix is adapted, which stand
+#: for the run's first ones; its later ones stand for the rest.
+PILOT_EARLY = 125
 
 
 def estimate_seconds(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], num_chains: int,
                      num_warmup: int, num_samples: int) -> float:
-    """Expected wall time of :func:`run_nuts`: one gradient of the model's
-    log density timed here (compiled, in float64), times
+    """A first guess at the wall time of :func:`run_nuts`: a gradient of the
+    model's log density timed here (in a compiled loop, so without Python's
+    dispatch, in float64), times
     :data:`STEPS_PER_DRAW` per transition, for every chain, two at a time,
-    plus :data:`COMPILE_SECONDS`."""
-    import os
+    plus :data:`COMPILE_SECONDS`. Announced for short runs only (fewer than
+    :data:`PILOT_ABOVE` transitions per chain); longer ones are timed by a
+    pilot chain (:func:`pilot_seconds`): the leapfrog steps per transition
+    range from a few to several hundred (the hierarchical top-label model at
+    K = 100 took 370 on average), which no single guess covers."""
     import time
 
     import jax
@@ -148,23 +165,73 @@ def estimate_seconds(model: Callable[..., Any], args: tuple, kwargs: dict[str, A
 
     with enable_x64():
         info = initialize_model(jax.random.PRNGKey(0), model, model_args=args, model_kwargs=kwargs)
-        grad = jax.jit(jax.value_and_grad(info.potential_fn))
+        value_and_grad = jax.value_and_grad(info.potential_fn)
+
+        def gradients(z, count):  # count gradients in a row, each on the last one's output
+            def one(_, z):
+                g = value_and_grad(z)[1]
+                return jax.tree.map(lambda x, dx: x + 1e-30 * dx, z, g)
+            return jax.lax.fori_loop(0, count, one, z)
+
+        loop = jax.jit(gradients)
         z = info.param_info.z
-        jax.block_until_ready(grad(z))
-        reps, start = 0, time.perf_counter()
-        while reps < 5 or time.perf_counter() - start < 0.05:
-            jax.block_until_ready(grad(z))
-            reps += 1
-        per_grad = (time.perf_counter() - start) / reps
-    workers = max(1, min(num_chains, os.cpu_count() or 1, 2))
-    rounds = -(-num_chains // workers)
+        jax.block_until_ready(loop(z, 1))  # compiled: time what follows
+        count, seconds = 1, 0.0
+        while seconds < 0.05 and count < 10**6:
+            count *= 4
+            start = time.perf_counter()
+            jax.block_until_ready(loop(z, count))
+            seconds = time.perf_counter() - start
+        per_grad = seconds / count
+    rounds = -(-num_chains // _workers(num_chains))
     return COMPILE_SECONDS + rounds * (num_warmup + num_samples) * STEPS_PER_DRAW * per_grad
+
+
+def pilot_seconds(steps: np.ndarray, seconds: float, num_chains: int, num_warmup: int,
+                  num_samples: int) -> float:
+    """Wall time of a run's chains predicted from its pilot chain.
+
+    ``steps`` are the leapfrog steps of the pilot's :data:`PILOT_WARMUP` +
+    :data:`PILOT_SAMPLES` transitions and ``seconds`` the time they took, so
+    one step costs ``seconds / sum(steps)``. A chain's first
+    ``min(num_warmup, PILOT_EARLY)`` transitions take the steps of the
+    pilot's first ones (the same seed, the unit mass matrix until both
+    adapt it after transition 75); every later transition, warm-up or
+    sampling, takes the mean of the pilot's last
+    ``PILOT_WARMUP + PILOT_SAMPLES - PILOT_EARLY``, at its adapted mass
+    matrix. Chains run two at a time.
+
+    The pilot's window starts, as the run's first one does, after 75
+    transitions, so that the mass matrix learns the posterior's scales, not
+    the chain's way there: a pilot that adapted from transition 15 took 511
+    to 1,023 steps per transition at n = 10^6 where the run took 31."""
+    steps = np.asarray(steps, dtype=np.float64)
+    early = min(num_warmup, PILOT_EARLY)
+    per_chain = steps[:early].sum() + (num_warmup + num_samples - early) * steps[PILOT_EARLY:].mean()
+    rounds = -(-num_chains // _workers(num_chains))
+    return rounds * per_chain * seconds / steps.sum()
+
+
+def _workers(num_chains: int) -> int:
+    """Chains run at once: two, or fewer where there are fewer cores or chains."""
+    import os
+
+    return max(1, min(num_chains, os.cpu_count() or 1, 2))
 
 
 def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup: int, num_samples: int,
              seed: int, progress_bar: bool | None, target_accept_prob: float,
              retry_divergent: bool = False, dense_mass: bool = False, **kwargs: Any) -> NutsRun:
     """NUTS on ``model(*args, **kwargs)``: seeded, recording :data:`EXTRA_FIELDS`.
+
+    With ``progress_bar=None`` the run says on stderr how long it will take
+    before it starts, and shows a progress bar if that is over
+    :data:`PROGRESS_SECONDS`. A run of :data:`PILOT_ABOVE` transitions per
+    chain or more is timed by a pilot chain (:data:`PILOT_WARMUP` +
+    :data:`PILOT_SAMPLES` transitions, compiled beside the run's own program
+    on the second core; :func:`pilot_seconds`); a shorter one announces the
+    first guess of :func:`estimate_seconds`. The pilot does not change the
+    run's draws.
 
     With ``retry_divergent``, a run with divergent transitions after warm-up
     is repeated once with smaller steps, at ``target_accept_prob`` 0.95 (0.99
@@ -200,21 +267,29 @@ def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup:
     noisy at O(1).
     """
     import sys
+    import time
 
     announce = progress_bar is None
-    if announce:  # say how long it will take; a bar for long runs
-        seconds = estimate_seconds(model, args, kwargs, num_chains, num_warmup, num_samples)
-        print(f"NUTS: {num_chains} chains x {num_warmup} + {num_samples} draws, about "
-              f"{seconds:.0f} s", file=sys.stderr)
-        progress_bar = seconds > PROGRESS_SECONDS
+    pilot = False
+    draws = f"NUTS: {num_chains} chains x {num_warmup} + {num_samples} draws"
+    if announce:  # say how long it will take; a pilot chain and a bar for long runs
+        pilot = num_warmup + num_samples >= PILOT_ABOVE
+        if pilot:  # compiled in; opened if the pilot finds the run long
+            progress_bar = True
+        else:
+            seconds = estimate_seconds(model, args, kwargs, num_chains, num_warmup, num_samples)
+            progress_bar = seconds > PROGRESS_SECONDS
+            print(f"{draws}, about {seconds:.0f} s", file=sys.stderr)
     bar = bool(progress_bar)
+    start = time.perf_counter()
     run = _run_nuts(model, args, kwargs, num_chains, num_warmup, num_samples, seed, bar,
-                    target_accept_prob, dense_mass)
+                    target_accept_prob, dense_mass, pilot=draws if pilot else None)
     retry = retry_target(target_accept_prob)
     if retry_divergent and run.divergences and retry is not None:
         if announce:
             print(f"NUTS: {run.divergences} divergent transition(s); once more at "
-                  f"target_accept_prob {retry}", file=sys.stderr)
+                  f"target_accept_prob {retry} (the first run took "
+                  f"{time.perf_counter() - start:.0f} s; smaller steps take longer)", file=sys.stderr)
         run = _run_nuts(model, args, kwargs, num_chains, num_warmup, num_samples, seed, bar, retry,
                         dense_mass)
     return run
@@ -222,8 +297,13 @@ def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup:
 
 def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], num_chains: int,
               num_warmup: int, num_samples: int, seed: int, progress_bar: bool,
-              target_accept_prob: float, dense_mass: bool = False) -> NutsRun:
-    import os
+              target_accept_prob: float, dense_mass: bool = False,
+              pilot: str | None = None) -> NutsRun:
+    """One run of :func:`run_nuts`; with ``pilot`` (the announcement's first
+    words), a pilot chain times it and the announcement goes to stderr
+    before the chains start."""
+    import sys
+    import time
     from concurrent.futures import ThreadPoolExecutor
     from operator import attrgetter
 
@@ -235,43 +315,72 @@ def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], nu
     getters = {f: attrgetter(f) for f in EXTRA_FIELDS}
     bar = _progress(total, num_chains) if progress_bar else None
 
+    def kernel():
+        return NUTS(model, target_accept_prob=target_accept_prob, dense_mass=dense_mass)
+
     def one_chain(rng_key, chain):
-        kernel = NUTS(model, target_accept_prob=target_accept_prob, dense_mass=dense_mass)
-        state = kernel.init(rng_key, num_warmup, model_args=args, model_kwargs=kwargs)
+        nuts = kernel()
+        state = nuts.init(rng_key, num_warmup, model_args=args, model_kwargs=kwargs)
 
         def step(state, i):
-            state = kernel.sample(state, args, kwargs)
+            state = nuts.sample(state, args, kwargs)
             if bar is not None:
                 bar.tick(i, chain)
             return state, (state.z, {f: get(state) for f, get in getters.items()})
 
         _, (z, extra) = jax.lax.scan(step, state, jnp.arange(total))
         z, extra = jax.tree.map(lambda x: x[num_warmup:], (z, extra))
-        return jax.vmap(kernel.postprocess_fn(args, kwargs))(z), extra
+        return jax.vmap(nuts.postprocess_fn(args, kwargs))(z), extra
+
+    def pilot_chain(rng_key):  # the leapfrog steps of each pilot transition
+        nuts = kernel()
+        state = nuts.init(rng_key, PILOT_WARMUP, model_args=args, model_kwargs=kwargs)
+
+        def step(state, _):
+            state = nuts.sample(state, args, kwargs)
+            return state, state.num_steps
+
+        return jax.lax.scan(step, state, None, length=PILOT_WARMUP + PILOT_SAMPLES)[1]
 
     with enable_x64():
         key = jax.random.PRNGKey(seed)
         keys = jax.random.split(key, num_chains) if num_chains > 1 else key[None]
-        lowered = jax.jit(one_chain).lower(keys[0], 0)  # tracing holds the GIL: do it first
+        # tracing holds the GIL: do it first
+        lowered = [jax.jit(one_chain).lower(keys[0], 0)]
+        if pilot is not None:
+            lowered.append(jax.jit(pilot_chain).lower(keys[0]))
 
-    def compile_chain():
+    def compile_program(program):
         with enable_x64():  # a thread-local context: enter it in each thread
             try:
-                return lowered.compile(COMPILER_OPTIONS)
+                return program.compile(COMPILER_OPTIONS)
             except Exception:  # an XLA without this option; a real error recurs below
-                return lowered.compile()
+                return program.compile()
+
+    def time_pilot():
+        program = compile_program(lowered[1])
+        with enable_x64():
+            start = time.perf_counter()
+            steps = np.asarray(jax.device_get(program(keys[0])))
+        return steps, time.perf_counter() - start
 
     def run(c):
         with enable_x64():
             return jax.device_get(compiled(keys[c], c))
 
-    workers = max(1, min(num_chains, os.cpu_count() or 1, 2))
-    with ThreadPoolExecutor(workers) as pool:
-        pending = pool.submit(compile_chain)
+    with ThreadPoolExecutor(_workers(num_chains)) as pool:
+        pending = pool.submit(compile_program, lowered[0])
+        timed = pool.submit(time_pilot) if pilot is not None else None
         # every caller needs ArviZ next: import it (~3 s cold) while XLA
         # compiles (~5 s, without the GIL) before waiting for the program
         preload()
         compiled = pending.result()
+        if timed is not None:
+            seconds = pilot_seconds(*timed.result(), num_chains, num_warmup, num_samples)
+            print(f"{pilot}, about {seconds:.0f} s (timed by a pilot chain of "
+                  f"{PILOT_WARMUP + PILOT_SAMPLES} transitions)", file=sys.stderr)
+        if bar is not None and (timed is None or seconds > PROGRESS_SECONDS):
+            bar.open()
         chains = list(pool.map(run, range(num_chains)))
     if bar is not None:
         bar.close()
@@ -283,16 +392,24 @@ def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], nu
 
 
 class _progress:
-    """tqdm bars (one per chain) advanced from inside the compiled loop."""
+    """tqdm bars (one per chain) advanced from inside the compiled loop;
+    shown from :meth:`open`, after the run's announcement (never, for a
+    run its pilot chain finds short)."""
 
     def __init__(self, total: int, num_chains: int):
+        self.total, self.num_chains = total, num_chains
+        self.every = max(1, total // 20)
+        self.bars: list[Any] = []
+
+    def open(self):
         from tqdm.auto import tqdm
 
-        self.total = total
-        self.every = max(1, total // 20)
-        self.bars = [tqdm(total=total, position=c, desc=f"chain {c}") for c in range(num_chains)]
+        self.bars = [tqdm(total=self.total, position=c, desc=f"chain {c}")
+                     for c in range(self.num_chains)]
 
     def _update(self, i, chain):
+        if not self.bars:  # not opened: a short run
+            return
         i, chain = int(i), int(chain)
         bar = self.bars[chain]
         bar.update(min(i + 1, self.total) - bar.n)
