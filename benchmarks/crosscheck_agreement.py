@@ -30,8 +30,9 @@ Parts:
   the top-label default (label-averaged), ``--seeds`` being NUTS seeds.
 
 Each run records its time, the machine's load and the time NUTS's estimate
-announced before its first run (:func:`bece._validation.nuts.estimate_seconds`,
-read from what it prints).
+announced before its first run (:func:`bece._validation.nuts.run_nuts`, read
+from what it prints: a pilot chain's timing since 2026-12-06, a first guess
+before).
 
 Run:  python benchmarks/crosscheck_agreement.py PART [--seeds 0:20] [--sizes 1000,2000]
       python benchmarks/crosscheck_agreement.py --table
@@ -313,9 +314,11 @@ def table() -> str:
                        f"{np.median([r['load'] for r in rs]):.1f} |")
         out.append("")
     out += ["Time / estimate: the run's whole time (fast path, NUTS and its repeats, bridge "
-            "sampling) over the time NUTS announced before its first run "
-            "(`bece._validation.nuts.estimate_seconds`) times the NUTS runs made; the median, "
-            "and the range when several. — where no estimate was recorded (earlier runs).", ""]
+            "sampling) over the time NUTS announced before its first run times the NUTS runs "
+            "made; the median, and the range when several. — where no estimate was recorded "
+            "(earlier runs). Runs recorded before 2026-12-06 announced a first guess (31 "
+            "leapfrog steps per transition), later ones a pilot chain's timing, checked against "
+            "NUTS's own time in the table that follows.", ""]
     bad = [r for r in rows if not r["agree"]]
     if bad:
         out += ["**Every disagreement**, with its reasons:", ""]

@@ -132,19 +132,16 @@ STEPS_PER_DRAW = 31
 COMPILE_SECONDS = 6.0
 #: Runs expected to take longer than this show NumPyro's progress bar by default.
 PROGRESS_SECONDS = 20.0
-#: Runs of at least this many transitions per chain (three times the pilot's)
+#: Runs of at least this many transitions per chain (four times the pilot's)
 #: are timed by a pilot chain before they start (:func:`pilot_seconds`);
 #: shorter ones announce the first guess of :func:`estimate_seconds`.
-PILOT_ABOVE = 600
+PILOT_ABOVE = 500
 #: The pilot chain (the run's first chain's seed): this many warm-up
-#: transitions under NumPyro's schedule for that length (75 at the unit
-#: mass matrix, 50 adapting it, 50 more of step size) ...
-PILOT_WARMUP = 175
+#: transitions under NumPyro's schedule for that length (15 at the unit
+#: mass matrix, 75 adapting it, 10 more of step size) ...
+PILOT_WARMUP = 100
 #: ... then this many at the adapted kernel.
 PILOT_SAMPLES = 25
-#: The pilot's transitions before its mass matrix is adapted, which stand
-#: for the run's first ones; its later ones stand for the rest.
-PILOT_EARLY = 125
 
 
 def estimate_seconds(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], num_chains: int,
@@ -194,20 +191,23 @@ def pilot_seconds(steps: np.ndarray, seconds: float, num_chains: int, num_warmup
     ``steps`` are the leapfrog steps of the pilot's :data:`PILOT_WARMUP` +
     :data:`PILOT_SAMPLES` transitions and ``seconds`` the time they took, so
     one step costs ``seconds / sum(steps)``. A chain's first
-    ``min(num_warmup, PILOT_EARLY)`` transitions take the steps of the
-    pilot's first ones (the same seed, the unit mass matrix until both
-    adapt it after transition 75); every later transition, warm-up or
-    sampling, takes the mean of the pilot's last
-    ``PILOT_WARMUP + PILOT_SAMPLES - PILOT_EARLY``, at its adapted mass
-    matrix. Chains run two at a time.
+    ``min(num_warmup, PILOT_WARMUP)`` transitions take the mean of the
+    pilot's warm-up (at a unit or barely adapted mass matrix, as the run's
+    first ones are); every later transition, warm-up or sampling, takes the
+    mean of the pilot's adapted ones. Chains run two at a time.
 
-    The pilot's window starts, as the run's first one does, after 75
-    transitions, so that the mass matrix learns the posterior's scales, not
-    the chain's way there: a pilot that adapted from transition 15 took 511
-    to 1,023 steps per transition at n = 10^6 where the run took 31."""
+    Measured by benchmarks/nuts_estimate.py (docs/tables/nuts_estimate.md).
+    Where the posterior's scales are far from 1 and the chain's way to it
+    is long, the pilot's mass matrix, adapted from its 15th transition,
+    learns the way, not the scales, and the run is overestimated: 184 s
+    announced for 26 s at n = 10^6, whose pilot took 511 to 1,023 steps per
+    adapted transition and the run 31. Longer pilots with the window after
+    75 transitions, as the run's, overestimated six of seven cases by 1.7 to
+    4.8 times (their mass matrix, from 50 draws, is still rough)."""
     steps = np.asarray(steps, dtype=np.float64)
-    early = min(num_warmup, PILOT_EARLY)
-    per_chain = steps[:early].sum() + (num_warmup + num_samples - early) * steps[PILOT_EARLY:].mean()
+    warm, adapted = steps[:PILOT_WARMUP].mean(), steps[PILOT_WARMUP:].mean()
+    early = min(num_warmup, PILOT_WARMUP)
+    per_chain = early * warm + (num_warmup - early + num_samples) * adapted
     rounds = -(-num_chains // _workers(num_chains))
     return rounds * per_chain * seconds / steps.sum()
 
@@ -376,7 +376,8 @@ def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], nu
         preload()
         compiled = pending.result()
         if timed is not None:
-            seconds = pilot_seconds(*timed.result(), num_chains, num_warmup, num_samples)
+            steps, took = timed.result()
+            seconds = pilot_seconds(steps, took, num_chains, num_warmup, num_samples)
             print(f"{pilot}, about {seconds:.0f} s (timed by a pilot chain of "
                   f"{PILOT_WARMUP + PILOT_SAMPLES} transitions)", file=sys.stderr)
         if bar is not None and (timed is None or seconds > PROGRESS_SECONDS):
