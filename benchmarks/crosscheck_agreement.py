@@ -28,6 +28,13 @@ Parts:
 * ``real``: the public CIFAR outputs in ``../shared/data`` (10^4 test images
   each): the binary default on the top-label (correct, confidence) pairs and
   the top-label default (label-averaged), ``--seeds`` being NUTS seeds.
+* ``sklearn``: scikit-learn's bundled data sets (no download), each model
+  fitted on one half (stratified split, seed 0) and checked on the other:
+  breast cancer (binary, logistic regression on standardised features) and
+  digits (K = 10; logistic regression, and Gaussian naive Bayes, a
+  classifier known to be over-confident), the binary default on each
+  (label, probability) or top-label pair, and the top-label default on
+  digits; ``--seeds`` being NUTS seeds.
 
 Each run records its time, the machine's load and the time NUTS's estimate
 announced before its first run (:func:`bece._validation.nuts.run_nuts`, read
@@ -128,6 +135,28 @@ def network(name: str) -> tuple[np.ndarray, np.ndarray]:
     return d["y"], prob / prob.sum(axis=1, keepdims=True)
 
 
+def sklearn_outputs(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Test-half labels and class probabilities of one scikit-learn model on
+    a bundled data set: ``"breast cancer, logistic"``, ``"digits, logistic"``
+    or ``"digits, naive Bayes"``."""
+    from sklearn.datasets import load_breast_cancer, load_digits
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    data, model = name.split(", ")
+    x, y = (load_breast_cancer if data == "breast cancer" else load_digits)(return_X_y=True)
+    xtr, xte, ytr, yte = train_test_split(x, y, test_size=0.5, stratify=y, random_state=0)
+    clf = (GaussianNB() if model == "naive Bayes"
+           else make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000)))
+    return yte, clf.fit(xtr, ytr).predict_proba(xte)
+
+
+SKLEARN = ("breast cancer, logistic", "digits, logistic", "digits, naive Bayes")
+
+
 def load() -> float:
     return os.getloadavg()[0]
 
@@ -206,6 +235,19 @@ def run_part(part: str, seeds: range, sizes: tuple[int, ...], classes: int = 10,
             y = (rng.uniform(size=1000) < p**1.2).astype(int)
             one(part, "conjugate", 1000, seed,
                 lambda: bece.cross_check(y, p, model="conjugate", seed=seed, progress_bar=None))
+            continue
+        if part == "sklearn":
+            for name in SKLEARN:
+                y, prob = sklearn_outputs(name)
+                if prob.shape[1] == 2:
+                    one(part, f"{name}, binary", y.size, seed,
+                        lambda: bece.cross_check(y, prob[:, 1], seed=seed, progress_bar=None))
+                    continue
+                one(part, f"{name}, binary", y.size, seed,
+                    lambda: bece.cross_check(y, prob, seed=seed, progress_bar=None))
+                one(part, f"{name}, top-label", y.size, seed,
+                    lambda: bece.cross_check(y, prob, top_label=True, seed=seed,
+                                             progress_bar=None), k=prob.shape[1])
             continue
         if part == "real":
             for name in networks:
@@ -286,10 +328,12 @@ def table() -> str:
         ("regression", None, "The regression default (smooth PIT model) by forecast form"),
         ("real", None, "Public CIFAR network outputs (10^4 test images; the binary default on "
                        "the top-label pairs, and the top-label default)"),
+        ("sklearn", None, "scikit-learn's bundled data sets (test halves; the binary default "
+                          "on the labels or top-label pairs, and the top-label default)"),
     )
     for part, k, title in sections:
         sel = [r for r in rows if r["part"] == part and r.get("k") == k
-               or part == "real" and r["part"] == "real"]
+               or part in ("real", "sklearn") and r["part"] == part]
         if not sel:
             continue
         note = (["Non-centred: runs whose centred NUTS run did not converge, judged on the "
@@ -343,7 +387,8 @@ def table() -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("part", nargs="?",
-                    choices=("false-alarm", "default", "top-label", "regression", "real"))
+                    choices=("false-alarm", "default", "top-label", "regression", "real",
+                             "sklearn"))
     ap.add_argument("--seeds", default="0:20", help="START:STOP (default 0:20)")
     ap.add_argument("--sizes", default=None, help="sizes n (default: 1,000 to 10^6 for the "
                     "binary default, 1,000 and 10^5 for regression)")

@@ -148,9 +148,8 @@ def estimate_seconds(model: Callable[..., Any], args: tuple, kwargs: dict[str, A
                      num_warmup: int, num_samples: int) -> float:
     """A first guess at the wall time of :func:`run_nuts`: a gradient of the
     model's log density timed here (in a compiled loop, so without Python's
-    dispatch, in float64), times
-    :data:`STEPS_PER_DRAW` per transition, for every chain, two at a time,
-    plus :data:`COMPILE_SECONDS`. Announced for short runs only (fewer than
+    dispatch, in float64), times :data:`STEPS_PER_DRAW` per transition, for
+    every chain, two at a time, plus :data:`COMPILE_SECONDS`. Announced for short runs only (fewer than
     :data:`PILOT_ABOVE` transitions per chain); longer ones are timed by a
     pilot chain (:func:`pilot_seconds`): the leapfrog steps per transition
     range from a few to several hundred (the hierarchical top-label model at
