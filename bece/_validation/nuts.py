@@ -149,11 +149,12 @@ def estimate_seconds(model: Callable[..., Any], args: tuple, kwargs: dict[str, A
     """A first guess at the wall time of :func:`run_nuts`: a gradient of the
     model's log density timed here (in a compiled loop, so without Python's
     dispatch, in float64), times :data:`STEPS_PER_DRAW` per transition, for
-    every chain, two at a time, plus :data:`COMPILE_SECONDS`. Announced for short runs only (fewer than
-    :data:`PILOT_ABOVE` transitions per chain); longer ones are timed by a
-    pilot chain (:func:`pilot_seconds`): the leapfrog steps per transition
-    range from a few to several hundred (the hierarchical top-label model at
-    K = 100 took 370 on average), which no single guess covers."""
+    every chain, two at a time, plus :data:`COMPILE_SECONDS`. Announced for
+    short runs only (fewer than :data:`PILOT_ABOVE` transitions per chain);
+    longer ones are timed by a pilot chain (:func:`pilot_seconds`): the
+    leapfrog steps per transition range from a few to several hundred (the
+    hierarchical top-label model took 190 and 510 on two CIFAR-100
+    networks' outputs, K = 100), which no single guess covers."""
     import time
 
     import jax
