@@ -223,6 +223,20 @@ def one(part: str, cell: str, n: int, seed: int, run, k: int | None = None) -> N
     record(row)
 
 
+def outputs(part: str, name: str, y: np.ndarray, prob: np.ndarray, seed: int) -> None:
+    """One model's outputs: the binary default on (label, P(class 1)) for two
+    classes, else on the top-label pairs, and then the top-label default."""
+    import bece
+
+    binary = prob[:, 1] if prob.shape[1] == 2 else prob
+    one(part, f"{name}, binary", y.size, seed,
+        lambda: bece.cross_check(y, binary, seed=seed, progress_bar=None))
+    if prob.shape[1] > 2:
+        one(part, f"{name}, top-label", y.size, seed,
+            lambda: bece.cross_check(y, prob, top_label=True, seed=seed, progress_bar=None),
+            k=prob.shape[1])
+
+
 def run_part(part: str, seeds: range, sizes: tuple[int, ...], classes: int = 10,
              networks: tuple[str, ...] = NETWORKS) -> None:
     import bece
@@ -236,27 +250,10 @@ def run_part(part: str, seeds: range, sizes: tuple[int, ...], classes: int = 10,
             one(part, "conjugate", 1000, seed,
                 lambda: bece.cross_check(y, p, model="conjugate", seed=seed, progress_bar=None))
             continue
-        if part == "sklearn":
-            for name in SKLEARN:
-                y, prob = sklearn_outputs(name)
-                if prob.shape[1] == 2:
-                    one(part, f"{name}, binary", y.size, seed,
-                        lambda: bece.cross_check(y, prob[:, 1], seed=seed, progress_bar=None))
-                    continue
-                one(part, f"{name}, binary", y.size, seed,
-                    lambda: bece.cross_check(y, prob, seed=seed, progress_bar=None))
-                one(part, f"{name}, top-label", y.size, seed,
-                    lambda: bece.cross_check(y, prob, top_label=True, seed=seed,
-                                             progress_bar=None), k=prob.shape[1])
-            continue
-        if part == "real":
-            for name in networks:
-                y, prob = network(name)
-                one(part, f"{name}, binary", y.size, seed,
-                    lambda: bece.cross_check(y, prob, seed=seed, progress_bar=None))
-                one(part, f"{name}, top-label", y.size, seed,
-                    lambda: bece.cross_check(y, prob, top_label=True, seed=seed,
-                                             progress_bar=None), k=prob.shape[1])
+        if part in ("sklearn", "real"):
+            for name in SKLEARN if part == "sklearn" else networks:
+                outputs(part, name, *(sklearn_outputs(name) if part == "sklearn"
+                                      else network(name)), seed)
             continue
         for n in sizes:
             if part == "default":
