@@ -6,10 +6,11 @@
 chain or more is timed by a pilot chain (125 transitions); a shorter one
 announces a first guess (:func:`bece._validation.nuts.estimate_seconds`: a
 timed gradient times 31 leapfrog steps per transition, plus 6 s to
-compile), shown here beside the pilot's for comparison. This script runs each default's cross-check on
-the data of the agreement study (benchmarks/crosscheck_agreement.py) and
-records, per case, the first guess, the announced time and the actual time
-from the announcement to the end of the first NUTS run (a repeat after
+compile), shown here beside the pilot's for comparison. This script runs
+each default's cross-check on the data of the agreement study
+(benchmarks/crosscheck_agreement.py) and records, per case, the first
+guess, the announced time and the actual time from the announcement to the
+end of the first NUTS run (a repeat after
 divergent transitions is not counted: it announces the first run's time
 instead). Goal (the validation issue): the announced time within a factor 2
 of the actual one.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -145,7 +147,7 @@ def table() -> str:
     order = [c for c in _cases() if c in rows]
     out = [f"Produced by `python benchmarks/nuts_estimate.py --table` on "
            f"{datetime.date.today()} (bece {bece.__version__}, Python {platform.python_version()}, "
-           f"{__import__('os').cpu_count()} cores; the machine's load before each case beside it).",
+           f"{os.cpu_count()} cores; the machine's load before each case beside it).",
            "",
            "| case | first guess (s) | announced (s) | timed by | actual (s) | actual / announced "
            "| within 2x | load |",
@@ -170,8 +172,11 @@ def main() -> None:
     ap.add_argument("--table", action="store_true")
     args = ap.parse_args()
     if args.table:
-        TABLE.write_text(table())
-        print(TABLE.read_text())
+        text = table()
+        tmp = TABLE.with_suffix(".md.tmp")  # a whole table or the old one, never half
+        tmp.write_text(text)
+        tmp.replace(TABLE)
+        print(text)
         return
     cases = _cases()
     for name in args.cases or cases:

@@ -22,8 +22,8 @@ What is checked, by file:
 The predictions are read into memory (NUTS needs the model's data, whose
 size does not grow with n above 2,000 rows: the fine grid). NUTS prints its
 expected time on stderr before it starts (timed by a short pilot chain), and
-a progress bar for long runs, when stderr is a terminal. Exit code 0 whatever the rule says (``"agree"``
-in the JSON); 2 on bad input.
+a progress bar for long runs, when stderr is a terminal. Exit code 0
+whatever the rule says (``"agree"`` in the JSON); 2 on bad input.
 """
 
 from __future__ import annotations

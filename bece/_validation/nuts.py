@@ -180,8 +180,8 @@ def estimate_seconds(model: Callable[..., Any], args: tuple, kwargs: dict[str, A
             jax.block_until_ready(loop(z, count))
             seconds = time.perf_counter() - start
         per_grad = seconds / count
-    rounds = -(-num_chains // _workers(num_chains))
-    return COMPILE_SECONDS + rounds * (num_warmup + num_samples) * STEPS_PER_DRAW * per_grad
+    return (COMPILE_SECONDS
+            + _rounds(num_chains) * (num_warmup + num_samples) * STEPS_PER_DRAW * per_grad)
 
 
 def pilot_seconds(steps: np.ndarray, seconds: float, num_chains: int, num_warmup: int,
@@ -208,8 +208,7 @@ def pilot_seconds(steps: np.ndarray, seconds: float, num_chains: int, num_warmup
     warm, adapted = steps[:PILOT_WARMUP].mean(), steps[PILOT_WARMUP:].mean()
     early = min(num_warmup, PILOT_WARMUP)
     per_chain = early * warm + (num_warmup - early + num_samples) * adapted
-    rounds = -(-num_chains // _workers(num_chains))
-    return rounds * per_chain * seconds / steps.sum()
+    return _rounds(num_chains) * per_chain * seconds / steps.sum()
 
 
 def _workers(num_chains: int) -> int:
@@ -217,6 +216,11 @@ def _workers(num_chains: int) -> int:
     import os
 
     return max(1, min(num_chains, os.cpu_count() or 1, 2))
+
+
+def _rounds(num_chains: int) -> int:
+    """Rounds of :func:`_workers` chains that run ``num_chains``."""
+    return -(-num_chains // _workers(num_chains))
 
 
 def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup: int, num_samples: int,
@@ -283,7 +287,7 @@ def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup:
     bar = bool(progress_bar)
     start = time.perf_counter()
     run = _run_nuts(model, args, kwargs, num_chains, num_warmup, num_samples, seed, bar,
-                    target_accept_prob, dense_mass, pilot=draws if pilot else None)
+                    target_accept_prob, dense_mass, announcement=draws if pilot else None)
     retry = retry_target(target_accept_prob)
     if retry_divergent and run.divergences and retry is not None:
         if announce:
@@ -298,10 +302,10 @@ def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup:
 def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], num_chains: int,
               num_warmup: int, num_samples: int, seed: int, progress_bar: bool,
               target_accept_prob: float, dense_mass: bool = False,
-              pilot: str | None = None) -> NutsRun:
-    """One run of :func:`run_nuts`; with ``pilot`` (the announcement's first
-    words), a pilot chain times it and the announcement goes to stderr
-    before the chains start."""
+              announcement: str | None = None) -> NutsRun:
+    """One run of :func:`run_nuts`; with ``announcement`` (its first words),
+    a pilot chain times the run and the announcement, with that time, goes
+    to stderr before the chains start."""
     import sys
     import time
     from concurrent.futures import ThreadPoolExecutor
@@ -347,7 +351,7 @@ def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], nu
         keys = jax.random.split(key, num_chains) if num_chains > 1 else key[None]
         # tracing holds the GIL: do it first
         lowered = [jax.jit(one_chain).lower(keys[0], 0)]
-        if pilot is not None:
+        if announcement is not None:
             lowered.append(jax.jit(pilot_chain).lower(keys[0]))
 
     def compile_program(program):
@@ -370,7 +374,7 @@ def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], nu
 
     with ThreadPoolExecutor(_workers(num_chains)) as pool:
         pending = pool.submit(compile_program, lowered[0])
-        timed = pool.submit(time_pilot) if pilot is not None else None
+        timed = pool.submit(time_pilot) if announcement is not None else None
         # every caller needs ArviZ next: import it (~3 s cold) while XLA
         # compiles (~5 s, without the GIL) before waiting for the program
         preload()
@@ -378,7 +382,7 @@ def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], nu
         if timed is not None:
             steps, took = timed.result()
             seconds = pilot_seconds(steps, took, num_chains, num_warmup, num_samples)
-            print(f"{pilot}, about {seconds:.0f} s (timed by a pilot chain of "
+            print(f"{announcement}, about {seconds:.0f} s (timed by a pilot chain of "
                   f"{PILOT_WARMUP + PILOT_SAMPLES} transitions)", file=sys.stderr)
         if bar is not None and (timed is None or seconds > PROGRESS_SECONDS):
             bar.open()
