@@ -16,7 +16,11 @@ bias of the posterior mean of the difference and of the plug-in difference.
 The averaged columns apply each model's posterior probability of exact
 calibration (prior odds ``--odds``, default that of ``bece.bayesian_ece``) to
 the same paired draws (:mod:`bece._smooth.paired_average`): "avg shared" draws
-both models' indicators from one uniform, "avg indep" from two; "0 in" is the
+both models' indicators from one uniform, "avg indep" from two; "robust" (the
+interval of ``bece.compare``) runs from the lowest to the highest end of the
+intervals under four priors, each model's prior odds 0 or ``--odds``, from
+the "avg indep" indicators (:func:`bece._smooth.paired_average.differences_under_priors`);
+"0 in" is the
 fraction of replications whose 90% interval contains 0 (the honest answer
 where the true difference is 0).
 
@@ -50,7 +54,11 @@ from bece._binned.compare import binned_compare as compare
 from bece._smooth.atoms import check_grid
 from bece._smooth.average import DEFAULT_PRIOR_ODDS, prob_calibrated
 from bece._smooth.paired import PairedSide, paired_draws
-from bece._smooth.paired_average import DEFAULT_COUPLING, calibrated_picks
+from bece._smooth.paired_average import (
+    DEFAULT_COUPLING,
+    calibrated_picks,
+    differences_under_priors,
+)
 from bece._stats.binning import make_binning
 
 try:
@@ -184,7 +192,11 @@ def one_rep(args: tuple[str, int, int, int, float, bool, tuple[float, ...]]) -> 
                 ia, ib = calibrated_picks(pi_a, pi_b, draws, rng, coupling)
                 avg = np.where(ia, 0.0, d["ece_a"]) - np.where(ib, 0.0, d["ece_b"])
                 out += list(np.quantile(avg, [0.05, 0.95]))
-            extra = [pi_a, pi_b]
+            # the interval of bece.compare: over the four priors (odds 0 or O for each
+            # model), from the independent indicators just drawn
+            q = np.quantile(differences_under_priors(d["ece_a"], d["ece_b"], ia, ib),
+                            [0.05, 0.95], axis=1)
+            extra = [pi_a, pi_b, q[0].min(), q[1].max()]
             for o in more:  # other prior odds, the default coupling
                 ia, ib = calibrated_picks(prob_calibrated(a.post.log_bayes_factor, o),
                                           prob_calibrated(b.post.log_bayes_factor, o), draws, rng)
@@ -213,6 +225,9 @@ def _write_table(args: argparse.Namespace, argv: list[str] | None, cols: list[st
         f"difference ECE_A - ECE_B by the 90% equal-tailed interval (Monte Carlo SE "
         f"{np.sqrt(0.09 / args.reps):.3f} at 0.9); 'avg' columns: each model averaged with "
         f"exact calibration at prior odds {args.odds:g} (shared or independent indicators), "
+        f"'robust': the interval of bece.compare, from the lowest to the highest end of the "
+        f"intervals under the four priors that give each model prior odds 0 or {args.odds:g} "
+        f"(independent indicators); "
         f"'O=': at other prior odds ({DEFAULT_COUPLING} indicators); 'mean pi': mean posterior "
         f"probability of exact "
         f"calibration at {args.odds:g}; "
@@ -242,6 +257,7 @@ def main(argv: list[str] | None = None) -> None:
           f"prior odds {args.odds:g} for the averaged columns")
     cols = ["problem", "n", "true diff", "cov paired", "0 in paired", "cov avg shared",
             "0 in avg shared", "w avg shared", "cov avg indep", "0 in avg indep", "w avg indep",
+            "cov robust", "0 in robust", "w robust",
             "cov indep", "width", "ratio", "bias post", "bias plug", "bias A", "bias B",
             "cov binned", "w binned", "s/rep", "mean pi A", "mean pi B"]
     more = tuple(float(v) for v in args.more_odds.split(",") if v)
@@ -262,7 +278,7 @@ def main(argv: list[str] | None = None) -> None:
                 res = np.array(list(mapper(one_rep, jobs)))
                 sec = (time.perf_counter() - t0) / args.reps
                 lo, hi, mean, ea, eb, slo, shi, dlo, dhi, ilo, ihi, _, plug, blo, bhi = res.T[:15]
-                pis, others = res.T[15:17], res.T[17:]
+                pis, (rlo, rhi), others = res.T[15:17], res.T[17:19], res.T[19:]
 
                 def cover(a: np.ndarray, b: np.ndarray, x: float) -> str:
                     if np.isnan(a).all():  # --lean: not computed
@@ -272,6 +288,7 @@ def main(argv: list[str] | None = None) -> None:
                 row = [name, f"{n}", f"{true:+.4f}", cover(lo, hi, true), cover(lo, hi, 0.0),
                        cover(slo, shi, true), cover(slo, shi, 0.0), f"{np.mean(shi - slo):.4f}",
                        cover(dlo, dhi, true), cover(dlo, dhi, 0.0), f"{np.mean(dhi - dlo):.4f}",
+                       cover(rlo, rhi, true), cover(rlo, rhi, 0.0), f"{np.mean(rhi - rlo):.4f}",
                        cover(ilo, ihi, true), f"{np.mean(hi - lo):.4f}",
                        f"{np.median((hi - lo) / (ihi - ilo)):.2f}", f"{np.mean(mean) - true:+.4f}",
                        f"{np.mean(plug) - true:+.4f}", f"{np.mean(ea) - true_a:+.4f}",

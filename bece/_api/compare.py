@@ -72,7 +72,14 @@ def compare(
     Returns
     -------
     Comparison
-        ``.a.model`` is ``"binned"`` or ``"smooth"``.
+        ``.a.model`` is ``"binned"`` or ``"smooth"``. With exact calibration
+        in the smooth model (``prior_odds`` > 0, the default),
+        ``.interval(prob)`` holds for each model's prior odds from 0 to
+        ``prior_odds``: it runs over the intervals of the four priors that
+        give each model odds 0 or ``prior_odds``
+        (:class:`~bece.Comparison`'s ``diff_under_priors``), because
+        one prior's interval alone under-covers a difference where a model's
+        ECE is small but not 0.
 
     Examples
     --------
