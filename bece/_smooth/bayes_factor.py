@@ -69,6 +69,7 @@ generalization of the Savage–Dickey density ratio", JASA.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -329,10 +330,16 @@ def calibration_test_of_atoms(
     rng = as_generator(seed)
     spline = {} if spline is None else spline
     check_smooth_draws(num_samples, spline.get("n_knots", DEFAULT_N_KNOTS), atoms.binning.n_bins)
-    with single_threaded_blas():
-        post = fit_smooth(atoms, **spline)
-        *_, post = importance_draws(atoms, post, num_samples, rng)
-    statistic, resampled = resampled_ece(atoms, num_resamples, rng)
+    # the resamples have their own stream, spawned from ``rng`` (which it does
+    # not advance), and are drawn on a second thread while the smooth model is
+    # fitted: numpy's binomial draws and reductions release the GIL
+    resample_rng = rng.spawn(1)[0]
+    with ThreadPoolExecutor(1) as pool:
+        resampling = pool.submit(resampled_ece, atoms, num_resamples, resample_rng)
+        with single_threaded_blas():
+            post = fit_smooth(atoms, **spline)
+            *_, post = importance_draws(atoms, post, num_samples, rng)
+        statistic, resampled = resampling.result()
     p_value = (1.0 + np.count_nonzero(resampled >= statistic)) / (num_resamples + 1.0)
     return CalibrationTest(
         statistic=statistic, p_value=float(p_value), resampled=resampled,
