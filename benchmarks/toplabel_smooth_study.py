@@ -20,8 +20,18 @@ outcome from a known calibration map g(prediction) = P(correct):
   the network's logits (log-probabilities for the netcal files), g =
   softmax(z / T)[argmax]: a mildly (T = 1.15, the nearly calibrated regime)
   and a clearly over-confident network;
+* ``top1.25``: an over-confident map of the top confidence alone, logit g =
+  logit p / 1.25 (needs no logits: the K = 1,000 populations);
 * ``label``: a label-dependent map, logit g = a_l + b_l logit p with a_l ~
   N(0, 0.5^2) and log b_l ~ N(0, 0.2^2) drawn once per label (seed 0).
+
+K = 1,000 (``--networks k1000:<network>``): no public K = 1,000 outputs are in
+the data folder, so the population is semi-synthetic: 10^6 predictions, each
+top confidence drawn from the named network's 10,000 and each predicted label
+uniform over 1,000 labels (seed 0; :func:`synthetic`). The study ran
+``--networks k1000:netcal_densenet-bc-100-cifar-100 --maps identity top1.25
+label --n 100000 --reps 100`` twice, with ``--seed 1`` and ``--seed 2``
+(one process each, about 13 s per replication alone on one core).
 
 Truth: the population top-label ECE (15 uniform bins) of the map over the
 10,000 predictions, per label ECE_l = sum_m |sum_{i in (l, m)} (g_i - p_i)| / n_l;
@@ -68,13 +78,23 @@ NETWORKS = {
     100: ["netcal_densenet-bc-100-cifar-100", "chenyaofo_cifar100_resnet20",
           "netcal_lenet-5-cifar-100"],
 }
-MAPS = ("identity", "temp1.15", "temp1.5", "label")
+MAPS = ("identity", "temp1.15", "temp1.5", "top1.25", "label")
 MAP_NAMES = {"identity": "identity (calibrated)", "temp1.15": "T = 1.15", "temp1.5": "T = 1.5",
+             "top1.25": "logit p / 1.25 (over-confident)",
              "label": "per-label logit shift and slope"}
+#: Prefix of the semi-synthetic K = 1,000 populations: "k1000:<network>"
+SYNTHETIC = "k1000:"
+SYNTHETIC_K = 1000
+SYNTHETIC_SIZE = 10**6
 
 
-def load(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Predicted label, top confidence and logits (log-probabilities) of a network."""
+def load(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
+    """Predicted label, top confidence, logits (log-probabilities) and K of a
+    network's outputs, or of a semi-synthetic population (``"k1000:<network>"``,
+    :func:`synthetic`; no logits)."""
+    if name.startswith(SYNTHETIC):
+        pred, conf = synthetic(name.removeprefix(SYNTHETIC))
+        return pred, conf, None, SYNTHETIC_K
     d = np.load(DATA / f"{name}.npz")
     if "logits" in d:
         z = d["logits"].astype(np.float64)
@@ -83,14 +103,31 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     z -= z.max(axis=1, keepdims=True)
     prob = np.exp(z)
     prob /= prob.sum(axis=1, keepdims=True)
-    return prob.argmax(axis=1), prob.max(axis=1), z
+    return prob.argmax(axis=1), prob.max(axis=1), z, z.shape[1]
 
 
-def calibration_map(kind: str, pred: np.ndarray, conf: np.ndarray, z: np.ndarray) -> np.ndarray:
+def synthetic(network: str) -> tuple[np.ndarray, np.ndarray]:
+    """A K = 1,000 population of 10^6 predictions whose top confidences match a
+    real network's: each confidence drawn with replacement from the network's
+    10,000 top confidences, each predicted label uniform over the 1,000 labels
+    (as on a balanced test set such as ImageNet's), both with seed 0."""
+    _, conf, _, _ = load(network)
+    rng = np.random.default_rng(0)
+    return (rng.integers(0, SYNTHETIC_K, SYNTHETIC_SIZE),
+            conf[rng.integers(0, conf.size, SYNTHETIC_SIZE)])
+
+
+def calibration_map(kind: str, pred: np.ndarray, conf: np.ndarray, z: np.ndarray | None,
+                    k: int) -> np.ndarray:
     """P(correct) of each prediction under map ``kind``."""
     if kind == "identity":
         return conf.copy()
+    if kind.startswith("top"):
+        t = float(kind[3:])
+        return special.expit(special.logit(np.clip(conf, 1e-6, 1 - 1e-6)) / t)
     if kind.startswith("temp"):
+        if z is None:
+            raise ValueError(f"map {kind!r} needs the network's logits")
         t = float(kind[4:])
         zt = z / t
         zt -= zt.max(axis=1, keepdims=True)
@@ -98,7 +135,6 @@ def calibration_map(kind: str, pred: np.ndarray, conf: np.ndarray, z: np.ndarray
         return pt[np.arange(pred.size), pred] / pt.sum(axis=1)
     if kind == "label":
         rng = np.random.default_rng(0)
-        k = z.shape[1]
         a, b = rng.normal(0.0, 0.5, k), np.exp(rng.normal(0.0, 0.2, k))
         x = special.logit(np.clip(conf, 1e-6, 1 - 1e-6))
         return special.expit(a[pred] + b[pred] * x)
@@ -141,9 +177,8 @@ def binned_both(y, conf, pred, seed):
 
 
 def run_row(name: str, kind: str, n: int, reps: int, seed: int) -> list[dict]:
-    pred, conf, z = load(name)
-    k = z.shape[1]
-    g = calibration_map(kind, pred, conf, z)
+    pred, conf, z, k = load(name)
+    g = calibration_map(kind, pred, conf, z, k)
     gaps, counts = label_gaps(pred, conf, g, k)
     rng = np.random.default_rng([seed, n, MAPS.index(kind)])
     rows = []
@@ -229,7 +264,9 @@ def markdown(rows: list[dict]) -> str:
         def avg(col: str) -> float:
             return float(np.mean([r[col] for r in sel]))
 
-        net = key[1].removeprefix("netcal_").removeprefix("chenyaofo_")
+        net = key[1].removeprefix(SYNTHETIC).removeprefix("netcal_").removeprefix("chenyaofo_")
+        if key[1].startswith(SYNTHETIC):
+            net = f"semi-synthetic, {net} confidences"
         out.append(f"| {net} ({key[0]}) | {MAP_NAMES[key[2]]} | {key[4]} | {key[3]:,} | {big_r} | "
                    f"{tr.mean():.4f} | {cov('default')} | {avg('default_zero'):.2f} | "
                    f"{avg('pi0'):.2f} | {cov('smooth')} | {cov('binned')} | "

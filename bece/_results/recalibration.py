@@ -142,7 +142,9 @@ class Recalibration(HTMLDisplay):
         return self.comparison.mean
 
     def interval(self, prob: float = 0.9) -> tuple[float, float]:
-        """Equal-tailed credible interval of the difference after - before."""
+        """Equal-tailed credible interval of the difference after - before
+        (:meth:`Comparison.interval <bece.Comparison.interval>`: with the smooth
+        model, robust over each side's prior odds of exact calibration)."""
         return self.comparison.interval(prob)
 
     def hdi(self, prob: float = 0.9) -> tuple[float, float]:

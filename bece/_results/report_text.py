@@ -105,6 +105,25 @@ def _plugin_lines(d: dict[str, Any], pct: str) -> list[str]:
             "posterior mean)"]
 
 
+def _importance_lines(params: Any) -> list[str]:
+    """A warning where the smooth posterior's importance weights cannot be
+    trusted (Pareto k at least :data:`bece._base.psis.PARETO_K_MAX`): the
+    draws are then the Laplace mixture itself (top-label) or resampled with
+    unreliable weights, and the studies show such intervals can miss."""
+    from .._base.psis import PARETO_K_MAX
+
+    k = float(getattr(params, "pareto_k", np.nan))
+    if not k >= PARETO_K_MAX:  # NaN (no importance step) or reliable
+        return []
+    kept = not getattr(params, "resampled", True)
+    what = ("the draws are the Laplace mixture, uncorrected" if kept else
+            "the draws were resampled with weights that cannot be trusted")
+    return [f"                importance weights unreliable (Pareto k {k:.2f} >= {PARETO_K_MAX}): "
+            f"{what};",
+            "                such intervals can miss the truth (docs: validation, top-label "
+            "K = 1,000); check with bece.cross_check"]
+
+
 def report_lines(result: Any, prob: float = 0.9, *, test: Any = None,
                  reference: Any = None) -> list[str]:
     """The lines of :meth:`bece.BayesianECE.text` (see there)."""
@@ -155,6 +174,7 @@ def report_lines(result: Any, prob: float = 0.9, *, test: Any = None,
         atoms = ("every prediction an atom (exact)" if d["grid"] is None else
                  f"{d['grid']} sub-cells per bin, grid error <= {d['grid_error']:.1e} per ECE draw")
         lines.append(f"  model         smooth calibration curve (Laplace), {atoms}")
+        lines += _importance_lines(result.params)
     obs, pred = words["observed"], words["predicted"]
     edge = edge_texts(stats.edges)
     width = 2 * len(edge[0]) + 5

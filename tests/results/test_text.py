@@ -102,3 +102,29 @@ def test_recalibration_text_says_its_before_is_paired(rng):
     assert "= >" not in text and "= <" not in text
     assert "P(ECE_after < ECE_before) > 0.999" in text
     assert "'before' can differ a little from bece.bayesian_ece" in text.replace("\n  ", " ")
+
+
+def test_unreliable_importance_weights_are_said(rng):
+    """Pareto k >= 0.7: the text says the draws are uncorrected (top-label
+    keeps the Laplace mixture) or resampled with untrustworthy weights."""
+    import copy
+    from dataclasses import replace
+
+    y, p = simulate_binary(400, rng)
+    r = bece.bayesian_ece(y, p, num_samples=500, seed=1)
+    assert r.params.pareto_k < 0.7 and "importance weights" not in str(r)
+
+    def with_k(k, **more):
+        params = copy.copy(r.params)
+        for name, value in {"pareto_k": k, **more}.items():
+            object.__setattr__(params, name, value)
+        return replace(r, params=params)
+
+    lines = str(with_k(1.46, resampled=False)).splitlines()
+    i = next(j for j, s in enumerate(lines) if s.startswith("  model         smooth"))
+    assert lines[i + 1] == ("                importance weights unreliable (Pareto k 1.46 >= 0.7): "
+                            "the draws are the Laplace mixture, uncorrected;")
+    assert "bece.cross_check" in lines[i + 2]
+    # the binary posterior resamples whatever k is
+    assert "weights that cannot be trusted" in str(with_k(0.9))
+    assert "importance weights" not in str(with_k(0.69))
