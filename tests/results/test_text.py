@@ -122,9 +122,29 @@ def test_unreliable_importance_weights_are_said(rng):
 
     lines = str(with_k(1.46, resampled=False)).splitlines()
     i = next(j for j, s in enumerate(lines) if s.startswith("  model         smooth"))
-    assert lines[i + 1] == ("                importance weights unreliable (Pareto k 1.46 >= 0.7): "
+    assert lines[i + 1] == ("  importance    weights unreliable (Pareto k 1.46 >= 0.7): "
                             "the draws are the Laplace mixture, uncorrected;")
     assert "bece.cross_check" in lines[i + 2]
     # the binary posterior resamples whatever k is
     assert "weights that cannot be trusted" in str(with_k(0.9))
-    assert "importance weights" not in str(with_k(0.69))
+    assert "weights unreliable" not in str(with_k(0.69))
+
+
+def test_unreliable_importance_weights_are_said_for_top_label(rng):
+    """The top-label default (model 'smooth-top-label', where the Laplace
+    mixture is kept when k >= 0.7) says it too; a binned result never does."""
+    import copy
+    from dataclasses import replace
+
+    y, p = simulate_multiclass(600, 4, rng)
+    r = bece.bayesian_top_label_ece(y, p, num_samples=300, seed=1)
+    assert r.model == "smooth-top-label"
+    assert ("weights unreliable" in str(r)) == (r.params.pareto_k >= 0.7)
+    params = copy.copy(r.params)
+    object.__setattr__(params, "pareto_k", 1.2)
+    object.__setattr__(params, "resampled", False)
+    text = str(replace(r, params=params))
+    assert ("  importance    weights unreliable (Pareto k 1.20 >= 0.7): the draws are the Laplace "
+            "mixture, uncorrected;") in text.splitlines()
+    assert "weights unreliable" not in str(bece.bayesian_ece(y == p.argmax(axis=1), p.max(axis=1),
+                                                             model="binned", num_samples=100))
