@@ -19,7 +19,7 @@ the same paired draws (:mod:`bece._smooth.paired_average`): "avg shared" draws
 both models' indicators from one uniform, "avg indep" from two; "robust" (the
 interval of ``bece.compare``) runs from the lowest to the highest end of the
 intervals under four priors, each model's prior odds 0 or ``--odds``, from
-the "avg indep" indicators (:func:`bece._smooth.paired_average.differences_under_priors`);
+the "avg indep" indicators (:func:`bece._results.comparison.differences_under_priors`);
 "0 in" is the
 fraction of replications whose 90% interval contains 0 (the honest answer
 where the true difference is 0).
@@ -51,14 +51,11 @@ import numpy as np
 from scipy import special, stats
 
 from bece._binned.compare import binned_compare as compare
+from bece._results.comparison import differences_under_priors
 from bece._smooth.atoms import check_grid
 from bece._smooth.average import DEFAULT_PRIOR_ODDS, prob_calibrated
 from bece._smooth.paired import PairedSide, paired_draws
-from bece._smooth.paired_average import (
-    DEFAULT_COUPLING,
-    calibrated_picks,
-    differences_under_priors,
-)
+from bece._smooth.paired_average import DEFAULT_COUPLING, calibrated_picks
 from bece._stats.binning import make_binning
 
 try:
@@ -190,11 +187,11 @@ def one_rep(args: tuple[str, int, int, int, float, bool, tuple[float, ...]]) -> 
             pi_b = prob_calibrated(b.post.log_bayes_factor, odds)
             for coupling in ("shared", "independent"):
                 ia, ib = calibrated_picks(pi_a, pi_b, draws, rng, coupling)
-                avg = np.where(ia, 0.0, d["ece_a"]) - np.where(ib, 0.0, d["ece_b"])
-                out += list(np.quantile(avg, [0.05, 0.95]))
+                avg_a, avg_b = np.where(ia, 0.0, d["ece_a"]), np.where(ib, 0.0, d["ece_b"])
+                out += list(np.quantile(avg_a - avg_b, [0.05, 0.95]))
             # the interval of bece.compare: over the four priors (odds 0 or O for each
             # model), from the independent indicators just drawn
-            q = np.quantile(differences_under_priors(d["ece_a"], d["ece_b"], ia, ib),
+            q = np.quantile(differences_under_priors(d["ece_a"], d["ece_b"], avg_a, avg_b),
                             [0.05, 0.95], axis=1)
             extra = [pi_a, pi_b, q[0].min(), q[1].max()]
             for o in more:  # other prior odds, the default coupling

@@ -16,6 +16,7 @@ from .text import format_prob, input_words
 
 __all__ = [
     "Comparison",
+    "differences_under_priors",
 ]
 
 
@@ -53,7 +54,8 @@ class Comparison(DrawSummaries, HTMLDisplay):
         Where each model is averaged with exact calibration (the smooth
         default), the difference's draws under each of four priors: each
         model's prior odds of exact calibration 0 or its ``prior_odds``
-        (rows (0, 0), (O, 0), (0, O), (O, O) for (A, B); the last is
+        (:func:`differences_under_priors` of each side's
+        ``miscalibrated_draws`` and ``draws``; the last row is
         ``diff_draws``). :meth:`interval` and :meth:`upper_bound` are then
         robust over them (below); None otherwise.
 
@@ -99,31 +101,42 @@ class Comparison(DrawSummaries, HTMLDisplay):
     counts: np.ndarray
     concentration: np.ndarray
     names: tuple[str, str] = ("A", "B")
-    diff_under_priors: np.ndarray | None = None
 
     # mean, std, median, interval(prob), hdi(prob) summarise the difference;
     # summary() shows the two ECEs and their difference
     _draws_attr = "diff_draws"
     _summary_vars = ["ece_a", "ece_b", "ece_diff"]
 
+    @property
+    def diff_under_priors(self) -> np.ndarray | None:
+        """The difference's draws under the four priors (class docstring),
+        shape (4, S); None where the models are not averaged with exact
+        calibration."""
+        smooth_a, smooth_b = self.a.miscalibrated_draws, self.b.miscalibrated_draws
+        if smooth_a is None or smooth_b is None:
+            return None
+        return differences_under_priors(smooth_a, smooth_b, self.a.draws, self.b.draws)
+
     def interval(self, prob: float = 0.9) -> tuple[float, float]:
         """Equal-tailed credible interval of :math:`\\mathrm{ECE}_a - \\mathrm{ECE}_b`:
         the (1-prob)/2 and (1+prob)/2 quantiles of ``diff_draws``, or, where
         ``diff_under_priors`` is set, the lowest and highest of them over its
         four priors (Notes)."""
-        if self.diff_under_priors is None:
+        under = self.diff_under_priors
+        if under is None:
             return super().interval(prob)
         prob = check_prob(prob)
-        q = np.quantile(self.diff_under_priors, [(1 - prob) / 2, (1 + prob) / 2], axis=1)
+        q = np.quantile(under, [(1 - prob) / 2, (1 + prob) / 2], axis=1)
         return float(q[0].min()), float(q[1].max())
 
     def upper_bound(self, prob: float = 0.9) -> float:
         """One-sided credible bound of the difference: the ``prob`` quantile of
         ``diff_draws``, or its highest over ``diff_under_priors`` (Notes)."""
-        if self.diff_under_priors is None:
+        under = self.diff_under_priors
+        if under is None:
             return super().upper_bound(prob)
         prob = check_prob(prob)
-        return float(np.quantile(self.diff_under_priors, prob, axis=1).max())
+        return float(np.quantile(under, prob, axis=1).max())
 
     def named(self, name_a: str, name_b: str) -> Comparison:
         """The same comparison, its text and JSON calling the two models
@@ -214,7 +227,7 @@ class Comparison(DrawSummaries, HTMLDisplay):
 
         lo, hi = self.interval(prob)
         diff = {"mean": self.mean, "std": self.std, "prob": prob, "interval": [lo, hi]}
-        if self.diff_under_priors is not None:
+        if self.a.miscalibrated_draws is not None:  # the interval is robust (class docstring)
             diff["interval_prior_odds"] = [0.0, self.a.prior_odds]
         return {
             "model": self.a.model, "input_kind": self.a.stats.kind,
@@ -263,7 +276,7 @@ class Comparison(DrawSummaries, HTMLDisplay):
                          f"{format_prob(d['a']['prob_calibrated'])}, {name_b} "
                          f"{format_prob(d['b']['prob_calibrated'])} "
                          f"(prior odds {d['a']['prior_odds']:g})")
-        if self.diff_under_priors is not None:
+        if "interval_prior_odds" in d["diff"]:
             lines.append(f"                the difference's interval holds for each model's prior "
                          f"odds from 0 to {d['a']['prior_odds']:g}")
         lines.append("  validated     by simulated coverage (no joint NumPyro model to cross-check)")
@@ -272,3 +285,37 @@ class Comparison(DrawSummaries, HTMLDisplay):
     def __str__(self) -> str:
         """:meth:`text` at 90%: what ``bece compare`` prints under its header."""
         return self.text()
+
+
+def differences_under_priors(smooth_a: np.ndarray, smooth_b: np.ndarray, averaged_a: np.ndarray,
+                             averaged_b: np.ndarray) -> np.ndarray:
+    """The difference's draws under each prior of the class the interval is robust over.
+
+    Each model's prior odds of exact calibration is either 0 (its smooth
+    model alone) or the comparison's :math:`O` (its draws averaged with
+    exact calibration: 0 where its indicator picked :math:`H_0`); all four
+    share the paired draws and the indicators.
+
+    Parameters
+    ----------
+    smooth_a, smooth_b : ndarray of shape (S,)
+        The paired smooth draws (prior odds 0; a result's ``miscalibrated_draws``).
+    averaged_a, averaged_b : ndarray of shape (S,)
+        The same draws averaged at the prior odds :math:`O` (a result's ``draws``).
+
+    Returns
+    -------
+    ndarray of shape (4, S)
+        Rows: odds (0, 0), (O, 0), (0, O), (O, O) for (A, B).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bece._results.comparison import differences_under_priors
+    >>> d = differences_under_priors(np.array([0.04, 0.05]), np.array([0.02, 0.03]),
+    ...                              np.array([0.04, 0.0]), np.array([0.0, 0.03]))
+    >>> d.round(2).tolist()
+    [[0.02, 0.02], [0.02, -0.03], [0.04, 0.02], [0.04, -0.03]]
+    """
+    return np.stack([smooth_a - smooth_b, averaged_a - smooth_b, smooth_a - averaged_b,
+                     averaged_a - averaged_b])

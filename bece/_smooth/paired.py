@@ -555,13 +555,13 @@ def paired_comparison(a: PairedSide, b: PairedSide, d: dict[str, np.ndarray],
                       coupling: str, rng: np.random.Generator) -> Comparison:
     """The :class:`~bece.Comparison` of the joint draws ``d``, each model
     averaged with exact calibration (:mod:`bece._smooth.paired_average`)."""
-    res_a, res_b, under = average_pair(paired_result(a, d, "a", kinds[0]),
-                                       paired_result(b, d, "b", kinds[1]), prior_odds, rng, coupling)
+    res_a, res_b = average_pair(paired_result(a, d, "a", kinds[0]), paired_result(b, d, "b", kinds[1]),
+                                prior_odds, rng, coupling)
     diff = res_a.draws - res_b.draws
     diff.setflags(write=False)
     counts.setflags(write=False)
     return Comparison(a=res_a, b=res_b, diff_draws=diff, counts=counts,
-                      concentration=np.zeros(counts.shape), diff_under_priors=under)
+                      concentration=np.zeros(counts.shape))
 
 
 def joint_atoms(stats: PairedStats, atom_a: np.ndarray, atom_b: np.ndarray,

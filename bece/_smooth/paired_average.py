@@ -54,7 +54,8 @@ exactly 0 and the difference's interval moves away from the truth (an
 over- against an under-confident model at n = 2,000, B's ECE 0.022 and
 mean probability of calibration 0.34: covered 0.75 with 200 replications).
 So :meth:`bece.Comparison.interval` runs over the intervals of four priors,
-each model's prior odds 0 or :math:`O` (:func:`differences_under_priors`):
+each model's prior odds 0 or :math:`O`
+(:func:`bece._results.comparison.differences_under_priors`):
 0.92 there, as the smooth models alone.
 """
 
@@ -71,7 +72,6 @@ __all__ = [
     "average_pair",
     "calibrated_picks",
     "check_coupling",
-    "differences_under_priors",
 ]
 
 #: How the two models' indicators of exact calibration are drawn (module docstring)
@@ -122,44 +122,9 @@ def calibrated_picks(pi_a: float, pi_b: float, size: int, rng: np.random.Generat
     return u < pi_a, rng.random(size) < pi_b
 
 
-def differences_under_priors(ece_a: np.ndarray, ece_b: np.ndarray, pick_a: np.ndarray,
-                             pick_b: np.ndarray) -> np.ndarray:
-    """The difference's draws under each prior of the class its interval is robust over.
-
-    Each model's prior odds of exact calibration is either 0 (its smooth
-    model alone) or the comparison's :math:`O`; the four priors' draws of
-    :math:`\\mathrm{ECE}_a - \\mathrm{ECE}_b` share the paired smooth draws
-    and the indicators :math:`I_a, I_b` drawn at :math:`O`.
-
-    Parameters
-    ----------
-    ece_a, ece_b : ndarray of shape (S,)
-        The paired smooth draws (prior odds 0).
-    pick_a, pick_b : ndarray of shape (S,), bool
-        The indicators of :func:`calibrated_picks` at the prior odds :math:`O`.
-
-    Returns
-    -------
-    ndarray of shape (4, S)
-        Rows: odds (0, 0), (O, 0), (0, O), (O, O) for (A, B); the last row
-        is the comparison's ``diff_draws``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from bece._smooth.paired_average import differences_under_priors
-    >>> d = differences_under_priors(np.array([0.04, 0.05]), np.array([0.02, 0.03]),
-    ...                              np.array([False, True]), np.array([True, False]))
-    >>> d.round(2).tolist()
-    [[0.02, 0.02], [0.02, -0.03], [0.04, 0.02], [0.04, -0.03]]
-    """
-    a0, b0 = np.where(pick_a, 0.0, ece_a), np.where(pick_b, 0.0, ece_b)
-    return np.stack([ece_a - ece_b, a0 - ece_b, ece_a - b0, a0 - b0])
-
-
 def average_pair(res_a: SmoothBayesianECE, res_b: SmoothBayesianECE, prior_odds: float,
                  rng: np.random.Generator, coupling: str = DEFAULT_COUPLING,
-                 ) -> tuple[SmoothBayesianECE, SmoothBayesianECE, np.ndarray | None]:
+                 ) -> tuple[SmoothBayesianECE, SmoothBayesianECE]:
     """Both models' paired smooth draws averaged with exact calibration.
 
     Parameters
@@ -175,21 +140,17 @@ def average_pair(res_a: SmoothBayesianECE, res_b: SmoothBayesianECE, prior_odds:
 
     Returns
     -------
-    SmoothBayesianECE, SmoothBayesianECE
+    tuple of two SmoothBayesianECE
         With ``prob_calibrated`` and ``prior_odds`` set, still paired.
-    ndarray of shape (4, S), or None
-        The difference under each prior of the class
-        (:func:`differences_under_priors`); None where ``prior_odds`` is 0.
     """
     check_coupling(coupling)
     if prior_odds == 0:
-        return res_a, res_b, None
+        return res_a, res_b
     pi_a = prob_calibrated(res_a.params.log_bayes_factor, prior_odds)
     pi_b = prob_calibrated(res_b.params.log_bayes_factor, prior_odds)
     pick_a, pick_b = calibrated_picks(pi_a, pi_b, res_a.draws.size, rng, coupling)
     out_a = calibrated_at(res_a, pick_a, pi_a, prior_odds)
     out_b = calibrated_at(res_b, pick_b, pi_b, prior_odds)
-    under = differences_under_priors(res_a.draws, res_b.draws, pick_a, pick_b)
-    for arr in (out_a.draws, out_b.draws, under):
-        arr.setflags(write=False)
-    return out_a, out_b, under
+    for r in (out_a, out_b):
+        r.draws.setflags(write=False)
+    return out_a, out_b
