@@ -309,11 +309,11 @@ def laplace_mixture_draws(
     theta : ndarray of shape (S, P)
     log_ratio : ndarray of shape (S,)
     """
-    from scipy import linalg  # here: import bece loads scipy.special only
-
     def draw(j: int, eps: list[np.ndarray]) -> tuple[list[np.ndarray], float]:
-        # theta = mode + L^{-T} eps has covariance (L L^T)^{-1} = H^{-1}
-        dev = linalg.solve_triangular(chol[j], eps[0].T, lower=True, trans="T").T
+        # theta = mode + L^{-T} eps has covariance (L L^T)^{-1} = H^{-1}.  LU with
+        # partial pivoting of the triangular L^T does not pivot, so numpy's solve
+        # is the back substitution (and spares the report importing scipy.linalg).
+        dev = np.linalg.solve(chol[j].T, eps[0].T).T
         return [modes[j] + dev], float(np.sum(np.log(np.diag(chol[j]))))
 
     k, (theta,), log_ratio = mixture_draws(weights, prior_mass, [((modes.shape[1],), 1.0 / prior_scales**2)],
