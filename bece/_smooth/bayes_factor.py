@@ -303,8 +303,8 @@ def resampled_ece(atoms: Atoms, num_resamples: int, rng: np.random.Generator,
         else:
             # atom by atom (rows of the (J, B) array), so that numpy sets up its
             # binomial sampler once per atom instead of once per draw
-            draws = rng.binomial(atoms.trials[:, None], atoms.p[:, None], size=(J, b - a))
-            correct = np.add.reduceat(draws, starts, axis=0).T.astype(np.float64)
+            counts = rng.binomial(atoms.trials[:, None], atoms.p[:, None], size=(J, b - a))
+            correct = np.add.reduceat(counts, starts, axis=0).T.astype(np.float64)
             out[a:b] = _ece_of_counts(correct, sp, n)
     return statistic, out
 
