@@ -3,7 +3,7 @@
 ``bece.cross_check`` (and ``bece cross-check`` on a terminal) prints
 "NUTS: 4 chains x 1000 + 1000 draws, about N s" before its chains start
 (:func:`bece._validation.nuts.run_nuts`). A run of 500 transitions per
-chain or more is timed by a pilot chain (125 transitions); a shorter one
+chain or more is timed by a pilot chain (250 transitions); a shorter one
 announces a first guess (:func:`bece._validation.nuts.estimate_seconds`: a
 timed gradient times 31 leapfrog steps per transition, plus 6 s to
 compile), shown here beside the pilot's for comparison. This script runs

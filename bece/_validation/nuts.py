@@ -140,8 +140,11 @@ PILOT_ABOVE = 500
 #: transitions under NumPyro's schedule for that length (15 at the unit
 #: mass matrix, 75 adapting it, 10 more of step size) ...
 PILOT_WARMUP = 100
-#: ... then this many at the adapted kernel.
+#: ... then this many at the adapted kernel; then both again, from its last
+#: draw and a mass matrix of its adapted draws (:func:`pilot_seconds`).
 PILOT_SAMPLES = 25
+#: Transitions of the whole pilot.
+PILOT_LENGTH = 2 * (PILOT_WARMUP + PILOT_SAMPLES)
 
 
 def estimate_seconds(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], num_chains: int,
@@ -188,27 +191,63 @@ def pilot_seconds(steps: np.ndarray, seconds: float, num_chains: int, num_warmup
                   num_samples: int) -> float:
     """Wall time of a run's chains predicted from its pilot chain.
 
-    ``steps`` are the leapfrog steps of the pilot's :data:`PILOT_WARMUP` +
-    :data:`PILOT_SAMPLES` transitions and ``seconds`` the time they took, so
-    one step costs ``seconds / sum(steps)``. A chain's first
-    ``min(num_warmup, PILOT_WARMUP)`` transitions take the mean of the
-    pilot's warm-up (at a unit or barely adapted mass matrix, as the run's
-    first ones are); every later transition, warm-up or sampling, takes the
-    mean of the pilot's adapted ones. Chains run two at a time.
+    ``steps`` are the leapfrog steps of the pilot's :data:`PILOT_LENGTH`
+    transitions and ``seconds`` the time they took, so one step costs
+    ``seconds / sum(steps)``. The pilot has four parts:
 
+    1. :data:`PILOT_WARMUP` warm-up transitions under NumPyro's schedule for
+       that length (15 at the unit mass matrix, 75 adapting it, 10 more of
+       step size), as the run's first transitions are, at a unit or barely
+       adapted mass matrix;
+    2. :data:`PILOT_SAMPLES` transitions at that adapted kernel;
+    3. from part 2's last draw, :data:`PILOT_WARMUP` warm-up transitions
+       again, starting from a diagonal mass matrix of part 2's draws'
+       variances;
+    4. :data:`PILOT_SAMPLES` transitions at that kernel.
+
+    A chain's first ``min(num_warmup, PILOT_WARMUP)`` transitions take the
+    mean of part 1; every later one, warm-up or sampling, the mean of parts
+    3 and 4, a warm-up and draws from a start in the posterior, as the run's
+    later transitions are (its windows, each from draws of the posterior,
+    then its draws). Chains run two at a time.
+
+    Parts 3 and 4 are there for posteriors whose scales are far from 1 and
+    whose chain's way to them is long: part 1's window then learns the way,
+    not the scales (at n = 10^6, part 2 took 511 to 1,023 steps per
+    transition and the run's draws 31), and part 2 overestimated such runs
+    seven times. Part 4 alone, at a mass matrix from part 3's 75-draw window,
+    is still too rough (178 steps per transition at n = 10^6, where the run's
+    later transitions averaged about 60); the draws of part 2 alone, or a
+    step size tuned for 25 transitions only, gave too narrow a mass matrix or
+    too long a step and underestimated hierarchical models up to eight times.
     Measured by benchmarks/nuts_estimate.py (docs/tables/nuts_estimate.md).
-    Where the posterior's scales are far from 1 and the chain's way to it
-    is long, the pilot's mass matrix, adapted from its 15th transition,
-    learns the way, not the scales, and the run is overestimated: 184 s
-    announced for 26 s at n = 10^6, whose pilot took 511 to 1,023 steps per
-    adapted transition and the run 31. Longer pilots with the window after
-    75 transitions, as the run's, overestimated six of seven cases by 1.7 to
-    4.8 times (their mass matrix, from 50 draws, is still rough)."""
+    """
     steps = np.asarray(steps, dtype=np.float64)
-    warm, adapted = steps[:PILOT_WARMUP].mean(), steps[PILOT_WARMUP:].mean()
+    warm = steps[:PILOT_WARMUP].mean()
+    adapted = steps[PILOT_WARMUP + PILOT_SAMPLES:].mean()
     early = min(num_warmup, PILOT_WARMUP)
     per_chain = early * warm + (num_warmup - early + num_samples) * adapted
     return _rounds(num_chains) * per_chain * seconds / steps.sum()
+
+
+def _diagonal_like(inverse_mass_matrix: Any, flat_draws: Any) -> Any:
+    """A diagonal inverse mass matrix of the variances of ``flat_draws``
+    (draws, dimension), in the structure of NumPyro's ``inverse_mass_matrix``
+    (one block of every site, keyed by their names, a vector or, for
+    ``dense_mass=True``, a matrix; a bare array in older NumPyro),
+    regularised as NumPyro regularises a window's estimate: ``n/(n + 5)``
+    times the variance plus ``1e-3 * 5/(n + 5)``."""
+    import jax.numpy as jnp
+
+    n = flat_draws.shape[0]
+    variances = (n / (n + 5.0)) * flat_draws.var(axis=0) + 1e-3 * (5.0 / (n + 5.0))
+
+    def like(block: Any) -> Any:
+        return jnp.diag(variances) if jnp.ndim(block) == 2 else variances
+
+    if isinstance(inverse_mass_matrix, dict):
+        return {key: like(block) for key, block in inverse_mass_matrix.items()}
+    return like(inverse_mass_matrix)
 
 
 def _workers(num_chains: int) -> int:
@@ -313,6 +352,7 @@ def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], nu
 
     import jax
     import jax.numpy as jnp
+    from jax.flatten_util import ravel_pytree
     from numpyro.infer import NUTS
 
     total = num_warmup + num_samples
@@ -342,9 +382,24 @@ def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], nu
 
         def step(state, _):
             state = nuts.sample(state, args, kwargs)
+            return state, (state.num_steps, ravel_pytree(state.z)[0])
+
+        state, (steps, flat) = jax.lax.scan(step, state, None, length=PILOT_WARMUP + PILOT_SAMPLES)
+        # warmed up again from its last draw, starting at a diagonal mass
+        # matrix of its adapted draws' variances: the window now sees draws
+        # of the posterior, not of the chain's way to it
+        again = NUTS(model, target_accept_prob=target_accept_prob, dense_mass=dense_mass,
+                     inverse_mass_matrix=_diagonal_like(state.adapt_state.inverse_mass_matrix,
+                                                        flat[PILOT_WARMUP:]))
+        state = again.init(jax.random.fold_in(rng_key, 1), PILOT_WARMUP, init_params=state.z,
+                           model_args=args, model_kwargs=kwargs)
+
+        def again_step(state, _):
+            state = again.sample(state, args, kwargs)
             return state, state.num_steps
 
-        return jax.lax.scan(step, state, None, length=PILOT_WARMUP + PILOT_SAMPLES)[1]
+        more = jax.lax.scan(again_step, state, None, length=PILOT_WARMUP + PILOT_SAMPLES)[1]
+        return jnp.concatenate([steps, more])
 
     with enable_x64():
         key = jax.random.PRNGKey(seed)
@@ -383,7 +438,7 @@ def _run_nuts(model: Callable[..., Any], args: tuple, kwargs: dict[str, Any], nu
             steps, took = timed.result()
             seconds = pilot_seconds(steps, took, num_chains, num_warmup, num_samples)
             print(f"{announcement}, about {seconds:.0f} s (timed by a pilot chain of "
-                  f"{PILOT_WARMUP + PILOT_SAMPLES} transitions)", file=sys.stderr)
+                  f"{PILOT_LENGTH} transitions)", file=sys.stderr)
         if bar is not None and (timed is None or seconds > PROGRESS_SECONDS):
             bar.open()
         chains = list(pool.map(run, range(num_chains)))

@@ -108,21 +108,59 @@ def test_run_nuts_samples_a_known_posterior():
 
 
 def test_pilot_seconds_by_hand():
-    """A pilot of 100 warm-up transitions at 10 leapfrog steps and 25 adapted
-    ones at 4, which took 1.1 s (1 ms a step): a chain of 1,000 + 1,000
-    transitions takes 100 x 10 + 1,900 x 4 = 8,600 steps, 8.6 s; with 50
-    warm-up transitions, 50 x 10 + 1,000 x 4 = 4,500 steps. Four chains on
-    two cores or more take two rounds, on one core four."""
+    """A pilot of 100 warm-up transitions at 10 leapfrog steps, 25 adapted
+    ones at 4, 100 warm-up ones again at 7 and 25 more at 2, which took
+    2.225 s (1,000 + 100 + 700 + 50 = 1,850 steps). Its later transitions
+    average (700 + 50) / 125 = 6 steps, so a chain of 1,000 + 1,000
+    transitions takes 100 x 10 + 1,900 x 6 = 12,400 steps; with 50 warm-up
+    transitions, 50 x 10 + 1,000 x 6 = 6,500. Four chains on two cores or
+    more take two rounds, on one core four."""
     import os
 
-    from bece._validation.nuts import PILOT_SAMPLES, PILOT_WARMUP, pilot_seconds
+    from bece._validation.nuts import PILOT_LENGTH, PILOT_SAMPLES, PILOT_WARMUP, pilot_seconds
 
-    assert (PILOT_WARMUP, PILOT_SAMPLES) == (100, 25)
-    steps = np.r_[np.full(100, 10), np.full(25, 4)]
-    assert np.isclose(pilot_seconds(steps, 1.1, 1, 1000, 1000), 8.6)
-    assert np.isclose(pilot_seconds(steps, 1.1, 1, 50, 1000), 4.5)
+    assert (PILOT_WARMUP, PILOT_SAMPLES, PILOT_LENGTH) == (100, 25, 250)
+    steps = np.r_[np.full(100, 10), np.full(25, 4), np.full(100, 7), np.full(25, 2)]
+    per_step = 2.225 / 1850
+    assert np.isclose(pilot_seconds(steps, 2.225, 1, 1000, 1000), 12400 * per_step)
+    assert np.isclose(pilot_seconds(steps, 2.225, 1, 50, 1000), 6500 * per_step)
     rounds = 2 if (os.cpu_count() or 1) >= 2 else 4
-    assert np.isclose(pilot_seconds(steps, 1.1, 4, 1000, 1000), rounds * 8.6)
+    assert np.isclose(pilot_seconds(steps, 2.225, 4, 1000, 1000), rounds * 12400 * per_step)
+
+
+def test_the_pilots_second_mass_matrix_is_numpyros_regularised_diagonal():
+    """The inverse mass matrix the pilot's second warm-up starts from: the
+    variances of its adapted draws, shrunk as NumPyro shrinks a window's
+    (n/(n + 5) var + 1e-3 * 5/(n + 5)), in the structure NumPyro keeps it in
+    (a dict of one block of every site, or an array; a diagonal matrix where
+    the block is dense); and that structure is the one NUTS gives a model
+    here, diagonal and dense."""
+    import jax
+    import numpyro
+    import numpyro.distributions as dist
+    from numpyro.infer import NUTS
+
+    from bece._validation.nuts import _diagonal_like, enable_x64
+
+    draws = np.array([[0.0, 1.0], [2.0, 1.0], [4.0, 1.0], [6.0, 1.0], [8.0, 1.0]])
+    expected = np.array([0.5 * 8.0 + 0.5e-3, 0.5e-3])  # var 8 and 0; n/(n + 5) = 1/2
+    np.testing.assert_allclose(_diagonal_like(np.ones(2), draws), expected, rtol=1e-15)
+    got = _diagonal_like({("a", "b"): np.ones(2)}, draws)
+    assert list(got) == [("a", "b")]
+    np.testing.assert_allclose(got[("a", "b")], expected, rtol=1e-15)
+
+    def model():
+        numpyro.sample("b", dist.Normal(0.0, 1.0))
+        numpyro.sample("a", dist.Normal(np.zeros(1), 1.0))
+
+    with enable_x64():  # as in the pilot
+        dense = _diagonal_like({("a", "b"): np.eye(2)}, draws)[("a", "b")]
+    np.testing.assert_allclose(dense, np.diag(expected), rtol=1e-15)
+    for dense_mass in (False, True):
+        state = NUTS(model, dense_mass=dense_mass).init(jax.random.PRNGKey(0), 10)
+        structure = state.adapt_state.inverse_mass_matrix
+        shapes = jax.tree.map(np.shape, _diagonal_like(structure, draws))
+        assert shapes == jax.tree.map(np.shape, structure)
 
 
 def test_announced_runs_a_pilot_that_leaves_the_draws_alone(capsys):
@@ -140,7 +178,7 @@ def test_announced_runs_a_pilot_that_leaves_the_draws_alone(capsys):
         announced = run_nuts(_toy_model, progress_bar=None, **settings)
         said = capsys.readouterr().err
         assert f"NUTS: 2 chains x {warmup} + 200 draws, about " in said
-        assert ("timed by a pilot chain of 125 transitions" in said) is pilot
+        assert ("timed by a pilot chain of 250 transitions" in said) is pilot
         assert "chain 0" not in said  # a toy run takes about a second: no bar
         quiet = run_nuts(_toy_model, progress_bar=False, **settings)
         for k in quiet.samples:
