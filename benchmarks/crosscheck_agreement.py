@@ -42,6 +42,7 @@ from what it prints: a pilot chain's timing since 2026-12-06, a first guess
 before).
 
 Run:  python benchmarks/crosscheck_agreement.py PART [--seeds 0:20] [--sizes 1000,2000]
+          [--forms gaussian,quantiles,samples]
       python benchmarks/crosscheck_agreement.py --table
 """
 
@@ -238,7 +239,7 @@ def outputs(part: str, name: str, y: np.ndarray, prob: np.ndarray, seed: int) ->
 
 
 def run_part(part: str, seeds: range, sizes: tuple[int, ...], classes: int = 10,
-             networks: tuple[str, ...] = NETWORKS) -> None:
+             networks: tuple[str, ...] = NETWORKS, forms: tuple[str, ...] = FORMS) -> None:
     import bece
 
     # progress_bar=None: NUTS announces its time estimate (recorded by one())
@@ -264,7 +265,7 @@ def run_part(part: str, seeds: range, sizes: tuple[int, ...], classes: int = 10,
             elif part == "regression":
                 from bece.regression import SmoothPITModel
 
-                for form in FORMS:
+                for form in forms:
                     for cell in FORECASTS:
                         u, grouping = regression_pit(form, n, cell, seed)
                         one(part, f"{form}, {cell}", n, seed,
@@ -391,6 +392,7 @@ def main() -> None:
                     "binary default, 1,000 and 10^5 for regression)")
     ap.add_argument("--classes", type=int, default=10, help="K of the top-label part")
     ap.add_argument("--networks", default=",".join(NETWORKS), help="the real part's networks")
+    ap.add_argument("--forms", default=",".join(FORMS), help="the regression part's forecast forms")
     ap.add_argument("--table", action="store_true", help=f"write {TABLE.name} from the results")
     args = ap.parse_args()
     if args.part:
@@ -398,8 +400,12 @@ def main() -> None:
         sizes = {"default": SIZES, "regression": REGRESSION_SIZES}.get(args.part, (10_000,))
         if args.sizes is not None:
             sizes = tuple(int(s) for s in args.sizes.split(","))
+        forms = tuple(args.forms.split(","))
+        unknown = sorted(set(forms) - set(FORMS))
+        if unknown:
+            ap.error(f"--forms: unknown form(s) {', '.join(unknown)}; the forms are {', '.join(FORMS)}")
         run_part(args.part, range(start, stop), sizes, args.classes,
-                 tuple(args.networks.split(",")))
+                 tuple(args.networks.split(",")), forms)
     if args.table:
         text = table()
         tmp = TABLE.with_suffix(".md.tmp")

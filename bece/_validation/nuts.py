@@ -270,9 +270,9 @@ def run_nuts(model: Callable[..., Any], *args: Any, num_chains: int, num_warmup:
     With ``progress_bar=None`` the run says on stderr how long it will take
     before it starts, and shows a progress bar if that is over
     :data:`PROGRESS_SECONDS`. A run of :data:`PILOT_ABOVE` transitions per
-    chain or more is timed by a pilot chain (:data:`PILOT_WARMUP` +
-    :data:`PILOT_SAMPLES` transitions, compiled beside the run's own program
-    on the second core; :func:`pilot_seconds`); a shorter one announces the
+    chain or more is timed by a pilot chain (:data:`PILOT_LENGTH`
+    transitions, compiled beside the run's own program on the second core;
+    :func:`pilot_seconds`); a shorter one announces the
     first guess of :func:`estimate_seconds`. The pilot does not change the
     run's draws.
 
