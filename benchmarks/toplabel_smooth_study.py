@@ -34,7 +34,8 @@ label --n 100000 --reps 100`` twice, with ``--seed 1`` and ``--seed 2``
 (one process each, about 13 s per replication alone on one core).
 
 Truth: the population top-label ECE (15 uniform bins) of the map over the
-population (a network's 10,000 test predictions; 10^6 at K = 1,000), per label ECE_l = sum_m |sum_{i in (l, m)} (g_i - p_i)| / n_l;
+population (a network's 10,000 test predictions; 10^6 at K = 1,000), per
+label ECE_l = sum_m |sum_{i in (l, m)} (g_i - p_i)| / n_l;
 ``label`` averages ECE_l over the labels predicted in the replication (the
 posterior is conditional on them), ``sample`` weights them by their
 population frequency. Each replication runs the hierarchical smooth
