@@ -130,8 +130,8 @@ def test_pilot_seconds_by_hand():
 
 def test_the_pilots_second_mass_matrix_is_numpyros_regularised_diagonal():
     """The inverse mass matrix the pilot's second warm-up starts from: the
-    variances of its adapted draws, shrunk as NumPyro shrinks a window's
-    (n/(n + 5) var + 1e-3 * 5/(n + 5)), in the structure NumPyro keeps it in
+    variances of its adapted draws (divided by n), shrunk as NumPyro shrinks
+    a window's (n/(n + 5) var + 1e-3 * 5/(n + 5)), in the structure NumPyro keeps it in
     (a dict of one block of every site, or an array; a diagonal matrix where
     the block is dense); and that structure is the one NUTS gives a model
     here, diagonal and dense."""
