@@ -130,7 +130,9 @@ def main() -> None:
         lines.append(f"| `{label}` | {baseline} | {t_bece:.3f} | {t_base:.3f} | {ratio:.2f}x | {verdict} |")
     text = "\n".join(lines) + "\n"
     print(text)
-    args.markdown.write_text(text)
+    tmp = args.markdown.with_name(args.markdown.name + ".tmp")  # then renamed: never half a table
+    tmp.write_text(text)
+    tmp.replace(args.markdown)
     print(f"wrote {args.markdown}  ({shlex.join(sys.argv)})")
 
 
