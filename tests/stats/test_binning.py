@@ -129,3 +129,40 @@ def test_bad_explicit_edges_are_refused(edges, message):
     """Robustness #8: edges given as strings were silently converted to floats."""
     with pytest.raises(ValueError, match=message):
         make_binning(None, None, edges)
+
+
+@pytest.mark.parametrize("case", ["fine", "quantile-ties", "sub-range", "two-edges", "clustered"])
+def test_edge_lookup_table_gives_searchsorted_exactly(rng, case):
+    """From _LOOKUP_MIN_SIZE confidences, explicit edges are looked up in a
+    table of buckets; the indices must be searchsorted's, integer for integer,
+    on the edges themselves, their float neighbours and random confidences,
+    in float64 and float32."""
+    from bece._smooth.atoms import DEFAULT_SUBCELLS, _subdivide
+    from bece._stats.binning import _LOOKUP_MIN_SIZE
+
+    if case == "fine":  # the smooth model's cells: uniform, logit-refined ends
+        edges = _subdivide(make_binning(None, 15, "uniform"), DEFAULT_SUBCELLS).edges
+    elif case == "quantile-ties":
+        edges = make_binning(np.round(rng.beta(5, 1, size=5000), 2), 40, "quantile").edges
+    elif case == "sub-range":
+        edges = np.sort(np.concatenate([[0.3, 0.7], rng.uniform(0.3, 0.7, size=50)]))
+    elif case == "two-edges":
+        edges = np.array([0.25, 0.75])
+    else:  # most edges in one bucket
+        edges = np.concatenate([[0.0], 1e-7 * np.arange(1, 200), [0.5, 1.0]])
+    lo, hi = edges[0], edges[-1]
+    inner = edges[(edges > lo) & (edges < hi)]
+    p = np.concatenate([
+        edges, np.nextafter(inner, -np.inf), np.nextafter(inner, np.inf),
+        rng.uniform(lo, hi, size=_LOOKUP_MIN_SIZE),
+        lo + (hi - lo) * rng.beta(0.2, 0.2, size=_LOOKUP_MIN_SIZE),
+    ])
+    b = Binning(edges, "edges")
+    expected = np.searchsorted(edges, p, side="right") - 1
+    got = b.raw_index(p)
+    assert got.dtype == np.int64 and np.array_equal(got, expected)
+    assert np.array_equal(b.raw_index(p), expected)  # the cached table again
+    p32 = p.astype(np.float32)
+    p32 = p32[(p32 >= lo) & (p32 <= hi)]
+    assert p32.size >= _LOOKUP_MIN_SIZE
+    assert np.array_equal(b.raw_index(p32), np.searchsorted(edges, p32, side="right") - 1)
