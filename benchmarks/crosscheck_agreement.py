@@ -77,6 +77,10 @@ STRATEGY = "centred, then non-centred"
 #: without the field; "from 1e-3": whole grid cells counted above 0.3) or
 #: NUTS strategy are reported apart.
 GRID = "from 1e-3, tau interpolated"
+#: The top-label fast path's grid of the label tilts' scale omega, recorded
+#: with each top-label run (bece._smooth.toplabel_fit.N_OMEGA): runs of the
+#: earlier grid (8 values, rows without the field) are reported apart.
+LABEL_GRID = "omega 16"
 POWERS = {"calibrated": 1.0, "miscalibrated": 1.5}
 REGRESSION_SIZES = (1000, 100_000)
 #: forecast (shift of the mean, standard deviation) of each regression cell
@@ -171,9 +175,17 @@ def record(row: dict) -> None:
 
 def _current(row: dict) -> bool:
     """Whether a run used today's cross-check (the default's: today's
-    :data:`STRATEGY` and :data:`GRID`)."""
-    return row["part"] != "default" or (row.get("strategy") == STRATEGY
-                                        and row.get("grid") == GRID)
+    :data:`STRATEGY` and :data:`GRID`; the top-label default's, recorded
+    with its K: today's :data:`LABEL_GRID`)."""
+    if row["part"] == "default":
+        return row.get("strategy") == STRATEGY and row.get("grid") == GRID
+    return not _top_label(row) or row.get("label_grid") == LABEL_GRID
+
+
+def _top_label(row: dict) -> bool:
+    """A run of the top-label default: the top-label part (K = 10 recorded
+    without ``k``) or a run recorded with its K."""
+    return row["part"] == "top-label" or row.get("k") is not None
 
 
 def _rows(current: bool = True) -> list[dict]:
@@ -209,6 +221,8 @@ def one(part: str, cell: str, n: int, seed: int, run, k: int | None = None) -> N
            "seconds": time.perf_counter() - t, "load": load_before}
     if k is not None:
         row["k"] = k
+    if _top_label(row):
+        row["label_grid"] = LABEL_GRID
     try:  # leapfrog steps per transition after warm-up (what the estimate assumes: 31)
         row["steps"] = float(np.asarray(cc.inference_data["sample_stats"]["n_steps"]).mean())
     except (KeyError, TypeError, AttributeError):
@@ -369,15 +383,27 @@ def table() -> str:
                        + "; ".join(r["reasons"][:3]) + (" ..." if len(r["reasons"]) > 3 else ""))
         out.append("")
     earlier = _rows(current=False)
-    if earlier:
-        worst = [r for r in earlier if not r["agree"]]
+    binary = [r for r in earlier if r["part"] == "default"]
+    if binary:
+        worst = [r for r in binary if not r["agree"]]
         out += [f"**Earlier runs of the binary default** (one NUTS parameterisation only, "
                 f"the fast path's grid of scales from 0.01 times their prior means, or "
                 f"P(tau > 0.3) read as whole grid cells; not in the table above): "
-                f"{len(earlier)} runs, "
+                f"{len(binary)} runs, "
                 f"{len(worst)} disagreements:", ""]
         for r in worst:
             out.append(f"- {r['cell']}, n = {r['n']:,}, seed {r['seed']}: " + "; ".join(r["reasons"][:3]))
+        out.append("")
+    labels = [r for r in earlier if r["part"] != "default"]
+    if labels:
+        worst = [r for r in labels if not r["agree"]]
+        out += [f"**Earlier runs of the top-label default** (the fast path's grid of 8 tilt "
+                f"scales omega, a ratio of 2.68 between neighbours; not in the tables above): "
+                f"{len(labels)} runs, {len(worst)} disagreements:", ""]
+        for r in worst:
+            out.append(f"- {r['part']}, {r['cell']}, K = {r.get('k') or 10}, n = {r['n']:,}, seed "
+                       f"{r['seed']}: " + "; ".join(r["reasons"][:2])
+                       + (" ..." if len(r["reasons"]) > 2 else ""))
         out.append("")
     return "\n".join(out)
 

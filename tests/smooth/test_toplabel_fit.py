@@ -171,7 +171,10 @@ def test_kappa_to_zero_is_the_single_curve_model_on_pooled_data(monkeypatch):
     for lv, w in zip(post.lambdas, post.weights, strict=True):
         lam_w[lv] += w
     evaluated = np.array([lam_w[lv] for lv in single.lambdas])
-    np.testing.assert_allclose(evaluated, single.weights, atol=1e-6)
+    # the flood leaves out grid points under e^-9 of the best one's weight each (the
+    # (kappa, omega) corners of least prior mass); with 16 x 16 such scales their share
+    # moves a lambda's weight by up to 2.4e-6 here (1e-6 with 8 values of omega)
+    np.testing.assert_allclose(evaluated, single.weights, atol=1e-5)
     # the curves' coefficients (a, b, lambda u) at each lambda, to Newton's tolerance: both
     # stop when the Newton decrement g' H^-1 g < 1e-10, i.e. within about 1e-5 of the mode
     for lv, mode in zip(single.lambdas, single.modes, strict=True):
