@@ -26,19 +26,19 @@ L_S^\top`, the precision of :math:`\theta_s`'s marginal) and
 Hyper-parameters: a product grid as in :func:`bece._smooth.fit.fit_smooth`
 (each value standing for the prior's mass between its geometric neighbours
 over :math:`[10^{-2}, 10]` times the prior mean; the scales' priors are
-those of :mod:`bece._smooth.scale_prior`: 8
-values of :math:`\lambda`, 16 of the shift scale :math:`\kappa` and 16 of
-the tilt scale :math:`\omega` (a ratio of 1.58 between neighbours), 8 of
-:math:`\tau` with bin deviations; the smoothness is rarely sharply
-identified, and a coarse grid of a flat direction costs little accuracy.
-The tilt scale is, on large data sets: on CIFAR-100 DenseNet outputs (10^4
-rows, K = 100) NUTS put 90% of :math:`\omega` between 0.025 and 0.09, and
-8 tilt scales (a ratio of 2.68) put no point between 0.048 and 0.13, which
-made the labels' curves at high confidence too narrow (a 5% quantile of
-0.879 where NUTS found 0.841; 0.845 with 16 scales, 0.841 with 32; three
-times as many values of :math:`\kappa` or :math:`\lambda` changed it by
-under 0.003). The grid is explored outwards: hill climbs over neighbouring grid points from the
-point of largest prior mass and from the grids' middles (the scales'
+those of :mod:`bece._smooth.scale_prior`: 8 values of :math:`\lambda`, 16
+of the shift scale :math:`\kappa` and 16 of the tilt scale :math:`\omega`
+(a ratio of 1.58 between neighbours), 8 of :math:`\tau` with bin
+deviations; the smoothness is rarely sharply identified, and a coarse grid
+of a flat direction costs little accuracy. The tilt scale is, on large
+data sets: on CIFAR-100 DenseNet outputs (10^4 rows, K = 100) NUTS chains
+put half of :math:`\omega` between 0.04 and 0.074, and 8 tilt scales (a
+ratio of 2.68) put no point between 0.048 and 0.13, which made the labels'
+curves at high confidence too narrow (a 5% quantile of 0.879 where NUTS
+found 0.841; 0.845 with 16 scales, 0.841 with 32; three times as many
+values of :math:`\kappa` or :math:`\lambda` changed it by under 0.003).
+The grid is explored outwards: hill climbs over neighbouring grid points
+from the point of largest prior mass and from the grids' middles (the scales'
 mixture priors peak at their "shared" end), then every neighbour of a point whose log
 posterior is within ``FLOOD_DROP`` (9) of the best is evaluated too. Points
 never reached carry less than :math:`e^{-9}` of the best point's weight
