@@ -166,3 +166,19 @@ def test_edge_lookup_table_gives_searchsorted_exactly(rng, case):
     p32 = p32[(p32 >= lo) & (p32 <= hi)]
     assert p32.size >= _LOOKUP_MIN_SIZE
     assert np.array_equal(b.raw_index(p32), np.searchsorted(edges, p32, side="right") - 1)
+
+
+def test_edge_lookup_survives_pickling_and_objects_without_the_table(rng):
+    import pickle
+
+    from bece._stats.binning import _LOOKUP_MIN_SIZE
+
+    edges = np.sort(np.concatenate([[0.0, 1.0], rng.uniform(size=30)]))
+    p = rng.uniform(size=_LOOKUP_MIN_SIZE)
+    expected = np.searchsorted(edges, p, side="right") - 1
+    b = Binning(edges, "edges")
+    b.raw_index(p)  # builds the table
+    assert np.array_equal(pickle.loads(pickle.dumps(b)).raw_index(p), expected)
+    bare = Binning.__new__(Binning)  # as unpickled from a Binning that had no table slot
+    bare.edges, bare.rule = edges, "edges"
+    assert np.array_equal(bare.raw_index(p), expected)
