@@ -110,7 +110,7 @@ def _importance_lines(params: Any) -> list[str]:
     trusted (Pareto k at least :data:`bece._base.psis.PARETO_K_MAX`): the
     draws are then the Laplace mixture itself (top-label) or resampled with
     unreliable weights. (In the top-label studies such replications covered
-    0.75 to 1.00, and 0.76 where every replication had them: K = 1,000,
+    0.75 to 1.00, and 0.96 where every replication had them: K = 1,000,
     per-label map; docs: validation.)"""
     from .._base.psis import PARETO_K_MAX
 
