@@ -140,15 +140,15 @@ class Binning:
         its time for bins that are mostly uniform (10^6 confidences into the
         smooth model's 2,520 cells: 13 ms against 68 ms).
         """
-        if getattr(self, "_lookup", None) is None:  # (a Binning pickled before the table)
-            e = self.edges
-            size = 4 * e.size
-            scale = size / (e[-1] - e[0])
-            table = np.searchsorted(e, e[0] + np.arange(size + 1) / scale, side="right") - 1
-            self._lookup = (np.minimum(table, e.size - 1), np.append(e[1:], np.inf), float(scale))
-        assert self._lookup is not None
-        table, upper, scale = self._lookup
         e = self.edges
+        lookup = getattr(self, "_lookup", None)  # (None too for a Binning pickled before the table)
+        if lookup is None:
+            size = 4 * e.size
+            step = size / (e[-1] - e[0])
+            starts = np.searchsorted(e, e[0] + np.arange(size + 1) / step, side="right") - 1
+            lookup = self._lookup = (np.minimum(starts, e.size - 1), np.append(e[1:], np.inf),
+                                     float(step))
+        table, upper, scale = lookup
         k = np.subtract(p, e[0], dtype=np.float64)
         k *= scale
         bucket = k.astype(np.int64)
