@@ -58,6 +58,79 @@ def test_backtrack_takes_the_first_halved_step_that_rises_enough():
     assert converged(1e-11) and not converged(1e-9)
 
 
+def test_backtrack_takes_newtons_step_when_the_rise_is_below_rounding():
+    """Hand-computed: at value -1e6 the rounding allowance is
+    OBJECTIVE_ROUNDOFF * 1e6 = 1e-7. A decrement of 1e-9 predicts a rise of
+    2.5e-10 under Armijo's rule, which no comparison can confirm: the full
+    step is taken when it falls by less than 1e-7 (here 5e-8), and halved as
+    usual when it falls by more (2e-7), or when the decrement is large
+    enough to be seen (1e-5: 2.5e-6 > 1e-7). (The halving then stops where
+    the fall rounds away against 1e6, below 1e-10.)"""
+    from bece._base.laplace import OBJECTIVE_ROUNDOFF, backtrack
+
+    assert OBJECTIVE_ROUNDOFF * 1e6 == pytest.approx(1e-7)
+    t, value, kept = backtrack(lambda t: (-1e6 - 5e-8, t), -1e6, 1e-9)
+    assert (t, value, kept) == (1.0, -1e6 - 5e-8, 1.0)
+    tried = []
+
+    def falls(drop):
+        def along(t):
+            tried.append(t)
+            return -1e6 - drop * t, t
+        return along
+
+    t, _, _ = backtrack(falls(2e-7), -1e6, 1e-9)
+    assert t < 1.0 and tried[:2] == [1.0, 0.5]
+    tried.clear()
+    t, _, _ = backtrack(falls(5e-8), -1e6, 1e-5)
+    assert t < 1.0 and tried[:2] == [1.0, 0.5]
+
+
+def test_the_objective_rounds_to_far_less_than_the_allowance():
+    """OBJECTIVE_ROUNDOFF's premise: summed in another order, the smooth
+    curve's log likelihood of 4 * 10^7 trials (about -1.8e7) changes by
+    under a twentieth of the allowance, relative to its size."""
+    from bece._base.laplace import OBJECTIVE_ROUNDOFF
+    from bece._smooth.fit import _loglik_sigmoid
+
+    rng = np.random.default_rng(5)
+    f = rng.normal(0.0, 2.0, size=4000)
+    t = rng.integers(5000, 15000, size=4000).astype(np.float64)
+    c = np.floor(t * rng.uniform(size=4000))
+    ll, _ = _loglik_sigmoid(f, c, t)
+    worst = 0.0
+    for _ in range(20):
+        order = rng.permutation(4000)
+        other, _ = _loglik_sigmoid(f[order], c[order], t[order])
+        worst = max(worst, abs(other - ll) / abs(ll))
+    assert 0.0 < worst < OBJECTIVE_ROUNDOFF / 20
+
+
+def test_the_smooth_fit_of_forty_million_trials_converges():
+    """Near the mode of a log likelihood of about -1.8e7 the predicted rises
+    fall below its rounding error: before the line search allowed for it,
+    every such fit ran out of iterations (a NewtonWarning, decrement
+    1.7e-10 against 1e-10). The fit is now silent, and its mode has a
+    decrement under NEWTON_TOL."""
+    import dataclasses
+    import warnings
+
+    from bece._base.laplace import NewtonWarning
+    from bece._smooth.atoms import make_atoms
+    from bece._smooth.fit import fit_smooth
+    from bece._stats.binning import make_binning
+
+    rng = np.random.default_rng(3)
+    p = rng.uniform(size=400)
+    z = (rng.uniform(size=400) < p**2).astype(np.int64)
+    atoms = make_atoms(z, p, make_binning(p, 10, "uniform"), None)
+    many = dataclasses.replace(atoms, trials=atoms.trials * 100_000,
+                               successes=atoms.successes * 100_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NewtonWarning)
+        fit_smooth(many)
+
+
 def test_grid_fits_give_the_exact_evidence_of_a_gaussian_model():
     """y ~ N(theta, 1), theta ~ N(0, s_k^2): the Laplace evidence is exact,
     log N(y; 0, 1 + s_k^2), and the weights are proportional to it times the
