@@ -51,12 +51,16 @@ def first_line(cmd: str, date: datetime.date | None = None) -> str:
 
 def write(path: str | Path | None, body: str, script: str, argv: Sequence[str] | None = None,
           date: datetime.date | None = None) -> None:
-    """Write ``body`` (Markdown) to ``path`` under its first line; nothing when path is empty."""
+    """Write ``body`` (Markdown) to ``path`` under its first line, whole or not at all;
+    nothing when path is empty."""
     if not path:
         return
+    from bece._base.files import atomic_output
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{first_line(command(script, argv), date)}\n\n{body.strip()}\n")
+    with atomic_output(path) as tmp:  # renamed when whole: never half a table
+        tmp.write_text(f"{first_line(command(script, argv), date)}\n\n{body.strip()}\n")
     print(f"table written to {path}", file=sys.stderr)
 
 

@@ -130,9 +130,10 @@ def main() -> None:
         lines.append(f"| `{label}` | {baseline} | {t_bece:.3f} | {t_base:.3f} | {ratio:.2f}x | {verdict} |")
     text = "\n".join(lines) + "\n"
     print(text)
-    tmp = args.markdown.with_name(args.markdown.name + ".tmp")  # then renamed: never half a table
-    tmp.write_text(text)
-    tmp.replace(args.markdown)
+    from bece._base.files import atomic_output
+
+    with atomic_output(args.markdown) as tmp:  # renamed when whole: never half a table
+        tmp.write_text(text)
     print(f"wrote {args.markdown}  ({shlex.join(sys.argv)})")
 
 

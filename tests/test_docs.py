@@ -218,7 +218,7 @@ def test_readme_example_runs(tmp_path, monkeypatch):
     assert "docs/_static/reliability.png" in readme and (DOCS / "_static" / "reliability.png").exists()
 
 
-def test_benchmark_tables_helper(tmp_path):
+def test_benchmark_tables_helper(tmp_path, monkeypatch):
     """benchmarks/doc_tables.py: the tables a script prints, under a first line naming its command."""
     import datetime
 
@@ -239,6 +239,18 @@ def test_benchmark_tables_helper(tmp_path):
     written = (tmp_path / "t.md").read_text()
     assert written == "Produced by `python benchmarks/x.py --q` on 2026-01-02.\n\n| x |\n|---|\n"
     tables.write("", "| x |", "x.py", [])  # an empty path writes nothing
+    real_write = Path.write_text
+
+    def half_then_fail(self, text, *args, **kwargs):  # a disk that fills half-way
+        real_write(self, text[: len(text) // 2], *args, **kwargs)
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", half_then_fail)
+    with pytest.raises(OSError, match="No space"):
+        tables.write(tmp_path / "t.md", "| y |\n|---|", "x.py", [])
+    monkeypatch.undo()
+    assert (tmp_path / "t.md").read_text() == written  # the old table, whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.md"]  # and no temporary file
 
 
 def _transcripts_module():
