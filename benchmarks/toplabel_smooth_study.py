@@ -7,7 +7,10 @@ Run (repository root; needs ../shared/data, the public CIFAR-10/100 outputs):
     python benchmarks/toplabel_smooth_study.py --timing              # K = 1,000, n = 10^6 ratios
     python benchmarks/toplabel_smooth_study.py --summarise A.csv ...  # tables from --out files
 
-The table also goes to docs/tables/toplabel_smooth_study.md (``--markdown PATH``).
+The table also goes to docs/tables/toplabel_smooth_study.md (``--markdown PATH``);
+with ``--summarise``, under the paragraph of
+benchmarks/results/toplabel_smooth_study-provenance.md, which names the runs
+that wrote the replications (add a run there when its rows go into the CSVs).
 
 Population: one network's 10,000 CIFAR test predictions (predicted label =
 argmax, top confidence p as observed). Each replication resamples n of them
@@ -72,6 +75,8 @@ from doc_tables import add_markdown_option, write  # noqa: E402
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 if not DATA.is_dir():  # a worktree two levels below the shared folder's parent
     DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+#: The commands that wrote the replications in results/ (edited when a run is added)
+PROVENANCE = Path(__file__).resolve().parent / "results" / "toplabel_smooth_study-provenance.md"
 N_BINS = 15
 LEVEL = 0.9
 NETWORKS = {
@@ -245,10 +250,10 @@ def markdown(rows: list[dict]) -> str:
     Monte Carlo standard errors, one row per (network, map, average, n)."""
     keys = sorted({(r["K"], r["network"], r["map"], r["n"], r["average"]) for r in rows},
                   key=lambda t: (t[0], t[1], MAPS.index(t[2]), t[4], t[3]))
-    out = ["| network (K) | map | average | n | R | true ECE | cover, default | from 0 | "
+    out = ["| network (K) | map | average | n | R | true ECE | cover, default | rule | from 0 | "
            "mean P(calibrated) | cover, hierarchical alone | cover, binned | width, default | "
            "bias default | bias binned | bias plug-in |",
-           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for key in keys:
         sel = [r for r in rows if (r["K"], r["network"], r["map"], r["n"], r["average"]) == key]
         big_r = len(sel)
@@ -265,19 +270,28 @@ def markdown(rows: list[dict]) -> str:
         def avg(col: str) -> float:
             return float(np.mean([r[col] for r in sel]))
 
+        def rule() -> str:
+            """The validation rule on the default's coverage c: c + 2 sqrt(c (1 - c) / R)
+            >= 0.85 with R >= 200 (a true ECE of 0 is covered by the intervals from 0)."""
+            c = avg("default_cover")
+            if big_r < 200:
+                return "R < 200"
+            return "met" if c + 2 * np.sqrt(c * (1 - c) / big_r) >= 0.85 else "**not met**"
+
         net = key[1].removeprefix(SYNTHETIC).removeprefix("netcal_").removeprefix("chenyaofo_")
         if key[1].startswith(SYNTHETIC):
             net = f"semi-synthetic, {net} confidences"
         out.append(f"| {net} ({key[0]}) | {MAP_NAMES[key[2]]} | {key[4]} | {key[3]:,} | {big_r} | "
-                   f"{tr.mean():.4f} | {cov('default')} | {avg('default_zero'):.2f} | "
+                   f"{tr.mean():.4f} | {cov('default')} | {rule()} | {avg('default_zero'):.2f} | "
                    f"{avg('pi0'):.2f} | {cov('smooth')} | {cov('binned')} | "
                    f"{avg('default_width'):.4f} | {bias('default_mean')} | {bias('binned_mean')} | "
                    f"{bias('plugin')} |")
     note = ("90% equal-tailed intervals of the top-label ECE (15 uniform bins); coverage ± its Monte "
             "Carlo standard error sqrt(c(1 − c)/R); bias = mean over replications of the posterior "
             "mean (or plug-in) minus the truth, ± its standard error. \"default\": the hierarchical "
-            "smooth model averaged with exact calibration (prior odds 0.02); \"from 0\": share of "
-            "default intervals whose lower end is 0.")
+            "smooth model averaged with exact calibration (prior odds 0.02); \"rule\": whether the "
+            "default's coverage c meets c + 2 sqrt(c(1 − c)/R) >= 0.85 with R >= 200; "
+            "\"from 0\": share of default intervals whose lower end is 0.")
     return "\n".join(out) + "\n\n" + note
 
 
@@ -344,7 +358,9 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             r["K"], r["n"] = int(r["K"]), int(r["n"])
         summarise(rows)
-        write(args.markdown, markdown(rows), __file__, argv)
+        # which runs wrote the replications: kept beside the CSV files, printed above the table
+        said = PROVENANCE.read_text().strip() + "\n\n" if PROVENANCE.exists() else ""
+        write(args.markdown, said + markdown(rows), __file__, argv)
         return 0
     if args.timing is not None:
         for scale in args.timing or [3.0, 8.0]:
