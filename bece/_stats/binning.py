@@ -144,10 +144,10 @@ class Binning:
         lookup = getattr(self, "_lookup", None)  # (None too for a Binning pickled before the table)
         if lookup is None:
             size = 4 * e.size
-            step = size / (e[-1] - e[0])
-            starts = np.searchsorted(e, e[0] + np.arange(size + 1) / step, side="right") - 1
+            scale = size / (e[-1] - e[0])  # buckets per unit of confidence
+            starts = np.searchsorted(e, e[0] + np.arange(size + 1) / scale, side="right") - 1
             lookup = self._lookup = (np.minimum(starts, e.size - 1), np.append(e[1:], np.inf),
-                                     float(step))
+                                     float(scale))
         table, upper, scale = lookup
         k = np.subtract(p, e[0], dtype=np.float64)
         k *= scale
