@@ -14,8 +14,9 @@ Parts:
   probability of exact calibration by bridge sampling) at each n of
   ``--sizes`` on calibrated data (P(y = 1 | p) = p) and miscalibrated data
   (p^1.5), p ~ U(0, 1). Goal: in each cell at most as many disagreements
-  as the false-alarm rate allows (the 97.5% point of Binomial(seeds, 0.05):
-  3 of 20).
+  as the false-alarm rate allows (the 97.5% point of Binomial(judged runs,
+  0.05): 3 of 20), a run whose NUTS did not converge being not judged
+  (:func:`cell_verdict`).
 * ``top-label``: the top-label default (hierarchical smooth model), K =
   ``--classes`` (10 or 100), n = 10^4, softmax of N(0, 3^2) logits, labels
   at temperature 1 (calibrated) and 1.5.
@@ -303,11 +304,29 @@ def _estimate_text(rs: list[dict]) -> str:
     return f"{np.median(ratios):.1f} ({min(ratios):.1f}–{max(ratios):.1f})"
 
 
+def cell_verdict(rs: list[dict]) -> tuple[int, int, int, str]:
+    """A cell's verdict under the rule, from its runs: (runs whose NUTS did not
+    converge, disagreements among the others, disagreements allowed, verdict).
+
+    A run whose NUTS run did not converge says nothing about the fast path, so
+    it is not judged. Among the judged runs the rule's false-alarm rate (0.05
+    at most) allows the 97.5% point of Binomial(judged, 0.05) disagreements;
+    one judged run that disagrees is a disagreement, not an allowance."""
+    from scipy.stats import binom
+
+    stuck = sum(not r["converged"] for r in rs)
+    judged = len(rs) - stuck
+    bad = sum(r["converged"] and not r["agree"] for r in rs)
+    allowed = int(binom.ppf(0.975, judged, 0.05)) if judged else 0
+    if not judged:
+        return stuck, bad, allowed, "not judged"
+    agree = bad <= allowed and bad < judged
+    return stuck, bad, allowed, "agree" if agree else "**do not agree**"
+
+
 def table() -> str:
     import datetime
     import platform
-
-    from scipy.stats import binom
 
     rows = _rows()
     import bece
@@ -351,25 +370,29 @@ def table() -> str:
         note = (["Non-centred: runs whose centred NUTS run did not converge, judged on the "
                  "non-centred run.", ""] if part == "default" else [])
         out += [f"**{title}**:", "", *note,
-                "| data | n | seeds | disagree | allowed | worst ratio (median) | "
-                "log B01 fast − NUTS (median, in se) | non-centred | median time (s) | "
-                "time / estimate | load |",
-                "|---|---|---|---|---|---|---|---|---|---|---|"]
+                "| data | n | seeds | NUTS not converged | disagree | allowed | verdict | "
+                "worst ratio (median) | log B01 fast − NUTS (median, in se) | non-centred | "
+                "median time (s) | time / estimate | load |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         cells = sorted({(r["cell"], r["n"]) for r in sel}, key=lambda c: (c[1], c[0]))
         for cell, n in cells:
             rs = [r for r in sel if r["cell"] == cell and r["n"] == n]
-            bad = sum(not r["agree"] for r in rs)
-            # at most the 97.5% point of Binomial(seeds, 0.05): 3 of 20
-            allowed = int(binom.ppf(0.975, len(rs), 0.05))
+            stuck, bad, allowed, verdict = cell_verdict(rs)
             bf = [(r["log_bf_fast"] - r["log_bf_nuts"]) / r["log_bf_se"] for r in rs if "log_bf_se" in r]
             bf_text = f"{np.median(bf):+.2f}" if bf else "—"
             second = sum(r.get("nuts") == "non-centred" for r in rs) if part == "default" else "—"
-            out.append(f"| {cell} | {n:,} | {len(rs)} | {bad} | {allowed} | "
+            out.append(f"| {cell} | {n:,} | {len(rs)} | {stuck} | {bad} | {allowed} | {verdict} | "
                        f"{np.median([r['max_ratio'] for r in rs]):.2f} | {bf_text} | {second} | "
                        f"{np.median([r['seconds'] for r in rs]):.0f} | {_estimate_text(rs)} | "
                        f"{np.median([r['load'] for r in rs]):.1f} |")
         out.append("")
-    out += ["Time / estimate: the run's whole time (fast path, NUTS and its repeats, bridge "
+    out += ["NUTS not converged: runs whose NUTS run (after its repeats) did not meet the "
+            "convergence checks, which judge nothing about the fast path. Disagree: the other "
+            "runs where a quantity differs by more than its tolerance. Allowed: the 97.5% point "
+            "of Binomial(judged runs, 0.05), 3 of 20. Verdict: 'agree' when the disagreements are "
+            "within that allowance and fewer than the judged runs; 'not judged' when no NUTS run "
+            "converged.", "",
+            "Time / estimate: the run's whole time (fast path, NUTS and its repeats, bridge "
             "sampling) over the time NUTS announced before its first run times the NUTS runs "
             "made; the median, and the range when several. — where no estimate was recorded "
             "(earlier runs). Runs recorded before 2026-12-06 announced a first guess (31 "
@@ -377,7 +400,8 @@ def table() -> str:
             "NUTS's own time in the table that follows.", ""]
     bad = [r for r in rows if not r["agree"]]
     if bad:
-        out += ["**Every disagreement**, with its reasons:", ""]
+        out += ["**Every run that did not agree** (NUTS not converged, or a quantity beyond "
+                "its tolerance), with its reasons:", ""]
         for r in bad:
             out.append(f"- {r['part']}, {r['cell']}, n = {r['n']:,}, seed {r['seed']}: "
                        + "; ".join(r["reasons"][:3]) + (" ..." if len(r["reasons"]) > 3 else ""))

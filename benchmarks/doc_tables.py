@@ -22,6 +22,22 @@ ROOT = Path(__file__).resolve().parents[1]
 TABLES = ROOT / "docs" / "tables"
 
 
+#: The coverage a 90% interval must reach in a validation study's cell.
+COVERAGE_TARGET = 0.85
+
+
+def meets_coverage_rule(covered: float, reps: int, target: float = COVERAGE_TARGET) -> bool:
+    """The validation rule on a cell's observed coverage c over R replications:
+    c + 2 sqrt(c (1 - c) / R) >= 0.85, two Monte Carlo standard errors at c
+    itself allowed (at c = 0.80 and R = 200: 0.80 + 2 x 0.028 = 0.857, met).
+    A study reports R < 200 apart rather than judging it."""
+    if reps < 1:
+        raise ValueError(f"reps must be at least 1, got {reps}")
+    if not 0.0 <= covered <= 1.0:
+        raise ValueError(f"covered must be a fraction in [0, 1], got {covered}")
+    return bool(covered + 2 * (covered * (1 - covered) / reps) ** 0.5 >= target)
+
+
 def default_path(script: str, part: str = "") -> Path:
     """``docs/tables/<script stem>[-<part>].md``."""
     stem = Path(script).stem

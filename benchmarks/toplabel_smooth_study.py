@@ -70,7 +70,7 @@ from bece._smooth.toplabel import label_posterior_draws, prepare_label_atoms
 from bece._smooth.toplabel_fit import fit_top_label_smooth
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_tables import add_markdown_option, write  # noqa: E402
+from doc_tables import add_markdown_option, meets_coverage_rule, write  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 if not DATA.is_dir():  # a worktree two levels below the shared folder's parent
@@ -276,7 +276,7 @@ def markdown(rows: list[dict]) -> str:
             c = avg("default_cover")
             if big_r < 200:
                 return "R < 200"
-            return "met" if c + 2 * np.sqrt(c * (1 - c) / big_r) >= 0.85 else "**not met**"
+            return "met" if meets_coverage_rule(c, big_r) else "**not met**"
 
         net = key[1].removeprefix(SYNTHETIC).removeprefix("netcal_").removeprefix("chenyaofo_")
         if key[1].startswith(SYNTHETIC):

@@ -253,6 +253,36 @@ def test_benchmark_tables_helper(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.md"]  # and no temporary file
 
 
+def test_study_coverage_rule_and_agreement_verdicts():
+    """The studies' coverage rule, by hand, and the agreement table's verdict per cell."""
+    tables = _load(ROOT / "benchmarks" / "doc_tables.py", "doc_tables")
+    # 0.80 + 2 sqrt(0.8 * 0.2 / 200) = 0.80 + 2 * 0.02828 = 0.8566 >= 0.85
+    assert tables.meets_coverage_rule(0.80, 200)
+    # 0.79 + 2 sqrt(0.79 * 0.21 / 200) = 0.79 + 2 * 0.02880 = 0.8476 < 0.85
+    assert not tables.meets_coverage_rule(0.79, 200)
+    assert tables.meets_coverage_rule(1.0, 200) and not tables.meets_coverage_rule(0.0, 200)
+    with pytest.raises(ValueError, match="reps"):
+        tables.meets_coverage_rule(0.9, 0)
+    with pytest.raises(ValueError, match="covered"):
+        tables.meets_coverage_rule(1.2, 200)
+
+    study = _load(ROOT / "benchmarks" / "crosscheck_agreement.py", "crosscheck_agreement")
+
+    def runs(agree, stuck=0, bad=0):
+        return ([{"agree": True, "converged": True}] * agree
+                + [{"agree": False, "converged": False}] * stuck
+                + [{"agree": False, "converged": True}] * bad)
+
+    # Binomial(20, 0.05) has its 97.5% point at 3; Binomial(1, 0.05) at 1
+    assert study.cell_verdict(runs(17, bad=3)) == (0, 3, 3, "agree")
+    assert study.cell_verdict(runs(16, bad=4)) == (0, 4, 3, "**do not agree**")
+    # a run whose NUTS did not converge is not judged, in either direction
+    assert study.cell_verdict(runs(0, stuck=1)) == (1, 0, 0, "not judged")
+    assert study.cell_verdict(runs(1, stuck=1)) == (1, 0, 1, "agree")
+    # one judged run that disagrees is a disagreement, not an allowance
+    assert study.cell_verdict(runs(0, bad=1)) == (0, 1, 1, "**do not agree**")
+
+
 def _transcripts_module():
     import importlib.util
     import sys
