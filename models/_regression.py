@@ -64,6 +64,8 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.special import log_ndtr, logsumexp
 
+from ._smooth import standard_normal
+
 __all__ = ["pit_cell_log_mass", "pit_dirichlet_model", "pit_model"]
 
 
@@ -110,6 +112,7 @@ def pit_model(
     shift_scale=0.6,
     spread_scale=0.67,
     smoothness_scale=0.25,
+    tilt_centering=None,
 ):
     r"""The smooth PIT model with a multinomial likelihood for the cell counts.
 
@@ -135,6 +138,13 @@ def pit_model(
         Prior standard deviations :math:`s_a`, :math:`s_b`.
     smoothness_scale : float, default 0.25
         Prior mean :math:`s_\lambda` of the tilt's scale.
+    tilt_centering : float or array of shape (K,), optional
+        Partial centering :math:`c \in [0, 1]` of the tilt's coefficients,
+        as :func:`bece.models.smooth_model`'s ``spline_centering``: NUTS
+        then samples ``w_centered`` :math:`= \lambda^{c} w \sim
+        \mathcal N(0, \lambda^{2c})` and records ``w`` beside it; 0 (or
+        None) is the non-centred model, 1 the centred one. The posterior is
+        the same; only the geometry NUTS sees changes.
 
     Sample sites: ``shift`` (a), ``log_spread`` (b), ``lam``, ``w`` (K) and
     the observed ``counts``. Nothing of size G is recorded.
@@ -159,8 +169,7 @@ def pit_model(
     a = numpyro.sample("shift", dist.Normal(0.0, shift_scale))
     b = numpyro.sample("log_spread", dist.Normal(0.0, spread_scale))
     lam = numpyro.sample("lam", dist.Exponential(1.0 / smoothness_scale))
-    with numpyro.plate("tilt", tilt.shape[1]):
-        w = numpyro.sample("w", dist.Normal(0.0, 1.0))
+    w = standard_normal("w", "tilt", tilt.shape[1], lam, tilt_centering)
     logits = pit_cell_log_mass(z_inner, a, b) + lam * (tilt @ w)
     if share is not None:  # log P_j = log sum_k A_jk pi_k
         log_pi = logits - logsumexp(logits)

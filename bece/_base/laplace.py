@@ -31,7 +31,8 @@ import numpy as np
 
 __all__ = ["ARMIJO", "HYPER_RANGE", "MIN_STEP", "NEWTON_TOL", "NewtonWarning", "OBJECTIVE_ROUNDOFF",
            "backtrack", "climb_and_flood", "converged", "exponential_grid", "grid_fits",
-           "laplace_mixture_draws", "mixture_draws", "mixture_weights", "not_converged",
+           "laplace_mixture_draws", "mixture_draws", "mixture_variances", "mixture_weights",
+           "not_converged",
            "single_threaded_blas"]
 
 #: The grid of each scale hyper-parameter spans this range times its prior mean.
@@ -180,6 +181,21 @@ def grid_fits(
         log_ev[k] = obj + half_logdet_prior - float(np.sum(np.log(np.diag(lower))))
     weights, log_marg = mixture_weights(log_ev, prior_mass)
     return modes, chol, log_ev, weights, log_marg
+
+
+def mixture_variances(weights: np.ndarray, chol: np.ndarray) -> np.ndarray:
+    r"""Each parameter's variance under a Laplace mixture, within components:
+    :math:`\sum_k w_k [H_k^{-1}]_{pp}`, from the lower Cholesky factors
+    :math:`L_k` of the negative Hessians (:func:`grid_fits`), as the column
+    sums of :math:`(L_k^{-1})^2`. The spread of the modes between components
+    is left out: it is the hyper-parameter's, not the conditional one a
+    reparameterisation of the coefficients given it can use."""
+    eye = np.eye(chol.shape[-1])
+    var = np.zeros(chol.shape[-1])
+    for weight, lower in zip(weights, chol):
+        inv = np.linalg.solve(lower, eye)
+        var += weight * np.sum(inv**2, axis=0)
+    return var
 
 
 def climb_and_flood(

@@ -297,10 +297,12 @@ class CrossCheck(HTMLDisplay):
         the fast path and from bridge sampling on the NUTS draws, with its
         standard error (:mod:`bece._validation.bridge`); empty otherwise.
     parameterisation : str
-        For the binary smooth model, the parameterisation of the run kept:
-        "centred" (partial centering from the Laplace fit, tried first) or
-        "non-centred" (run when the centred one did not converge); empty
-        for the other models, which have one.
+        For the smooth models with a second parameterisation, that of the
+        run kept: "centred" (coefficients partly centred as the Laplace fit
+        suggests) or "non-centred". The binary smooth model runs the centred
+        one first and the non-centred one when it does not converge; the
+        smooth PIT model the other way round. Empty for the other models,
+        which have one.
 
     Examples
     --------

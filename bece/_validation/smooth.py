@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._base.laplace import single_threaded_blas
+from .._base.laplace import mixture_variances, single_threaded_blas
 from .._base.typing import BinningSpec
 from .._results.ece import BayesianECE, SmoothBayesianECE
 from .._smooth.atoms import Atoms
@@ -242,12 +242,7 @@ def nuts_centering(post: Any) -> dict[str, np.ndarray]:
     0.99 without it (all at the upper end of :math:`\lambda`, median 63
     leapfrog steps) and none with it (31 steps).
     """
-    var = np.zeros(post.modes.shape[1])
-    eye = np.eye(var.size)
-    for weight, lower in zip(post.weights, post.chol):
-        inv = np.linalg.solve(lower, eye)  # L^{-1}: diag(H^{-1}) = column sums of its squares
-        var += weight * np.sum(inv**2, axis=0)
-    centering = np.clip(1.0 - var, 0.0, 1.0)
+    centering = np.clip(1.0 - mixture_variances(post.weights, post.chol), 0.0, 1.0)
     k2 = post.basis.n_spline
     out = {"spline_centering": centering[2:2 + k2]}
     if post.basis.n_bins:
