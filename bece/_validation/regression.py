@@ -172,6 +172,7 @@ def _nuts_against_pit(data: Any, cells: Any, post: Any, args: tuple, kwargs: dic
     cal_n = ((p - nuts_curve) ** 2).sum(axis=1)
     chains = {"shift": smp["shift"], "log_spread": smp["log_spread"],
               "curve": nuts_curve.reshape(shape + (-1,)), "cal": cal_n.reshape(shape)}
+    assert fast.shift is not None and fast.log_spread is not None  # the smooth model's draws
     refs = {"shift": fast.shift, "log_spread": fast.log_spread, "curve": fast.curve, "cal": fast.draws}
     identity = {"shift": 0.0, "log_spread": 0.0, "lam": 1.0, "w": np.zeros(args[1].shape[1])}
     evidence, probabilities = exact_calibration(pit_model, smp, args, kwargs, identity,
