@@ -83,11 +83,11 @@ GRID = "from 1e-3, tau interpolated"
 #: earlier grid (8 values, rows without the field) are reported apart.
 LABEL_GRID = "omega 16"
 #: The regression default's NUTS strategy (bece._validation.regression.
-#: cross_check_smooth_pit), recorded with each of its runs: the model as
-#: written, then the tilt partly centred when that run does not converge.
-#: A run of the earlier strategy (the first run only) that converged is
-#: today's; one that did not is reported apart and run again.
-PIT_STRATEGY = "non-centred, then centred"
+#: cross_check_smooth_pit), recorded with each of its runs: the tilt scaled
+#: by the data's information first, the model as written when that run does
+#: not converge. Runs of the earlier strategy (the model as written only,
+#: rows without the field) are reported apart.
+PIT_STRATEGY = "scaled, then non-centred"
 POWERS = {"calibrated": 1.0, "miscalibrated": 1.5}
 REGRESSION_SIZES = (1000, 100_000)
 #: forecast (shift of the mean, standard deviation) of each regression cell
@@ -187,7 +187,7 @@ def _current(row: dict) -> bool:
     if row["part"] == "default":
         return row.get("strategy") == STRATEGY and row.get("grid") == GRID
     if row["part"] == "regression":
-        return row.get("strategy") == PIT_STRATEGY or row["converged"]
+        return row.get("strategy") == PIT_STRATEGY
     return not _top_label(row) or row.get("label_grid") == LABEL_GRID
 
 
@@ -379,9 +379,9 @@ def table() -> str:
             continue
         note = {"default": ["Second parameterisation: runs whose centred NUTS run did not "
                             "converge, judged on the non-centred run.", ""],
-                "regression": ["Second parameterisation: runs whose NUTS run on the model as "
-                               "written (non-centred) did not converge, judged on the run with "
-                               "the tilt partly centred.", ""]}.get(part, [])
+                "regression": ["Second parameterisation: runs whose NUTS run with the tilt "
+                               "scaled did not converge, judged on the run of the model as "
+                               "written (non-centred).", ""]}.get(part, [])
         out += [f"**{title}**:", "", *note,
                 "| data | n | seeds | NUTS not converged | disagree | allowed | verdict | "
                 "worst ratio (median) | log B01 fast − NUTS (median, in se) | second parameterisation | "
@@ -393,8 +393,8 @@ def table() -> str:
             stuck, bad, allowed, verdict = cell_verdict(rs)
             bf = [(r["log_bf_fast"] - r["log_bf_nuts"]) / r["log_bf_se"] for r in rs if "log_bf_se" in r]
             bf_text = f"{np.median(bf):+.2f}" if bf else "—"
-            second = (sum(r.get("nuts") == "non-centred" for r in rs) if part == "default" else
-                      sum(r.get("nuts") == "centred" for r in rs) if part == "regression" else "—")
+            second = (sum(r.get("nuts") == "non-centred" for r in rs)
+                      if part in ("default", "regression") else "—")
             out.append(f"| {cell} | {n:,} | {len(rs)} | {stuck} | {bad} | {allowed} | {verdict} | "
                        f"{np.median([r['max_ratio'] for r in rs]):.2f} | {bf_text} | {second} | "
                        f"{np.median([r['seconds'] for r in rs]):.0f} | {_estimate_text(rs)} | "
@@ -434,10 +434,14 @@ def table() -> str:
         out.append("")
     pit = [r for r in earlier if r["part"] == "regression"]
     if pit:
-        out += [f"**Earlier runs of the regression default** (the model as written only, no "
-                f"partly centred run after one that did not converge; run again above): "
-                f"{len(pit)} runs:", ""]
-        for r in pit:
+        worst = [r for r in pit if not r["agree"]]
+        quantity = [r for r in pit if r["converged"] and not r["agree"]]
+        out += [f"**Earlier runs of the regression default** (NUTS on the model as written "
+                f"only; not in the table above): {len(pit)} runs, {len(worst)} not converged or "
+                f"not agreeing, {len(quantity)} of them where NUTS converged; median "
+                f"{np.median([r['steps'] for r in pit if r.get('steps')]):.0f} leapfrog steps per "
+                f"transition:", ""]
+        for r in worst:
             out.append(f"- {r['cell']}, n = {r['n']:,}, seed {r['seed']}: " + "; ".join(r["reasons"][:2]))
         out.append("")
     labels = [r for r in earlier if r["part"] not in ("default", "regression")]

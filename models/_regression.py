@@ -64,8 +64,6 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.special import log_ndtr, logsumexp
 
-from ._smooth import standard_normal
-
 __all__ = ["pit_cell_log_mass", "pit_dirichlet_model", "pit_model"]
 
 
@@ -112,7 +110,7 @@ def pit_model(
     shift_scale=0.6,
     spread_scale=0.67,
     smoothness_scale=0.25,
-    tilt_centering=None,
+    tilt_information=None,
 ):
     r"""The smooth PIT model with a multinomial likelihood for the cell counts.
 
@@ -138,13 +136,16 @@ def pit_model(
         Prior standard deviations :math:`s_a`, :math:`s_b`.
     smoothness_scale : float, default 0.25
         Prior mean :math:`s_\lambda` of the tilt's scale.
-    tilt_centering : float or array of shape (K,), optional
-        Partial centering :math:`c \in [0, 1]` of the tilt's coefficients,
-        as :func:`bece.models.smooth_model`'s ``spline_centering``: NUTS
-        then samples ``w_centered`` :math:`= \lambda^{c} w \sim
-        \mathcal N(0, \lambda^{2c})` and records ``w`` beside it; 0 (or
-        None) is the non-centred model, 1 the centred one. The posterior is
-        the same; only the geometry NUTS sees changes.
+    tilt_information : array of shape (K,), optional
+        The data's information :math:`I_k` about each tilt coefficient
+        :math:`\lambda w_k` (the negative second derivative of the log
+        likelihood). NUTS then samples ``w_scaled`` :math:`= g_k w_k \sim
+        \mathcal N(0, g_k^2)`, :math:`g_k = \sqrt{1 + \lambda^2 I_k}`, and
+        records ``w`` beside it: given :math:`\lambda`, :math:`w_k`'s
+        posterior sd is about :math:`1/g_k` under a Gaussian likelihood, so
+        ``w_scaled``'s is about 1 at every :math:`\lambda`, where the model
+        as written (None) is a funnel once the data pin :math:`\lambda w`
+        down. The posterior is the same; only the geometry NUTS sees changes.
 
     Sample sites: ``shift`` (a), ``log_spread`` (b), ``lam``, ``w`` (K) and
     the observed ``counts``. Nothing of size G is recorded.
@@ -169,7 +170,14 @@ def pit_model(
     a = numpyro.sample("shift", dist.Normal(0.0, shift_scale))
     b = numpyro.sample("log_spread", dist.Normal(0.0, spread_scale))
     lam = numpyro.sample("lam", dist.Exponential(1.0 / smoothness_scale))
-    w = standard_normal("w", "tilt", tilt.shape[1], lam, tilt_centering)
+    if tilt_information is None:
+        with numpyro.plate("tilt", tilt.shape[1]):
+            w = numpyro.sample("w", dist.Normal(0.0, 1.0))
+    else:
+        g = jnp.sqrt(1.0 + lam**2 * jnp.asarray(tilt_information))
+        with numpyro.plate("tilt", tilt.shape[1]):
+            scaled = numpyro.sample("w_scaled", dist.Normal(0.0, g))
+        w = numpyro.deterministic("w", scaled / g)
     logits = pit_cell_log_mass(z_inner, a, b) + lam * (tilt @ w)
     if share is not None:  # log P_j = log sum_k A_jk pi_k
         log_pi = logits - logsumexp(logits)

@@ -109,7 +109,7 @@ def natural_cubic_basis(x, knots):
     return d[:, :-1] - d[:, -1:]
 
 
-def standard_normal(name, plate, size, scale, centering):
+def _standard_normal(name, plate, size, scale, centering):
     r"""``size`` standard normals, sampled as :math:`\text{scale}^c` times
     themselves when ``centering`` c is given (see :func:`smooth_model`)."""
     if centering is None:
@@ -223,13 +223,13 @@ def smooth_model(
     b = numpyro.sample("b", dist.Normal(0.0, slope_scale))
     lam = numpyro.sample("lam", dist.Exponential(1.0 / smoothness_scale))
     k2 = jnp.shape(transform)[1]
-    u = standard_normal("u", "spline", k2, lam, spline_centering)
+    u = _standard_normal("u", "spline", k2, lam, spline_centering)
     tau = v = None
     if bins is not None:
         if n_bins is None:
             raise ValueError("smooth_model: bins needs n_bins")
         tau = numpyro.sample("tau", dist.Exponential(1.0 / bin_scale))
-        v = standard_normal("v", "bin", n_bins, tau, bin_centering)
+        v = _standard_normal("v", "bin", n_bins, tau, bin_centering)
     f = curve_logit(x, knots, transform, a, b, lam, u, bins, tau, v)
     # observed counts as a JAX array: the Binomial's support check compares
     # them with traced trials, which a NumPy array cannot take part in

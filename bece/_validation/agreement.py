@@ -297,12 +297,12 @@ class CrossCheck(HTMLDisplay):
         the fast path and from bridge sampling on the NUTS draws, with its
         standard error (:mod:`bece._validation.bridge`); empty otherwise.
     parameterisation : str
-        For the smooth models with a second parameterisation, that of the
-        run kept: "centred" (coefficients partly centred as the Laplace fit
-        suggests) or "non-centred". The binary smooth model runs the centred
-        one first and the non-centred one when it does not converge; the
-        smooth PIT model the other way round. Empty for the other models,
-        which have one.
+        For the smooth models, the parameterisation of the run kept: the
+        one NUTS tries first, from the Laplace fit ("centred" for the binary
+        model: its coefficients partly centred; "scaled" for the PIT model:
+        its tilt scaled by the data's information), or "non-centred" (the
+        model as written, run when the first did not converge). Empty for
+        the other models, which have one.
 
     Examples
     --------

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._base.laplace import mixture_variances, single_threaded_blas
+from .._base.laplace import single_threaded_blas
 from .._base.random import sample_dirichlet
 from .._regression.bayesian import BayesianCalibrationError, pit_data, smooth_prior
 from .._regression.cells import cell_curve, forecast_cells
@@ -40,7 +40,7 @@ from .settings import MCMCSettings
 from .smooth import SMOOTH_TARGET, exact_calibration
 
 __all__ = ["cross_check_dirichlet_pit", "cross_check_smooth_pit", "smooth_pit_arguments",
-           "tilt_centering"]
+           "tilt_information"]
 
 #: NUTS step-size target of the Dirichlet PIT model (no funnel: 2 chains x
 #: 1,000 draws at 0.9 had no divergence on n = 300); the smooth one's is
@@ -91,16 +91,15 @@ def cross_check_smooth_pit(pit: Any, levels: ArrayLike | None = None, *, prior_o
     forecast_draws)`` of a quantile or sample forecast's randomised PIT.
     The cal score compared is :math:`\\sum_j (p_j - C_j)^2`.
 
-    NUTS runs the model as written (non-centred: the tilt is
-    :math:`\\lambda\\,\\psi^\\top w`, :math:`w \\sim \\mathcal N(0, I)`) first;
-    when that run does not converge (after its repeat at a higher
-    ``target_accept_prob``), once more with the tilt's coefficients partly
-    centred as the Laplace fit suggests (:func:`tilt_centering`), and the
-    run that converged is judged (the first when neither did;
-    ``CrossCheck.parameterisation`` says which). Each fails on some data
-    sets at n = 10^5, at opposite ends of :math:`\\lambda`: the non-centred
-    run where :math:`\\lambda` is large and the data pin :math:`\\lambda w`
-    down, the centred one where :math:`\\lambda` is near 0.
+    NUTS runs the model with each tilt coefficient :math:`w_k` scaled by
+    :math:`\\sqrt{1 + \\lambda^2 I_k}`, :math:`I_k` the data's information
+    about :math:`\\lambda w_k` from the Laplace fit (:func:`tilt_information`;
+    ``pit_model(tilt_information=...)``), so that NUTS sees no funnel between
+    :math:`\\lambda` and :math:`w` at either end of :math:`\\lambda`. When
+    that run does not converge (after its repeat at a higher
+    ``target_accept_prob``), the model as written (non-centred) is run once
+    more, and the run that converged is judged (the first when neither did;
+    ``CrossCheck.parameterisation`` says which: "scaled" or "non-centred").
     """
     mcmc = MCMCSettings.resolve(mcmc)
     p = _levels(levels)
@@ -121,31 +120,42 @@ def cross_check_smooth_pit(pit: Any, levels: ArrayLike | None = None, *, prior_o
         return _nuts_against_pit(data, cells, post, args, kwargs, fast, p, prior_odds, mcmc,
                                  parameterisation, centering)
 
-    cc = run("non-centred", {})
+    cc = run("scaled", {"tilt_information": tilt_information(post)})
     if cc.converged:
         return cc
     if mcmc.progress_bar is None:
-        print("NUTS: not converged on the non-centred model; once more with the tilt partly "
-              "centred", file=sys.stderr)
-    other = run("centred", {"tilt_centering": tilt_centering(post)})
+        print("NUTS: not converged with the tilt scaled; once more on the model as written",
+              file=sys.stderr)
+    other = run("non-centred", {})
     return other if other.converged else cc
 
 
-def tilt_centering(post: Any) -> np.ndarray:
-    r"""The partial centering of the tilt's coefficients (``tilt_centering`` of
-    :func:`bece.models.pit_model`): :math:`c_k = 1 - \bar v_k`, clipped to
-    [0, 1], with :math:`\bar v_k` the posterior variance of :math:`w_k`
-    (in prior units: its prior is N(0, 1)) under the Laplace mixture, as
-    :func:`bece._validation.smooth.nuts_centering` for the binary model.
+def tilt_information(post: Any) -> np.ndarray:
+    r"""The data's information :math:`I_k` about each tilt coefficient
+    :math:`\lambda w_k`, from the Laplace fit (``tilt_information`` of
+    :func:`bece.models.pit_model`).
 
-    On Gaussian forecasts of calibrated targets (n = 10^5, seed 1 of
-    ``benchmarks/crosscheck_agreement.py``), the non-centred run had one
-    divergent transition in 4,000, at :math:`\lambda = 0.14`, and took 160
-    leapfrog steps per transition; the centred one (:math:`c_1 = 0.58`,
-    falling to 0 for the roughest coefficients) 60 steps, its one divergent
-    transition at :math:`\lambda = 3 \times 10^{-5}`.
+    Component j of the fit, at :math:`\lambda_j`, has the negative Hessian
+    :math:`H_j = L_j L_j^\top`, whose diagonal for :math:`w_k` is the prior
+    precision 1 plus :math:`\lambda_j^2 I_k`; the estimates
+    :math:`([H_j]_{kk} - 1) / \lambda_j^2` are averaged with the
+    components' weights.
+
+    Measured with ``benchmarks/crosscheck_agreement.py``'s data at n =
+    10^5 (4 chains of 1,000 draws after 1,000 warm-up): the model as written
+    kept one or two divergent transitions at ``target_accept_prob`` 0.999
+    on three data sets (Gaussian forecasts, calibrated seed 1 and shifted
+    seed 0; 100-draw sample forecasts, calibrated seed 0), at 96 to 160
+    leapfrog steps per transition; scaled, none at 0.99, at 31 steps. On
+    the first, one minus the Laplace variance as a partial centering
+    (:func:`bece._validation.smooth.nuts_centering`) took 60 steps but
+    diverged at :math:`\lambda = 3 \cdot 10^{-5}`, the other end of
+    :math:`\lambda`'s posterior (1% to 99% quantiles 0.0002 to 0.12) from
+    the non-centred run's divergence (:math:`\lambda = 0.14`).
     """
-    return np.clip(1.0 - mixture_variances(post.weights, post.chol)[2:], 0.0, 1.0)
+    diag = np.einsum("jkl,jkl->jk", post.chol, post.chol)[:, 2:]  # [L L^T]_kk
+    per_component = (diag - 1.0) / np.asarray(post.lambdas, dtype=np.float64)[:, None] ** 2
+    return np.maximum(np.asarray(post.weights) @ per_component, 0.0)
 
 
 def _nuts_against_pit(data: Any, cells: Any, post: Any, args: tuple, kwargs: dict[str, Any],

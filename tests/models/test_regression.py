@@ -95,9 +95,9 @@ def _compare_with_fast_path(run, curve_of, theta, curve, num_chains, num_samples
     return converged, a.max_ratio, 1.0, a.rhat_max, a.ess_bulk_min, a.ess_tail_min
 
 
-def _nuts_against_fast_path(n, g, num_chains, num_warmup, num_samples, seed, centred=False):
+def _nuts_against_fast_path(n, g, num_chains, num_warmup, num_samples, seed, scaled=False):
     from bece._validation.nuts import run_nuts
-    from bece._validation.regression import tilt_centering
+    from bece._validation.regression import tilt_information
 
     y = np.random.default_rng(seed).normal(size=n)
     hist = PITHistogram.from_pit(pit(y, mean=0.0, std=0.7), n_cells=g)
@@ -106,7 +106,7 @@ def _nuts_against_fast_path(n, g, num_chains, num_warmup, num_samples, seed, cen
     run = run_nuts(pit_model, pit_grid(g).z[1:-1], tilt_basis(g), num_chains=num_chains,
                    num_warmup=num_warmup, num_samples=num_samples, seed=seed, progress_bar=False,
                    target_accept_prob=0.9, n=hist.n, counts=hist.counts,
-                   tilt_centering=tilt_centering(post) if centred else None)
+                   tilt_information=tilt_information(post) if scaled else None)
     from bece._regression.smooth import curve_draws
 
     converged, max_z, threshold, rhat, ess_bulk, _ = _compare_with_fast_path(
@@ -125,33 +125,33 @@ def test_nuts_agrees_with_the_fast_path():
     assert max_z <= threshold and k_hat < 0.7
 
 
-def test_partly_centred_nuts_agrees_with_the_fast_path():
-    """The same problem with the tilt's coefficients partly centred
-    (tilt_centering from the Laplace fit): the same posterior, so the same
+def test_scaled_nuts_agrees_with_the_fast_path():
+    """The same problem with each tilt coefficient scaled by sqrt(1 + lam^2 I_k)
+    (tilt_information from the Laplace fit): the same posterior, so the same
     verdict (false-alarm rate 0.05 by construction; seed fixed)."""
     converged, max_z, threshold, k_hat, rhat, ess = _nuts_against_fast_path(300, 20, 2, 300, 1000, 3,
-                                                                            centred=True)
+                                                                            scaled=True)
     assert converged, (rhat, ess)
     assert max_z <= threshold and k_hat < 0.7
 
 
-@pytest.mark.parametrize("centering", [0.0, 0.6, 1.0, np.linspace(0.0, 1.0, 8)])
-def test_partial_centering_leaves_the_prior_of_w_standard_normal(centering):
-    """w = w_centered / lam^c with w_centered ~ N(0, lam^(2c)): w ~ N(0, 1)
-    whatever lam and c. 20,000 prior draws of 8 coefficients: each one's sd
-    within 5 Monte Carlo s.e. (sd/sqrt(2S) = 0.005) of 1, its correlation
-    with log lam within 5/sqrt(S) of 0."""
+@pytest.mark.parametrize("information", [0.0, 50.0, np.geomspace(1.0, 1e5, 8)])
+def test_scaling_the_tilt_leaves_the_prior_of_w_standard_normal(information):
+    """w = w_scaled / g with w_scaled ~ N(0, g^2), g = sqrt(1 + lam^2 I): w ~ N(0, 1)
+    whatever lam and I. 20,000 prior draws of 8 coefficients: each one's sd
+    within 5 Monte Carlo s.e. (sd/sqrt(2S) = 0.005) of 1, the correlation of
+    w^2 with log lam within 5/sqrt(S) of 0."""
     g = 30
     basis = tilt_basis(g)[:, :8]
     out = Predictive(pit_model, num_samples=20_000)(jax.random.PRNGKey(4), pit_grid(g).z[1:-1], basis,
-                                                    n=100, tilt_centering=centering)
+                                                    n=100, tilt_information=information)
     w, lam = np.asarray(out["w"], dtype=np.float64), np.asarray(out["lam"], dtype=np.float64)
-    assert w.shape == (20_000, 8)
+    assert w.shape == (20_000, 8) and "w_scaled" in out
     np.testing.assert_allclose(w.std(axis=0), 1.0, atol=5 * 1.0 / np.sqrt(2 * 20_000))
     corr = [np.corrcoef(np.log(lam), w[:, k] ** 2)[0, 1] for k in range(8)]
     np.testing.assert_allclose(corr, 0.0, atol=5 / np.sqrt(20_000))
-    if not np.all(np.asarray(centering) == 0):
-        assert "w_centered" in out
+    scale = np.sqrt(1.0 + lam[:, None] ** 2 * np.broadcast_to(information, (8,)))
+    np.testing.assert_allclose(np.asarray(out["w_scaled"]), w * scale, rtol=2e-5, atol=1e-6)
 
 
 @pytest.mark.slow

@@ -12,35 +12,37 @@ import bece._validation.regression as vr
 from bece.regression import pit
 
 
-def test_tilt_centering_is_one_minus_the_laplace_variance_of_w():
-    """tilt_centering: c_k = 1 - sum_j w_j [H_j^{-1}]_kk for the tilt's
-    coefficients (after shift and log_spread), clipped to [0, 1]; against
-    numpy's inverse of each H_j = L_j L_j^T on a hand-made two-component fit
-    with variances both below and above 1."""
+def test_tilt_information_is_read_from_the_laplace_precision():
+    """tilt_information: component j's negative Hessian has [H_j]_kk = 1 +
+    lam_j^2 I_k for the tilt's coefficients (prior precision 1); a hand-made
+    fit built that way, with off-diagonal terms and other I per component,
+    gives back the weighted mean of the I's."""
     rng = np.random.default_rng(8)
-    p_dim = 2 + 5
+    k = 5
+    lambdas, weights = np.array([0.01, 0.2, 1.5]), np.array([0.2, 0.5, 0.3])
+    info = rng.uniform(10.0, 1e4, size=(3, k))
     chol = []
-    for scale in (0.3, 3.0):
-        a = rng.normal(size=(p_dim, p_dim)) * scale
-        chol.append(np.linalg.cholesky(a @ a.T + np.diag(rng.uniform(0.05, 2.0, size=p_dim))))
-    post = SimpleNamespace(weights=np.array([0.4, 0.6]), chol=np.stack(chol))
-    var = sum(w * np.diag(np.linalg.inv(lo @ lo.T)) for w, lo in zip(post.weights, chol))
-    c = vr.tilt_centering(post)
-    np.testing.assert_allclose(c, np.clip(1 - var[2:], 0, 1), rtol=1e-12)
-    assert c.shape == (5,) and np.all((c >= 0) & (c <= 1))
+    for lam, i_j in zip(lambdas, info):
+        a = rng.normal(size=(2 + k, 2 + k)) * 0.1
+        h = a @ a.T
+        h[np.arange(2, 2 + k), np.arange(2, 2 + k)] = 1.0 + lam**2 * i_j
+        h[:2, :2] += np.eye(2) * 5.0
+        chol.append(np.linalg.cholesky(h))
+    post = SimpleNamespace(weights=weights, chol=np.stack(chol), lambdas=lambdas)
+    np.testing.assert_allclose(vr.tilt_information(post), weights @ info, rtol=1e-9)
 
 
 @pytest.mark.parametrize("converges, kept, calls_made", [
-    ({"non-centred"}, "non-centred", ["non-centred"]),
-    ({"centred"}, "centred", ["non-centred", "centred"]),
-    (set(), "non-centred", ["non-centred", "centred"]),
+    ({"scaled"}, "scaled", ["scaled"]),
+    ({"non-centred"}, "non-centred", ["scaled", "non-centred"]),
+    (set(), "scaled", ["scaled", "non-centred"]),
 ])
-def test_a_run_that_does_not_converge_is_repeated_partly_centred(monkeypatch, capsys, converges, kept,
+def test_a_run_that_does_not_converge_is_repeated_non_centred(monkeypatch, capsys, converges, kept,
                                                                  calls_made):
-    """cross_check_smooth_pit runs NUTS on the model as written first; when
-    that run does not converge it runs the partly centred model once and
-    keeps the run that converged (the first when neither did), saying so on
-    stderr when no progress bar is shown. The NUTS runs are replaced by
+    """cross_check_smooth_pit runs NUTS with the tilt scaled first; when that
+    run does not converge it runs the model as written once and keeps the
+    run that converged (the first when neither did), saying so on stderr
+    when no progress bar is shown. The NUTS runs are replaced by
     stand-ins that record their parameterisation."""
     from bece._validation.settings import MCMCSettings
 
@@ -58,8 +60,8 @@ def test_a_run_that_does_not_converge_is_repeated_partly_centred(monkeypatch, ca
                                    mcmc=MCMCSettings(num_closed_form=200, progress_bar=None))
     assert cc.parameterisation == kept
     assert [c[0] for c in calls] == calls_made
-    assert calls[0][1] == {}
+    assert set(calls[0][1]) == {"tilt_information"}
+    assert np.all(calls[0][1]["tilt_information"] >= 0)
     if len(calls) > 1:
-        assert set(calls[1][1]) == {"tilt_centering"}
-        assert np.all((calls[1][1]["tilt_centering"] >= 0) & (calls[1][1]["tilt_centering"] <= 1))
-        assert "once more with the tilt partly centred" in capsys.readouterr().err
+        assert calls[1][1] == {}
+        assert "once more on the model as written" in capsys.readouterr().err
