@@ -116,9 +116,9 @@ def cross_check_smooth_pit(pit: Any, levels: ArrayLike | None = None, *, prior_o
                    lam=lam, w=theta[:, 2:], params=post, log_bayes_factor=post.log_bayes_factor,
                    prior_odds=prior_odds, histogram=hist)
 
-    def run(parameterisation: str, centering: dict[str, Any]) -> CrossCheck:
+    def run(parameterisation: str, options: dict[str, Any]) -> CrossCheck:
         return _nuts_against_pit(data, cells, post, args, kwargs, fast, p, prior_odds, mcmc,
-                                 parameterisation, centering)
+                                 parameterisation, options)
 
     cc = run("scaled", {"tilt_information": tilt_information(post)})
     if cc.converged:
@@ -161,16 +161,17 @@ def tilt_information(post: Any) -> np.ndarray:
 def _nuts_against_pit(data: Any, cells: Any, post: Any, args: tuple, kwargs: dict[str, Any],
                       fast: BayesianCalibrationError, p: np.ndarray, prior_odds: float,
                       mcmc: MCMCSettings, parameterisation: str,
-                      centering: dict[str, Any]) -> CrossCheck:
-    """One NUTS run of the smooth PIT model in the parameterisation ``centering``
-    (empty: non-centred), judged against the fast path's draws ``fast``."""
+                      options: dict[str, Any]) -> CrossCheck:
+    """One NUTS run of the smooth PIT model in the parameterisation that
+    ``options`` give :func:`bece.models.pit_model` (``tilt_information``;
+    empty: the model as written), judged against the fast path's draws ``fast``."""
     from ..models import pit_model
 
     hist = data.histogram
     run = run_nuts(pit_model, *args, num_chains=mcmc.num_chains, num_warmup=mcmc.num_warmup,
                    num_samples=mcmc.num_samples, seed=mcmc.seed, progress_bar=mcmc.progress_bar,
                    target_accept_prob=mcmc.target_accept_prob or SMOOTH_TARGET, retry_divergent=True,
-                   dense_mass=True, **kwargs, **centering)
+                   dense_mass=True, **kwargs, **options)
     smp = {k: np.asarray(v, dtype=np.float64) for k, v in run.get_samples(group_by_chain=True).items()}
     shape = (mcmc.num_chains, mcmc.num_samples)
     th = np.concatenate([smp["shift"].reshape(-1, 1), smp["log_spread"].reshape(-1, 1),
@@ -187,7 +188,7 @@ def _nuts_against_pit(data: Any, cells: Any, post: Any, args: tuple, kwargs: dic
     identity = {"shift": 0.0, "log_spread": 0.0, "lam": 1.0, "w": np.zeros(args[1].shape[1])}
     evidence, probabilities = exact_calibration(pit_model, smp, args, kwargs, identity,
                                                 post.log_bayes_factor, prior_odds, mcmc.seed,
-                                                centering=centering)
+                                                centering=options)
     agreement = compare_draws(chains, refs, mcmc.num_chains, mcmc.num_samples, mcmc.false_alarm,
                               diagnose={k: smp[k] for k in ("shift", "log_spread", "lam", "w")},
                               probabilities=probabilities)

@@ -259,9 +259,9 @@ def exact_calibration(model: Any, samples: dict[str, np.ndarray], args: tuple,
     (:mod:`bece._validation.bridge`), with the identity curve's likelihood
     from the model at the parameters ``identity``; and the probability of
     exact calibration each gives at ``prior_odds``. ``centering`` holds the
-    keywords of the parameterisation NUTS ran (:func:`nuts_centering`): the
-    bridge works in its unconstrained space; the identity curve's likelihood
-    does not depend on it."""
+    model's keywords of the parameterisation NUTS ran (:func:`nuts_centering`'s,
+    or ``tilt_information`` for the PIT model): the bridge works in its
+    unconstrained space; the identity curve's likelihood does not depend on it."""
     from .._smooth.average import prob_calibrated
     from .bridge import log_likelihood_at, model_log_marginal
 
