@@ -334,6 +334,15 @@ def cell_verdict(rs: list[dict]) -> tuple[int, int, int, str]:
     return stuck, bad, allowed, "agree" if agree else "**do not agree**"
 
 
+def _earlier_runs(title: str, runs: list[dict], what: str, line) -> list[str]:
+    """A paragraph on the runs of an earlier cross-check: how many, how many
+    did not agree (``what``), and one ``line(run)`` for each of those."""
+    if not runs:
+        return []
+    worst = [r for r in runs if not r["agree"]]
+    return [f"{title}: {len(runs)} runs, {len(worst)} {what}:", "", *map(line, worst), ""]
+
+
 def table() -> str:
     import datetime
     import platform
@@ -421,40 +430,32 @@ def table() -> str:
                        + "; ".join(r["reasons"][:3]) + (" ..." if len(r["reasons"]) > 3 else ""))
         out.append("")
     earlier = _rows(current=False)
+
+    def reasons(r: dict, k: int) -> str:
+        return "; ".join(r["reasons"][:k]) + (" ..." if len(r["reasons"]) > k else "")
+
     binary = [r for r in earlier if r["part"] == "default"]
-    if binary:
-        worst = [r for r in binary if not r["agree"]]
-        out += [f"**Earlier runs of the binary default** (one NUTS parameterisation only, "
-                f"the fast path's grid of scales from 0.01 times their prior means, or "
-                f"P(tau > 0.3) read as whole grid cells; not in the table above): "
-                f"{len(binary)} runs, "
-                f"{len(worst)} disagreements:", ""]
-        for r in worst:
-            out.append(f"- {r['cell']}, n = {r['n']:,}, seed {r['seed']}: " + "; ".join(r["reasons"][:3]))
-        out.append("")
+    out += _earlier_runs(
+        "**Earlier runs of the binary default** (one NUTS parameterisation only, the fast path's "
+        "grid of scales from 0.01 times their prior means, or P(tau > 0.3) read as whole grid "
+        "cells; not in the table above)", binary, "disagreements",
+        lambda r: f"- {r['cell']}, n = {r['n']:,}, seed {r['seed']}: {reasons(r, 3)}")
     pit = [r for r in earlier if r["part"] == "regression"]
     if pit:
-        worst = [r for r in pit if not r["agree"]]
-        quantity = [r for r in pit if r["converged"] and not r["agree"]]
-        out += [f"**Earlier runs of the regression default** (NUTS on the model as written "
-                f"only; not in the table above): {len(pit)} runs, {len(worst)} not converged or "
-                f"not agreeing, {len(quantity)} of them where NUTS converged; median "
-                f"{np.median([r['steps'] for r in pit if r.get('steps')]):.0f} leapfrog steps per "
-                f"transition:", ""]
-        for r in worst:
-            out.append(f"- {r['cell']}, n = {r['n']:,}, seed {r['seed']}: " + "; ".join(r["reasons"][:2]))
-        out.append("")
+        quantity = sum(r["converged"] and not r["agree"] for r in pit)
+        steps = np.median([r["steps"] for r in pit if r.get("steps")])
+        out += _earlier_runs(
+            "**Earlier runs of the regression default** (NUTS on the model as written only; not "
+            "in the table above)", pit,
+            f"not converged or not agreeing, {quantity} of them where NUTS converged; median "
+            f"{steps:.0f} leapfrog steps per transition",
+            lambda r: f"- {r['cell']}, n = {r['n']:,}, seed {r['seed']}: {reasons(r, 2)}")
     labels = [r for r in earlier if r["part"] not in ("default", "regression")]
-    if labels:
-        worst = [r for r in labels if not r["agree"]]
-        out += [f"**Earlier runs of the top-label default** (the fast path's grid of 8 tilt "
-                f"scales omega, a ratio of 2.68 between neighbours; not in the tables above): "
-                f"{len(labels)} runs, {len(worst)} disagreements:", ""]
-        for r in worst:
-            out.append(f"- {r['part']}, {r['cell']}, K = {r.get('k') or 10}, n = {r['n']:,}, seed "
-                       f"{r['seed']}: " + "; ".join(r["reasons"][:2])
-                       + (" ..." if len(r["reasons"]) > 2 else ""))
-        out.append("")
+    out += _earlier_runs(
+        "**Earlier runs of the top-label default** (the fast path's grid of 8 tilt scales omega, "
+        "a ratio of 2.68 between neighbours; not in the tables above)", labels, "disagreements",
+        lambda r: (f"- {r['part']}, {r['cell']}, K = {r.get('k') or 10}, n = {r['n']:,}, seed "
+                   f"{r['seed']}: {reasons(r, 2)}"))
     return "\n".join(out)
 
 
