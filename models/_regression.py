@@ -147,7 +147,8 @@ def pit_model(
         as written (None) is a funnel once the data pin :math:`\lambda w`
         down. The posterior is the same; only the geometry NUTS sees changes.
 
-    Sample sites: ``shift`` (a), ``log_spread`` (b), ``lam``, ``w`` (K) and
+    Sample sites: ``shift`` (a), ``log_spread`` (b), ``lam``, ``w`` (K; with
+    ``tilt_information``, ``w_scaled`` and ``w`` recorded beside it) and
     the observed ``counts``. Nothing of size G is recorded.
 
     Examples

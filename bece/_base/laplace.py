@@ -32,8 +32,7 @@ import numpy as np
 __all__ = ["ARMIJO", "HYPER_RANGE", "MIN_STEP", "NEWTON_TOL", "NewtonWarning", "OBJECTIVE_ROUNDOFF",
            "backtrack", "climb_and_flood", "converged", "exponential_grid", "grid_fits",
            "laplace_mixture_draws", "mixture_draws", "mixture_variances", "mixture_weights",
-           "not_converged",
-           "single_threaded_blas"]
+           "not_converged", "single_threaded_blas"]
 
 #: The grid of each scale hyper-parameter spans this range times its prior mean.
 HYPER_RANGE = (1e-2, 10.0)
