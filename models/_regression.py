@@ -64,6 +64,8 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.special import log_ndtr, logsumexp
 
+from ._smooth import scaled_standard_normal
+
 __all__ = ["pit_cell_log_mass", "pit_dirichlet_model", "pit_model"]
 
 
@@ -171,14 +173,7 @@ def pit_model(
     a = numpyro.sample("shift", dist.Normal(0.0, shift_scale))
     b = numpyro.sample("log_spread", dist.Normal(0.0, spread_scale))
     lam = numpyro.sample("lam", dist.Exponential(1.0 / smoothness_scale))
-    if tilt_information is None:
-        with numpyro.plate("tilt", tilt.shape[1]):
-            w = numpyro.sample("w", dist.Normal(0.0, 1.0))
-    else:
-        g = jnp.sqrt(1.0 + lam**2 * jnp.asarray(tilt_information))
-        with numpyro.plate("tilt", tilt.shape[1]):
-            scaled = numpyro.sample("w_scaled", dist.Normal(0.0, g))
-        w = numpyro.deterministic("w", scaled / g)
+    w = scaled_standard_normal("w", "tilt", tilt.shape[1], lam, tilt_information)
     logits = pit_cell_log_mass(z_inner, a, b) + lam * (tilt @ w)
     if share is not None:  # log P_j = log sum_k A_jk pi_k
         log_pi = logits - logsumexp(logits)

@@ -51,13 +51,22 @@ scale, computed in float64 by the caller.
 
 from __future__ import annotations
 
+from functools import partial
+
+import jax
 import jax.numpy as jnp
 import numpyro
 import numpyro.distributions as dist
+from jax.scipy.special import log_ndtr, logsumexp, ndtr
 
-from ._smooth import curve_logit
+from ._smooth import curve_logit, scaled_standard_normal
 
-__all__ = ["scale_prior", "top_label_curve_logit", "top_label_smooth_model"]
+__all__ = [
+    "scale_prior",
+    "scale_prior_quantile",
+    "top_label_curve_logit",
+    "top_label_smooth_model",
+]
 
 
 def top_label_curve_logit(x, label, knots, transform, a, b, lam, u, kappa, c, e, *, center=0.0,
@@ -86,6 +95,61 @@ def scale_prior(scale, shared_prob=0.5, shared_ratio=0.02):
         dist.Exponential(1.0 / (scale * jnp.array([shared_ratio, 1.0]))))
 
 
+@partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
+def scale_prior_quantile(xi, scale, shared_prob=0.5, shared_ratio=0.02):
+    r"""The scale :math:`F^{-1}(\Phi(\xi))` of :func:`scale_prior`'s law F at
+    probit :math:`\xi`: a standard normal :math:`\xi` gives a draw of the prior.
+
+    Solves :math:`S(\kappa) = \Phi(-\xi)` for the survival function
+    :math:`S(\kappa) = \pi_s e^{-\kappa/(r s)} + (1 - \pi_s) e^{-\kappa/s}`
+    on the log scale by 64 bisections of :math:`\log \kappa` between the
+    components' quantiles (which bracket the mixture's), with the CDF below
+    the median and the survival function above it, so that both tails are
+    exact to rounding; the derivative is :math:`\varphi(\xi) /
+    f(\kappa)`, f the prior density. ``scale``, ``shared_prob`` and
+    ``shared_ratio`` are constants.
+    """
+    xi = jnp.asarray(xi)
+    lower = xi < 0  # solve F(kappa) = Phi(xi) below the median, S(kappa) = Phi(-xi) above
+    log_tail = log_ndtr(jnp.where(lower, xi, -xi))
+    ell = jnp.where(lower, jnp.log(-jnp.log1p(-ndtr(xi))), jnp.log(-log_tail))  # Exp(1)'s log quantile
+    log_means = jnp.log(scale) + jnp.log(jnp.array([shared_ratio, 1.0]))
+    weights = jnp.array([shared_prob, 1.0 - shared_prob])
+
+    def excess(u):  # increasing in u = log kappa; 0 at the quantile
+        t = jnp.exp(u[..., None] - log_means)
+        below = jnp.log(jnp.sum(-weights * jnp.expm1(-t), axis=-1)) - log_tail
+        return jnp.where(lower, below, log_tail - logsumexp(-t, b=weights, axis=-1))
+
+    def bisect(_, bracket):
+        lo, hi = bracket
+        mid = 0.5 * (lo + hi)
+        short = excess(mid) < 0
+        return jnp.where(short, mid, lo), jnp.where(short, hi, mid)
+
+    lo, hi = jax.lax.fori_loop(0, 64, bisect, (ell + log_means[0], ell + log_means[1]))
+    return jnp.exp(0.5 * (lo + hi))
+
+
+@scale_prior_quantile.defjvp
+def _scale_prior_quantile_jvp(scale, shared_prob, shared_ratio, primals, tangents):
+    (xi,), (dxi,) = primals, tangents
+    kappa = scale_prior_quantile(xi, scale, shared_prob, shared_ratio)
+    means = scale * jnp.array([shared_ratio, 1.0])
+    log_density = logsumexp(jnp.log(jnp.array([shared_prob, 1.0 - shared_prob]) / means)
+                            - kappa[..., None] / means, axis=-1)
+    log_phi = -0.5 * xi**2 - 0.5 * jnp.log(2.0 * jnp.pi)
+    return kappa, jnp.exp(log_phi - log_density) * dxi
+
+
+def _scale(name, scale, shared_prob, shared_ratio, probit):
+    """A scale of :func:`scale_prior`'s law, sampled directly or by its probit."""
+    if not probit:
+        return numpyro.sample(name, scale_prior(scale, shared_prob, shared_ratio))
+    xi = numpyro.sample(f"{name}_probit", dist.Normal(0.0, 1.0))
+    return numpyro.deterministic(name, scale_prior_quantile(xi, scale, shared_prob, shared_ratio))
+
+
 def top_label_smooth_model(
     knots,
     transform,
@@ -107,6 +171,11 @@ def top_label_smooth_model(
     tilt_scale=0.25,
     shared_prob=0.5,
     shared_ratio=0.02,
+    spline_information=None,
+    bin_information=None,
+    shift_information=None,
+    tilt_information=None,
+    probit_scales=False,
 ):
     r"""Shared smooth curve plus per-label shift and tilt, with learned scales.
 
@@ -142,9 +211,31 @@ def top_label_smooth_model(
     shared_prob, shared_ratio : float, default 0.5, 0.02
         Weight :math:`\pi_s` and relative mean :math:`r` of the scales'
         "shared" component (:func:`scale_prior`).
+    spline_information, bin_information, shift_information, tilt_information : array, optional
+        The data's information about :math:`\lambda u_k` (K - 2),
+        :math:`\tau v_m` (M), :math:`\kappa c_l` and :math:`\omega e_l` (L
+        each). Given, NUTS samples ``u_scaled`` :math:`= \sqrt{1 +
+        \lambda^2 I_k}\,u_k` (and likewise ``v_scaled``, ``c_scaled``,
+        ``e_scaled``) and records ``u`` beside it, so that the coefficients
+        the data pin down do not form a funnel with their scale
+        (:func:`bece.models._smooth.scaled_standard_normal`). The law of the
+        model is the same; None (the default) samples them non-centred.
+    probit_scales : bool, default False
+        Sample :math:`\kappa` and :math:`\omega` through the probit of
+        their prior's CDF F: NUTS moves ``kappa_probit`` :math:`\xi \sim
+        \mathcal N(0, 1)` and :math:`\kappa = F^{-1}(\Phi(\xi))`
+        (:func:`scale_prior_quantile`) is recorded; the same for
+        :math:`\omega`. The two-part prior makes :math:`\log \kappa`'s
+        posterior bimodal when the data cannot tell whether the labels share
+        one curve (a mode near :math:`r s` and one near s, with a trough
+        between that NUTS seldom crosses); in :math:`\xi` the prior is one
+        standard normal and the trough is gone. The law of the model is the same.
 
     Sample sites: ``a``, ``b``, ``lam``, ``u`` (K - 2), with bins ``tau`` and
-    ``v`` (M), ``kappa``, ``omega``, ``c`` and ``e`` (L), and the observed ``z``.
+    ``v`` (M), ``kappa``, ``omega``, ``c`` and ``e`` (L), and the observed
+    ``z``; with an information, ``u_scaled`` (and so on) in place of ``u``,
+    which is recorded as a deterministic site; with ``probit_scales``,
+    ``kappa_probit`` and ``omega_probit`` in place of ``kappa`` and ``omega``.
 
     Examples
     --------
@@ -170,20 +261,17 @@ def top_label_smooth_model(
     a = numpyro.sample("a", dist.Normal(0.0, intercept_scale))
     b = numpyro.sample("b", dist.Normal(0.0, slope_scale))
     lam = numpyro.sample("lam", dist.Exponential(1.0 / smoothness_scale))
-    with numpyro.plate("spline", jnp.shape(transform)[1]):
-        u = numpyro.sample("u", dist.Normal(0.0, 1.0))
+    u = scaled_standard_normal("u", "spline", jnp.shape(transform)[1], lam, spline_information)
     tau = v = None
     if bins is not None:
         if n_bins is None:
             raise ValueError("top_label_smooth_model: bins needs n_bins")
         tau = numpyro.sample("tau", dist.Exponential(1.0 / bin_scale))
-        with numpyro.plate("bin", n_bins):
-            v = numpyro.sample("v", dist.Normal(0.0, 1.0))
-    kappa = numpyro.sample("kappa", scale_prior(label_scale, shared_prob, shared_ratio))
-    omega = numpyro.sample("omega", scale_prior(tilt_scale, shared_prob, shared_ratio))
-    with numpyro.plate("label", n_labels):
-        c = numpyro.sample("c", dist.Normal(0.0, 1.0))
-        e = numpyro.sample("e", dist.Normal(0.0, 1.0))
+        v = scaled_standard_normal("v", "bin", n_bins, tau, bin_information)
+    kappa = _scale("kappa", label_scale, shared_prob, shared_ratio, probit_scales)
+    omega = _scale("omega", tilt_scale, shared_prob, shared_ratio, probit_scales)
+    c = scaled_standard_normal("c", "label", n_labels, kappa, shift_information)
+    e = scaled_standard_normal("e", "label", n_labels, omega, tilt_information)
     f = top_label_curve_logit(x, label, knots, transform, a, b, lam, u, kappa, c, e,
                               center=center, spread=spread, bins=bins, tau=tau, v=v, omega=omega)
     with numpyro.plate("obs", x.shape[0]):

@@ -47,7 +47,9 @@ quantity and why.
 
 from __future__ import annotations
 
+import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +65,7 @@ __all__ = [
     "Agreement",
     "compare_draws",
     "CrossCheck",
+    "first_converged",
     "gap_table",
 ]
 
@@ -299,8 +302,10 @@ class CrossCheck(HTMLDisplay):
     parameterisation : str
         For the smooth models, the parameterisation of the run kept: the
         one NUTS tries first, from the Laplace fit ("centred" for the binary
-        model: its coefficients partly centred; "scaled" for the PIT model:
-        its tilt scaled by the data's information), or "non-centred" (the
+        model: its coefficients partly centred; "scaled" for the PIT model,
+        its tilt scaled by the data's information, and for the hierarchical
+        top-label model, its coefficients scaled and its label scales
+        sampled by their prior's probit), or "non-centred" (the
         model as written, run when the first did not converge). Empty for
         the other models, which have one.
 
@@ -490,3 +495,29 @@ def gap_table(nuts: BayesianECE, closed: BayesianECE) -> Any:  # pandas.DataFram
     frame["confidence_gap"] = frame["confidence_nuts"] - frame["confidence_closed_form"]
     frame["ece_gap"] = frame["ece_nuts"] - frame["ece_closed_form"]
     return frame
+
+
+def first_converged(parameterisations: dict[str, dict[str, Any]],
+                    run: Callable[[str, dict[str, Any]], CrossCheck], model: str,
+                    progress_bar: bool | None) -> CrossCheck:
+    """``run(name, options)`` for each parameterisation in turn (its name and
+    the model's keywords that give it) until one NUTS run converges.
+
+    The smooth models' cross-checks run their model first in the
+    parameterisation the Laplace fit suggests and, when that run does not
+    converge (after its own repeat at a higher ``target_accept_prob``), the
+    model as written. The first run that converged is judged; the first run
+    when none did. With ``progress_bar`` None (the announcements on stderr),
+    each change is said there, naming ``model``.
+    """
+    first, previous = None, ""
+    for name, options in parameterisations.items():
+        if previous and progress_bar is None:
+            print(f"NUTS: not converged on the {previous} {model}; once more on the {name} one",
+                  file=sys.stderr)
+        cc = run(name, options)
+        if cc.converged:
+            return cc
+        first, previous = first or cc, name
+    assert first is not None, "first_converged needs at least one parameterisation"
+    return first

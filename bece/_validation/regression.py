@@ -21,7 +21,7 @@ does not grow with n.
 
 from __future__ import annotations
 
-import sys
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -34,7 +34,7 @@ from .._regression.cells import cell_curve, forecast_cells
 from .._regression.forecast import check_levels
 from .._regression.metrics import DEFAULT_LEVELS
 from .._regression.smooth import curve_draws, fit_pit_model, log_cell_probs, model_grid, pit_model_draws
-from .agreement import CrossCheck, compare_draws
+from .agreement import CrossCheck, compare_draws, first_converged
 from .nuts import mcmc_inference_data, run_nuts
 from .settings import MCMCSettings
 from .smooth import SMOOTH_TARGET, exact_calibration
@@ -116,18 +116,9 @@ def cross_check_smooth_pit(pit: Any, levels: ArrayLike | None = None, *, prior_o
                    lam=lam, w=theta[:, 2:], params=post, log_bayes_factor=post.log_bayes_factor,
                    prior_odds=prior_odds, histogram=hist)
 
-    def run(parameterisation: str, options: dict[str, Any]) -> CrossCheck:
-        return _nuts_against_pit(data, cells, post, args, kwargs, fast, p, prior_odds, mcmc,
-                                 parameterisation, options)
-
-    cc = run("scaled", {"tilt_information": tilt_information(post)})
-    if cc.converged:
-        return cc
-    if mcmc.progress_bar is None:
-        print("NUTS: not converged with the tilt scaled; once more on the model as written",
-              file=sys.stderr)
-    other = run("non-centred", {})
-    return other if other.converged else cc
+    run = partial(_nuts_against_pit, data, cells, post, args, kwargs, fast, p, prior_odds, mcmc)
+    return first_converged({"scaled": {"tilt_information": tilt_information(post)},
+                            "non-centred": {}}, run, "PIT model", mcmc.progress_bar)
 
 
 def tilt_information(post: Any) -> np.ndarray:

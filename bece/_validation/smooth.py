@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from functools import partial
 from typing import Any
 
@@ -20,7 +19,7 @@ from .._smooth.fit import fit_smooth
 from .._smooth.posterior import prepare_atoms, smooth_result
 from .._stats.binning import Binning
 from .._stats.calibration_stats import CalibrationStats
-from .agreement import FALSE_ALARM, CrossCheck, Probability
+from .agreement import FALSE_ALARM, CrossCheck, Probability, first_converged
 
 __all__ = [
     "SMOOTH_TARGET",
@@ -145,14 +144,8 @@ def cross_check_smooth_atoms(
                   num_chains=num_chains, num_warmup=num_warmup, num_samples=num_samples, seed=seed,
                   progress_bar=progress_bar, target_accept_prob=target_accept_prob,
                   false_alarm=false_alarm, curve_points=curve_points, prior_odds=prior_odds)
-    cc = run("centred", nuts_centering(post))
-    if cc.converged:
-        return cc
-    if progress_bar is None:
-        print("NUTS: not converged on the centred model; once more on the non-centred one",
-              file=sys.stderr)
-    other = run("non-centred", {})
-    return other if other.converged else cc
+    return first_converged({"centred": nuts_centering(post), "non-centred": {}}, run, "smooth model",
+                           progress_bar)
 
 
 def _nuts_against(atoms: Atoms, stats: CalibrationStats, grid_points: np.ndarray, post: Any,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -23,11 +24,12 @@ from .._smooth.toplabel import (
 )
 from .._smooth.toplabel_fit import fit_top_label_smooth
 from .._stats.binning import Binning
-from .agreement import FALSE_ALARM, CrossCheck
+from .agreement import FALSE_ALARM, CrossCheck, first_converged
 from .smooth import SMOOTH_TARGET, exact_calibration, identity_curve
 
 __all__ = [
     "cross_check_smooth_top_label",
+    "scaled_information",
     "top_label_model_kwargs",
 ]
 
@@ -69,9 +71,18 @@ def cross_check_smooth_top_label(
 
     ``bece.cross_check(y_true, y_prob, model="smooth", top_label=True)``
     calls this. The model's spline, atoms, label centring and prior are
-    those of :func:`bece._smooth.toplabel.smooth_top_label_ece`; NUTS samples
-    :math:`(a, b, \\lambda, u[, \\tau, v], \\kappa, \\omega, c, e)` (non-centred), and
-    each NUTS draw gets its own Bayesian-bootstrap weights. Compared under the
+    those of :func:`bece._smooth.toplabel.smooth_top_label_ece`. NUTS first
+    runs the model with each coefficient scaled by the data's information
+    about it (:func:`scaled_information`: :math:`u_k` by :math:`\\sqrt{1 +
+    \\lambda^2 I_k}`, and likewise :math:`v`, :math:`c`, :math:`e`) and the
+    label scales :math:`\\kappa, \\omega` sampled by the probit of their
+    prior's CDF (``probit_scales``), so that it sees neither the funnels of
+    the coefficients with their scales nor the trough between the two parts
+    of the scales' prior; when that run does not converge (after its repeat
+    at a higher ``target_accept_prob``), the model as written (non-centred)
+    is run once more, and the run that converged is judged (the first when
+    neither did; ``CrossCheck.parameterisation`` says "scaled" or
+    "non-centred"). Each NUTS draw gets its own Bayesian-bootstrap weights. Compared under the
     agreement rule (:mod:`bece._validation.agreement`): the top-label ECE
     (``average``), each label's ECE and each label's curve
     :math:`P(z = 1 \\mid p, l)` at ``curve_points`` confidences (equally spaced
@@ -91,9 +102,7 @@ def cross_check_smooth_top_label(
         ``model="smooth-top-label"``; ``closed_form`` holds the Laplace draws
         (``method="laplace"``), ``nuts`` the NUTS ones (``method="nuts"``).
     """
-    from ..models import top_label_smooth_model
-    from .agreement import compare_draws
-    from .nuts import check_run_arguments, mcmc_inference_data, run_nuts
+    from .nuts import check_run_arguments
 
     check_run_arguments(false_alarm=false_alarm, seed=seed, num_chains=num_chains,
                         num_warmup=num_warmup, num_samples=num_samples,
@@ -123,12 +132,37 @@ def cross_check_smooth_top_label(
         e, post = label_posterior_draws(atoms, post, num_closed_form,
                                         np.random.default_rng([seed, 1]), True)
         laplace = top_label_result(atoms, label_stats, labels, post, e, average, "laplace")
-    n_labels = atoms.n_labels
     model_kwargs = top_label_model_kwargs(atoms, post)
+    run = partial(_nuts_against_top_label, atoms, label_stats, labels, post, e, laplace, average,
+                  model_kwargs, num_chains=num_chains, num_warmup=num_warmup,
+                  num_samples=num_samples, seed=seed, progress_bar=progress_bar,
+                  target_accept_prob=target_accept_prob, false_alarm=false_alarm,
+                  curve_points=curve_points, prior_odds=prior_odds)
+    return first_converged({"scaled": {**scaled_information(post), "probit_scales": True},
+                            "non-centred": {}}, run, "top-label model", progress_bar)
+
+
+def _nuts_against_top_label(atoms: Any, label_stats: Any, labels: np.ndarray, post: Any,
+                            e: dict[str, np.ndarray], laplace: BayesianTopLabelECE, average: str,
+                            model_kwargs: dict[str, Any], parameterisation: str,
+                            options: dict[str, Any], *, num_chains: int, num_warmup: int,
+                            num_samples: int, seed: int, progress_bar: bool | None,
+                            target_accept_prob: float, false_alarm: float, curve_points: int,
+                            prior_odds: float) -> CrossCheck:
+    """One NUTS run of the hierarchical top-label model in the parameterisation
+    that ``options`` give :func:`bece.models.top_label_smooth_model`
+    (:func:`scaled_information`'s keywords; empty: the model as written),
+    judged against the Laplace draws ``e`` and their result ``laplace``."""
+    from ..models import top_label_smooth_model
+    from .agreement import compare_draws
+    from .nuts import mcmc_inference_data, run_nuts
+
+    basis, n_labels = post.basis, atoms.n_labels
     mcmc = run_nuts(
         top_label_smooth_model, basis.knots, basis.transform, num_chains=num_chains,
         num_warmup=num_warmup, num_samples=num_samples, seed=seed, progress_bar=progress_bar,
         target_accept_prob=target_accept_prob, retry_divergent=True, dense_mass=True, **model_kwargs,
+        **options,
     )
     smp = {k: np.asarray(v, dtype=np.float64) for k, v in mcmc.get_samples(group_by_chain=True).items()}
     flat = {k: v.reshape((num_chains * num_samples,) + v.shape[2:]) for k, v in smp.items()}
@@ -144,7 +178,8 @@ def cross_check_smooth_top_label(
         e_nuts = label_ece_draws(atoms, post, beta, label_beta, np.random.default_rng([seed, 2]),
                                  keep=True)
     nuts_result = top_label_result(atoms, label_stats, labels, post, e_nuts, average, "nuts")
-    idata = mcmc_inference_data(mcmc, coords={"label": labels}, dims={"c": ["label"], "e": ["label"]})
+    idata = mcmc_inference_data(mcmc, coords={"label": labels},
+                                dims={k: ["label"] for k in ("c", "e", "c_scaled", "e_scaled") if k in smp})
     probe = np.quantile(atoms.p, np.linspace(0, 1, curve_points + 2)[1:-1])
     pl = np.repeat(np.arange(n_labels), curve_points)
     xp = np.tile(probe, n_labels)
@@ -169,12 +204,12 @@ def cross_check_smooth_top_label(
                 "e": np.zeros(n_labels)}
     evidence, probabilities = exact_calibration(
         top_label_smooth_model, smp, (basis.knots, basis.transform), model_kwargs, identity,
-        post.log_bayes_factor, prior_odds, seed)
+        post.log_bayes_factor, prior_odds, seed, centering=options)
     agreement = compare_draws(chains, refs, num_chains, num_samples, false_alarm, diagnose=params,
                               probabilities=probabilities)
     assert isinstance(nuts_result, BayesianTopLabelECE)
     return CrossCheck.judge("smooth-top-label", agreement, mcmc, nuts_result, laplace, idata,
-                            evidence=evidence)
+                            evidence=evidence, parameterisation=parameterisation)
 
 
 def top_label_model_kwargs(atoms: Any, post: Any) -> dict[str, Any]:
@@ -192,3 +227,38 @@ def top_label_model_kwargs(atoms: Any, post: Any) -> dict[str, Any]:
         smoothness_scale=post.smoothness_scale, label_scale=post.label_scale,
         tilt_scale=post.tilt_scale, shared_prob=post.shared_prob, shared_ratio=SHARED_RATIO, **data,
     )
+
+
+def scaled_information(post: Any) -> dict[str, np.ndarray]:
+    r"""The data's information about each scaled effect of the hierarchical
+    top-label model, from its Laplace fit: the ``spline_information``,
+    ``bin_information``, ``shift_information`` and ``tilt_information`` of
+    :func:`bece.models.top_label_smooth_model`.
+
+    Component j of the fit, at :math:`(\lambda_j, \tau_j, \kappa_j,
+    \omega_j)`, has the label blocks :math:`C_l = R_l R_l^\top`, whose
+    diagonal is the prior precision 1 plus :math:`\kappa_j^2 I^c_l` and
+    :math:`\omega_j^2 I^e_l`, and the Schur complement :math:`S = L L^\top`
+    of the shared coefficients, whose diagonal for :math:`u_k` is the prior
+    precision 1 plus :math:`\lambda_j^2 I^u_k` (the information left once
+    the label effects are integrated out; :math:`\tau_j` for :math:`v_m`).
+    Each estimate, such as :math:`([C_l]_{00} - 1)/\kappa_j^2`, is averaged
+    with the components' weights.
+    """
+    w = np.asarray(post.weights, dtype=np.float64)
+    label_diag = np.einsum("jlab,jlab->jla", post.label_chol, post.label_chol) - 1.0  # (G, L, 2)
+    shared = np.einsum("jkl,jkl->jk", post.chol, post.chol)  # (G, P)
+    prec = 1.0 / np.asarray(post.prior_scales, dtype=np.float64) ** 2
+
+    def average(excess: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        return np.maximum(w @ (excess / np.asarray(scale, dtype=np.float64)[:, None] ** 2), 0.0)
+
+    k2, m = post.basis.n_spline, post.basis.n_bins
+    out = {"shift_information": average(label_diag[:, :, 0], post.kappas),
+           "tilt_information": average(label_diag[:, :, 1], post.omegas)}
+    if k2:
+        out["spline_information"] = average((shared - prec)[:, 2:2 + k2], post.lambdas)
+    if m:
+        out["bin_information"] = average((shared - prec)[:, 2 + k2:], post.taus)
+    return out
+

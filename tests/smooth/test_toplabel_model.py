@@ -111,3 +111,86 @@ def test_bins_need_n_bins():
     with pytest.raises(ValueError, match="n_bins"):
         handlers.seed(top_label_smooth_model, 0)(basis.knots, basis.transform, x=x, label=label,
                                                  n_labels=L, bins=bins)
+
+
+@pytest.mark.parametrize("shared_prob", [0.0, 0.5])
+def test_scale_quantile_inverts_the_prior_cdf(shared_prob):
+    """scale_prior_quantile(xi) solves F(kappa) = Phi(xi) for the two-part
+    prior: against scipy's root finder on log kappa (the CDF below the median,
+    the survival function above, so both tails are checked to rounding), the
+    exponential's closed form -s log Phi(-xi) at shared_prob 0, and its
+    derivative against phi(xi) / f(kappa) and central differences."""
+    import jax
+    import jax.numpy as jnp
+    from scipy import optimize
+
+    from bece.models._toplabel_smooth import scale_prior_quantile
+
+    s, r = 0.5, 0.02
+    w = np.array([shared_prob, 1 - shared_prob])
+    means = s * np.array([r, 1.0])
+    xi = np.array([-30.0, -8.0, -3.0, -1.0, 0.0, 0.5, 1.0, 3.0, 8.0, 30.0])
+    with enable_x64():
+        kappa = np.asarray(scale_prior_quantile(jnp.asarray(xi), s, shared_prob, r))
+        grad = np.asarray(jax.vmap(jax.grad(lambda t: scale_prior_quantile(t, s, shared_prob, r)))(
+            jnp.asarray(xi)))
+        step = 1e-6
+        central = (np.asarray(scale_prior_quantile(jnp.asarray(xi + step), s, shared_prob, r))
+                   - np.asarray(scale_prior_quantile(jnp.asarray(xi - step), s, shared_prob, r))) / (2 * step)
+    for t, k in zip(xi, kappa, strict=True):
+        if t < 0:
+            def gap(v, t=t):
+                return np.log(np.sum(-w * np.expm1(-np.exp(v) / means))) - sps.norm.logcdf(t)
+        else:
+            def gap(v, t=t):
+                return sps.norm.logsf(t) - special.logsumexp(-np.exp(v) / means, b=w)
+        assert k == pytest.approx(np.exp(optimize.brentq(gap, -700.0, 8.0, xtol=1e-14)), rel=1e-9)
+    if shared_prob == 0:
+        np.testing.assert_allclose(kappa, -s * sps.norm.logsf(xi), rtol=1e-9)
+    density = np.sum(w / means * np.exp(-kappa[:, None] / means), axis=1)
+    np.testing.assert_allclose(grad, sps.norm.pdf(xi) / density, rtol=1e-9)
+    middle = np.abs(xi) <= 3  # where central differences have digits to compare
+    np.testing.assert_allclose(grad[middle], central[middle], rtol=1e-6)
+
+
+def test_reparameterised_model_has_the_same_law():
+    """With the informations and probit_scales, the model's log density at
+    (kappa_probit, omega_probit, u_scaled, v_scaled, c_scaled, e_scaled) is
+    the model as written at the implied (kappa, omega, u, v, c, e) plus the
+    log Jacobian: log(dkappa/dxi) + log(domega/dxi) - sum log g over the
+    scaled coefficients, g = sqrt(1 + scale^2 I); the deterministic sites
+    record the implied values."""
+    from bece.models._toplabel_smooth import scale_prior_quantile
+
+    rng, x, label, bins, basis = _problem(seed=2)
+    prm = _params(rng, basis)
+    z = rng.integers(0, 2, size=x.size)
+    info = {"spline_information": rng.uniform(0, 50, basis.n_spline),
+            "bin_information": rng.uniform(0, 50, 4),
+            "shift_information": rng.uniform(0, 50, L), "tilt_information": rng.uniform(0, 50, L)}
+    xi_k, xi_w = -0.7, 0.4
+    kwargs = {"x": x, "label": label, "n_labels": L, "z": z, "bins": bins, "n_bins": 4,
+              "label_scale": 0.7, "tilt_scale": 0.3}
+    with enable_x64():
+        kappa = float(scale_prior_quantile(xi_k, 0.7, 0.5, 0.02))
+        omega = float(scale_prior_quantile(xi_w, 0.3, 0.5, 0.02))
+        original = {**prm, "kappa": kappa, "omega": omega}
+        g = {k: np.sqrt(1 + s**2 * info[f"{name}_information"])
+             for k, s, name in (("u", prm["lam"], "spline"), ("v", prm["tau"], "bin"),
+                                ("c", kappa, "shift"), ("e", omega, "tilt"))}
+        scaled = {"a": prm["a"], "b": prm["b"], "lam": prm["lam"], "tau": prm["tau"],
+                  "kappa_probit": xi_k, "omega_probit": xi_w,
+                  **{f"{k}_scaled": original[k] * g[k] for k in g}}
+        ld0, _ = log_density(top_label_smooth_model, (basis.knots, basis.transform), kwargs, original)
+        ld1, trace = log_density(top_label_smooth_model, (basis.knots, basis.transform),
+                                 {**kwargs, **info, "probit_scales": True}, scaled)
+
+    def log_slope(xi, k, s):  # log dkappa/dxi = log phi(xi) - log f(kappa)
+        return sps.norm.logpdf(xi) - np.log(0.5 * sps.expon(scale=0.02 * s).pdf(k)
+                                             + 0.5 * sps.expon(scale=s).pdf(k))
+
+    jacobian = (log_slope(xi_k, kappa, 0.7) + log_slope(xi_w, omega, 0.3)
+                - sum(np.log(v).sum() for v in g.values()))
+    assert float(ld1) == pytest.approx(float(ld0) + jacobian, rel=1e-10, abs=1e-9)
+    for k in ("kappa", "omega", "u", "v", "c", "e"):
+        np.testing.assert_allclose(np.asarray(trace[k]["value"]), original[k], rtol=1e-10)

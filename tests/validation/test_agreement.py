@@ -169,3 +169,35 @@ def test_bridge_estimate_with_the_exact_posterior_as_proposal_is_exact():
     est, se = bridge_log_marginal(logg(post) + 3.2, logg(post), logg(prop) + 3.2, logg(prop),
                                   lambda f: float(f.size))
     assert est == pytest.approx(3.2, abs=1e-9) and se == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("converges, calls_made", [
+    ({"first"}, ["first"]),
+    ({"second"}, ["first", "second"]),
+    (set(), ["first", "second"]),
+])
+def test_first_converged_keeps_the_first_run_that_converged(capsys, converges, calls_made):
+    """first_converged runs each parameterisation in order with its options,
+    stops at the first run that converged and keeps it, or the first run
+    when none did; each change of parameterisation is said on stderr when
+    no progress bar is shown (progress_bar None), and not otherwise."""
+    from types import SimpleNamespace
+
+    from bece._validation.agreement import first_converged
+
+    calls = []
+
+    def run(name, options):
+        calls.append((name, options))
+        return SimpleNamespace(converged=name in converges, parameterisation=name)
+
+    options = {"first": {"information": 1.0}, "second": {}}
+    kept = first_converged(options, run, "toy model", None)
+    assert [c[0] for c in calls] == calls_made
+    assert all(c[1] == options[c[0]] for c in calls)
+    assert kept.parameterisation == (calls_made[-1] if converges else "first")
+    said = capsys.readouterr().err
+    assert ("not converged on the first toy model; once more on the second one" in said) == (
+        len(calls_made) > 1)
+    first_converged(options, run, "toy model", False)
+    assert capsys.readouterr().err == ""

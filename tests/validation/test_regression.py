@@ -64,4 +64,4 @@ def test_a_run_that_does_not_converge_is_repeated_non_centred(monkeypatch, capsy
     assert np.all(calls[0][1]["tilt_information"] >= 0)
     if len(calls) > 1:
         assert calls[1][1] == {}
-        assert "once more on the model as written" in capsys.readouterr().err
+        assert "once more on the non-centred one" in capsys.readouterr().err

@@ -82,3 +82,69 @@ def test_closed_form_does_not_apply():
     r = bece.bayesian_top_label_ece(y, prob, model="smooth", num_samples=100)
     with pytest.raises(ValueError, match="closed_form"):
         bece.cross_check(y, prob, model="smooth", top_label=True, closed_form=r)
+
+
+def test_scaled_information_is_read_from_the_laplace_blocks():
+    """scaled_information: component j's label block has diagonal 1 +
+    kappa_j^2 I^c_l and 1 + omega_j^2 I^e_l, its shared Schur complement 1 +
+    lam_j^2 I^u_k for the spline and 1 + tau_j^2 I^v_m for the bins (prior
+    precision 1); a hand-made fit built that way, with off-diagonal terms and
+    other informations per component, gives back their weighted means."""
+    from types import SimpleNamespace
+
+    from bece._validation.smooth_toplabel import scaled_information
+
+    rng = np.random.default_rng(5)
+    n_labels, k2, m = 4, 3, 2
+    weights = np.array([0.1, 0.6, 0.3])
+    scales = {name: rng.uniform(0.005, 1.5, size=3) for name in ("lam", "tau", "kappa", "omega")}
+    info = {name: rng.uniform(1.0, 1e4, size=(3, size))
+            for name, size in (("u", k2), ("v", m), ("c", n_labels), ("e", n_labels))}
+    label_chol, chol = [], []
+    for j in range(3):
+        blk = np.empty((n_labels, 2, 2))
+        blk[:, 0, 0] = 1 + scales["kappa"][j] ** 2 * info["c"][j]
+        blk[:, 1, 1] = 1 + scales["omega"][j] ** 2 * info["e"][j]
+        blk[:, 0, 1] = blk[:, 1, 0] = 0.3 * np.sqrt(blk[:, 0, 0] * blk[:, 1, 1])
+        label_chol.append(np.linalg.cholesky(blk))
+        a = rng.normal(size=(2 + k2 + m, 2 + k2 + m)) * 0.1
+        s = a @ a.T
+        s[np.arange(2, 2 + k2), np.arange(2, 2 + k2)] = 1 + scales["lam"][j] ** 2 * info["u"][j]
+        s[np.arange(2 + k2, 2 + k2 + m), np.arange(2 + k2, 2 + k2 + m)] = (
+            1 + scales["tau"][j] ** 2 * info["v"][j])
+        s[:2, :2] += np.eye(2) * 5.0
+        chol.append(np.linalg.cholesky(s))
+    post = SimpleNamespace(weights=weights, label_chol=np.stack(label_chol), chol=np.stack(chol),
+                           prior_scales=np.ones(2 + k2 + m), lambdas=scales["lam"], taus=scales["tau"],
+                           kappas=scales["kappa"], omegas=scales["omega"],
+                           basis=SimpleNamespace(n_spline=k2, n_bins=m))
+    out = scaled_information(post)
+    for key, name in (("spline", "u"), ("bin", "v"), ("shift", "c"), ("tilt", "e")):
+        np.testing.assert_allclose(out[f"{key}_information"], weights @ info[name], rtol=1e-9)
+
+
+def test_nuts_runs_scaled_first_then_as_written(monkeypatch):
+    """cross_check_smooth_top_label runs NUTS on the model with its
+    coefficients scaled by the data's information and its label scales by
+    their probit first, and on the model as written when that run does not
+    converge (bece._validation.agreement.first_converged). The NUTS runs
+    are replaced by stand-ins that record their options."""
+    from types import SimpleNamespace
+
+    import bece._validation.smooth_toplabel as st
+
+    calls = []
+
+    def fake(*args, **kwargs):
+        calls.append((args[-2], args[-1]))
+        return SimpleNamespace(converged=False, parameterisation=args[-2])
+
+    monkeypatch.setattr(st, "_nuts_against_top_label", fake)
+    y, prob = _data(300, 3, seed=1)
+    cc = st.cross_check_smooth_top_label(y, prob, num_closed_form=200, progress_bar=False)
+    assert [c[0] for c in calls] == ["scaled", "non-centred"] and cc.parameterisation == "scaled"
+    scaled = calls[0][1]
+    assert scaled.pop("probit_scales") is True
+    assert set(scaled) == {"spline_information", "shift_information", "tilt_information"}
+    assert all(np.all(np.asarray(v) >= 0) for v in scaled.values())
+    assert calls[1][1] == {}
