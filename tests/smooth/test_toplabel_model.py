@@ -151,6 +151,9 @@ def test_scale_quantile_inverts_the_prior_cdf(shared_prob):
     np.testing.assert_allclose(grad, sps.norm.pdf(xi) / density, rtol=1e-9)
     middle = np.abs(xi) <= 3  # where central differences have digits to compare
     np.testing.assert_allclose(grad[middle], central[middle], rtol=1e-6)
+    with enable_x64():  # beyond float64's tail (Phi(-45) rounds to 0): kappa 0, no NaN
+        far = jax.value_and_grad(lambda t: scale_prior_quantile(t, s, shared_prob, r))(-45.0)
+    assert [float(v) for v in far] == [0.0, 0.0]
 
 
 def test_reparameterised_model_has_the_same_law():
