@@ -31,7 +31,8 @@ import numpy as np
 
 __all__ = ["ARMIJO", "HYPER_RANGE", "MIN_STEP", "NEWTON_TOL", "NewtonWarning", "OBJECTIVE_ROUNDOFF",
            "backtrack", "climb_and_flood", "converged", "exponential_grid", "grid_fits",
-           "laplace_mixture_draws", "mixture_draws", "mixture_variances", "mixture_weights",
+           "laplace_mixture_draws", "mixture_draws", "mixture_information", "mixture_variances",
+           "mixture_weights",
            "not_converged", "single_threaded_blas"]
 
 #: The grid of each scale hyper-parameter spans this range times its prior mean.
@@ -195,6 +196,23 @@ def mixture_variances(weights: np.ndarray, chol: np.ndarray) -> np.ndarray:
         inv = np.linalg.solve(lower, eye)
         var += weight * np.sum(inv**2, axis=0)
     return var
+
+
+def mixture_information(weights: np.ndarray, precision: np.ndarray, scales: np.ndarray,
+                        prior_precision: float | np.ndarray = 1.0) -> np.ndarray:
+    r"""The data's information :math:`I_p` about each effect :math:`s\,w_p` of a
+    coefficient :math:`w_p` times a scale s, from a Laplace mixture over s.
+
+    Component k, at scale :math:`s_k`, has the diagonal ``precision[k]`` of
+    its negative Hessian (the row sums of squares of its Cholesky factor),
+    :math:`[H_k]_{pp} = \pi_p + s_k^2 I_p` with :math:`\pi_p` the prior
+    precision; the estimates :math:`([H_k]_{pp} - \pi_p)/s_k^2` are averaged
+    with the components' ``weights`` and kept at 0 or above. ``precision``
+    has shape (G, ...) and ``scales`` (G,).
+    """
+    excess = np.asarray(precision, dtype=np.float64) - prior_precision
+    scales = np.asarray(scales, dtype=np.float64).reshape((-1,) + (1,) * (excess.ndim - 1))
+    return np.maximum(np.tensordot(np.asarray(weights, dtype=np.float64), excess / scales**2, 1), 0.0)
 
 
 def climb_and_flood(

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._base.laplace import single_threaded_blas
+from .._base.laplace import mixture_information, single_threaded_blas
 from .._base.random import sample_dirichlet
 from .._regression.bayesian import BayesianCalibrationError, pit_data, smooth_prior
 from .._regression.cells import cell_curve, forecast_cells
@@ -145,8 +145,7 @@ def tilt_information(post: Any) -> np.ndarray:
     the non-centred run's divergence (:math:`\lambda = 0.14`).
     """
     diag = np.einsum("jkl,jkl->jk", post.chol, post.chol)[:, 2:]  # [L L^T]_kk
-    per_component = (diag - 1.0) / np.asarray(post.lambdas, dtype=np.float64)[:, None] ** 2
-    return np.maximum(np.asarray(post.weights) @ per_component, 0.0)
+    return mixture_information(post.weights, diag, post.lambdas)
 
 
 def _nuts_against_pit(data: Any, cells: Any, post: Any, args: tuple, kwargs: dict[str, Any],

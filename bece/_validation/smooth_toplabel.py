@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-from .._base.laplace import single_threaded_blas
+from .._base.laplace import mixture_information, single_threaded_blas
 from .._base.typing import BinningSpec, PriorParam
 from .._results.ece import BayesianECE, BayesianTopLabelECE
 from .._smooth.average import DEFAULT_PRIOR_ODDS
@@ -245,20 +245,17 @@ def scaled_information(post: Any) -> dict[str, np.ndarray]:
     Each estimate, such as :math:`([C_l]_{00} - 1)/\kappa_j^2`, is averaged
     with the components' weights.
     """
-    w = np.asarray(post.weights, dtype=np.float64)
-    label_diag = np.einsum("jlab,jlab->jla", post.label_chol, post.label_chol) - 1.0  # (G, L, 2)
+    label_diag = np.einsum("jlab,jlab->jla", post.label_chol, post.label_chol)  # (G, L, 2)
     shared = np.einsum("jkl,jkl->jk", post.chol, post.chol)  # (G, P)
     prec = 1.0 / np.asarray(post.prior_scales, dtype=np.float64) ** 2
-
-    def average(excess: np.ndarray, scale: np.ndarray) -> np.ndarray:
-        return np.maximum(w @ (excess / np.asarray(scale, dtype=np.float64)[:, None] ** 2), 0.0)
-
     k2, m = post.basis.n_spline, post.basis.n_bins
-    out = {"shift_information": average(label_diag[:, :, 0], post.kappas),
-           "tilt_information": average(label_diag[:, :, 1], post.omegas)}
+    out = {"shift_information": mixture_information(post.weights, label_diag[:, :, 0], post.kappas),
+           "tilt_information": mixture_information(post.weights, label_diag[:, :, 1], post.omegas)}
     if k2:
-        out["spline_information"] = average((shared - prec)[:, 2:2 + k2], post.lambdas)
+        spline = slice(2, 2 + k2)
+        out["spline_information"] = mixture_information(post.weights, shared[:, spline],
+                                                         post.lambdas, prec[spline])
     if m:
-        out["bin_information"] = average((shared - prec)[:, 2 + k2:], post.taus)
+        out["bin_information"] = mixture_information(post.weights, shared[:, 2 + k2:], post.taus,
+                                                     prec[2 + k2:])
     return out
-
