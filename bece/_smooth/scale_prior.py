@@ -46,7 +46,7 @@ import numpy as np
 
 from .._base.laplace import exponential_grid
 
-__all__ = ["SHARED_PROB", "SHARED_RATIO", "check_shared_prob", "scale_grid"]
+__all__ = ["SHARED_PROB", "SHARED_RATIO", "check_shared_prob", "scale_cdf", "scale_grid"]
 
 #: prior probability of the "shared" component of each deviation scale
 SHARED_PROB = 0.5
@@ -54,15 +54,20 @@ SHARED_PROB = 0.5
 SHARED_RATIO = 0.02
 
 
+def scale_cdf(x: np.ndarray, scale: float, shared_prob: float) -> np.ndarray:
+    """The two-exponential mixture's distribution function (module docstring)
+    at ``x`` (0 to inf)."""
+    x = np.asarray(x, dtype=np.float64)
+    return (shared_prob * -np.expm1(-x / (SHARED_RATIO * scale))
+            + (1.0 - shared_prob) * -np.expm1(-x / scale))
+
+
 def scale_grid(scale: float, size: int, shared_prob: float) -> tuple[np.ndarray, np.ndarray]:
     """The values of :func:`exponential_grid` and the mass of the two-exponential
     mixture (module docstring) between their geometric mid-points."""
-    values, mass = exponential_grid(scale, size)
-    if shared_prob == 0.0:
-        return values, mass
+    values, _ = exponential_grid(scale, size)
     mids = np.sqrt(values[:-1] * values[1:])
-    cdf = np.concatenate([[0.0], -np.expm1(-mids / (SHARED_RATIO * scale)), [1.0]])
-    return values, shared_prob * np.diff(cdf) + (1.0 - shared_prob) * mass
+    return values, np.diff(scale_cdf(np.concatenate([[0.0], mids, [np.inf]]), scale, shared_prob))
 
 
 def check_shared_prob(value: Any) -> float:

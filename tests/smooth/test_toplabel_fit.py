@@ -310,3 +310,104 @@ def test_the_tilt_scale_grid_is_fine_enough(monkeypatch):
         quantiles[size] = np.quantile(curve, [0.05, 0.95], axis=0)
         sd = curve.std(axis=0)
     assert np.max(np.abs(quantiles[base] - quantiles[2 * base]) / sd) < 0.2
+
+
+def test_scale_cdf_is_the_two_exponential_mixture():
+    """Against scipy's exponential distributions, mixed by hand."""
+    from bece._smooth.scale_prior import SHARED_RATIO, scale_cdf
+
+    x = np.array([0.0, 1e-4, 0.003, 0.05, 0.25, 1.0, 7.0, np.inf])
+    for shared in (0.0, 0.5, 0.9):
+        want = (shared * sps.expon(scale=SHARED_RATIO * 0.25).cdf(x)
+                + (1 - shared) * sps.expon(scale=0.25).cdf(x))
+        np.testing.assert_allclose(scale_cdf(x, 0.25, shared), want, rtol=1e-13, atol=1e-300)
+
+
+def test_a_split_cell_keeps_its_prior_mass_and_its_centre():
+    """Each interior cell of a scale grid, cut into three of equal log width:
+    the thirds' masses (scipy's mixture between the cut points) sum to the
+    cell's, the centre is the grid value and the outer points are a third of
+    the neighbours' log ratio away; the two end cells (reaching 0 and
+    infinity) are not cut."""
+    from bece._smooth.scale_prior import SHARED_RATIO, scale_grid
+    from bece._smooth.toplabel_fit import _split_cell
+
+    values, mass = scale_grid(0.25, 16, 0.5)
+    ratio = values[1] / values[0]
+
+    def cdf(x):
+        return 0.5 * sps.expon(scale=SHARED_RATIO * 0.25).cdf(x) + 0.5 * sps.expon(scale=0.25).cdf(x)
+
+    assert _split_cell(values, 0, 0.25, 0.5) is None
+    assert _split_cell(values, values.size - 1, 0.25, 0.5) is None
+    for i in range(1, values.size - 1):
+        cut = _split_cell(values, i, 0.25, 0.5)
+        assert cut is not None
+        points, thirds = cut
+        assert points[1] == values[i]
+        np.testing.assert_allclose(points[[0, 2]], values[i] * ratio ** np.array([-1 / 3, 1 / 3]),
+                                   rtol=1e-12)
+        assert thirds.sum() == pytest.approx(mass[i], rel=1e-12)
+        edges = values[i] * ratio ** np.array([-0.5, -1 / 6, 1 / 6, 0.5])
+        np.testing.assert_allclose(thirds, np.diff(cdf(edges)), rtol=1e-10)
+
+
+def _many_labels(seed=1, n_labels=20, n=20_000, tilt_sd=0.1, shift_sd=0.3):
+    """Per-label temperatures exp(N(0, tilt_sd^2)) and shifts N(0, shift_sd^2)."""
+    from bece._smooth.toplabel import prepare_label_atoms
+
+    rng = np.random.default_rng(seed)
+    label = rng.integers(0, n_labels, n)
+    x = rng.normal(2.5, 1.5, n)
+    f = (np.exp(rng.normal(0, tilt_sd, n_labels))[label] * x
+         + rng.normal(0, shift_sd, n_labels)[label])
+    z = rng.uniform(size=n) < special.expit(f)
+    y = np.where(z, label, (label + 1) % n_labels)
+    atoms, *_ = prepare_label_atoms(y, special.expit(x), label, None, "uniform", "auto")
+    return atoms
+
+
+def test_refining_the_heaviest_cells_is_a_finer_quadrature_of_the_scales(monkeypatch):
+    """The refinement (REFINE_WEIGHT) keeps the prior mass of the points it
+    splits, and moves the labels' curves at high confidence (each label's 5%
+    and 95% quantiles at the confidences' 95% quantile, in posterior sd)
+    towards those of a uniform grid three times finer (48 values of each
+    label scale, unrefined): on 50 labels of 100 predictions with spread
+    temperatures the unrefined grid of 16 is 0.028 sd off on average and 0.14
+    at most, the refined one 0.010 and 0.065 (seeds 2-4 of the data: at most
+    0.056-0.090 against 0.040-0.065, on average 0.014-0.019 against
+    0.011-0.014). Mixture draws without importance weights, 20,000 from one
+    seed per fit (Monte Carlo error of a quantile about 0.01 sd)."""
+    from bece._smooth.scale_prior import scale_grid
+
+    atoms = _many_labels(n_labels=50, n=5000)
+    default = toplabel_fit.REFINE_WEIGHT
+    xs = np.full(50, np.quantile(atoms.x, 0.95))
+
+    def fit(size, refine):
+        monkeypatch.setattr(toplabel_fit, "N_KAPPA", size)
+        monkeypatch.setattr(toplabel_fit, "N_OMEGA", size)
+        monkeypatch.setattr(toplabel_fit, "REFINE_WEIGHT", default if refine else np.inf)
+        post = fit_top_label_smooth(atoms)
+        beta, label_beta, *_ = post.sample(20_000, np.random.default_rng(1))
+        curve = special.expit(post.logits(xs, np.arange(50), None, beta, label_beta))
+        return post, np.quantile(curve, [0.05, 0.95], axis=0), curve.std(axis=0)
+
+    coarse_post, coarse, _ = fit(16, False)
+    refined_post, refined, _ = fit(16, True)
+    _, fine, sd = fit(48, False)
+    assert refined_post.weights.size > coarse_post.weights.size  # some cells were split
+    off_coarse, off_refined = np.abs(coarse - fine) / sd, np.abs(refined - fine) / sd
+    assert off_refined.max() < 0.6 * off_coarse.max()
+    assert off_refined.mean() < 0.6 * off_coarse.mean()
+
+    # the split points' masses are parts of their cells': the evaluated mass is unchanged
+    monkeypatch.setattr(toplabel_fit, "REFINE_WEIGHT", default)
+    design = toplabel_fit.LabelDesign(atoms, refined_post.basis, 0.0, 1.0, refined_post.prior_scales)
+    grids = (exponential_grid(0.5, toplabel_fit.N_LAMBDA_LABEL), (np.zeros(1), np.ones(1)),
+             scale_grid(0.5, 16, 0.5), scale_grid(0.25, 16, 0.5))
+    points = toplabel_fit.fit_label_grid(design, *grids)
+    split = toplabel_fit.refine_scales(design, grids, points, (0.5, 0.25), 0.5)
+    assert len(split) > len(points)
+    assert sum(np.prod(q.mass) for q in split) == pytest.approx(sum(np.prod(q.mass) for q in points),
+                                                                  rel=1e-12)
