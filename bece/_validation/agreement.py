@@ -22,8 +22,11 @@ with sd the NUTS posterior sd of that quantity. :math:`z\,\mathrm{MCSE}` is
 the Monte Carlo band of the NUTS quantile: the NUTS draws' quantiles at
 :math:`p \pm z\,s_p` with :math:`s_p^2 = p(1-p)(1/\mathrm{ESS} + 1/N)`, the
 Monte Carlo error of both sides in probability (ESS of the indicator
-:math:`[x \le \hat q]` over the chains; the fast path's :math:`N` draws are
-independent). That is ArviZ's quantile MCSE taken through the draws'
+:math:`[x \le \hat q]` over the chains; :math:`N` the independent draws the
+fast path's are worth: all S of them when independent, and
+:math:`1/(1/\mathrm{ESS}_{\mathrm{IS}} + 1/S)` when they were resampled
+with importance weights, as the smooth posteriors' are,
+:func:`independent_draws`). That is ArviZ's quantile MCSE taken through the draws'
 quantile function rather than linearised, so it widens where the density
 thins (between the two modes of an empty bin's U-shaped accuracy the
 median moves by 0.4 for a shift of 0.03 in probability). A shift of 0.25 sd
@@ -67,6 +70,7 @@ __all__ = [
     "CrossCheck",
     "first_converged",
     "gap_table",
+    "independent_draws",
 ]
 
 #: The posterior quantiles compared.
@@ -97,15 +101,31 @@ def _indicator_ess(x: np.ndarray, valid: np.ndarray, q: float) -> float:
     return ess
 
 
-def _quantile_row(x: np.ndarray, ref: np.ndarray, prob: float, z: float, delta: float) -> tuple:
+def independent_draws(post: Any, num_samples: int) -> float:
+    """The independent draws that ``num_samples`` draws of a fast path are
+    worth, for the rule's :math:`N`: ``num_samples``, or, for draws resampled
+    with importance weights of effective sample size ``post.is_ess`` (the
+    smooth posteriors' draws; the top-label posterior keeps its proposals,
+    independent, where ``post.resampled`` is False),
+    :math:`1/(1/\\mathrm{ESS}_{\\mathrm{IS}} + 1/S)`: the weights' error plus that
+    of drawing S of them with replacement. At ESS 2,000 of S = 20,000 the
+    draws are worth 1,818, not 20,000."""
+    ess = float(getattr(post, "is_ess", np.nan))
+    if not getattr(post, "resampled", True) or not np.isfinite(ess) or ess <= 0:
+        return float(num_samples)
+    return 1.0 / (1.0 / ess + 1.0 / num_samples)
+
+
+def _quantile_row(x: np.ndarray, ref: np.ndarray, prob: float, z: float, delta: float,
+                  n_ref: float | None = None) -> tuple:
     """The rule at ``prob`` for NUTS draws ``x`` (chain, draw) against the fast
-    path's independent draws ``ref``: (fast, nuts, diff, mcse, sd, tolerance,
-    NaN count).
+    path's draws ``ref``, worth ``n_ref`` independent ones (None: all of
+    them): (fast, nuts, diff, mcse, sd, tolerance, NaN count).
 
     The Monte Carlo band of the NUTS quantile is the NUTS draws' quantiles at
     :math:`p \\pm z\\,s_p`, :math:`s_p^2 = p(1-p)(1/\\mathrm{ESS} + 1/N)` (the
     error of both sides in probability, ESS of the indicator at the NUTS
-    quantile): ArviZ's quantile MCSE taken through the draws' quantile
+    quantile, N = ``n_ref``): ArviZ's quantile MCSE taken through the draws' quantile
     function, so it widens where the density thins, as between the two
     modes of an empty bin's U-shaped accuracy, where a linearised MCSE would
     be far too small. The tolerance is the band's half on the fast path's
@@ -119,7 +139,8 @@ def _quantile_row(x: np.ndarray, ref: np.ndarray, prob: float, z: float, delta: 
     sd = float(np.std(flat))
     q_f = float(np.quantile(ref, prob))
     q_n = float(np.quantile(flat, prob))
-    s_p = np.sqrt(prob * (1 - prob) * (1 / _indicator_ess(x, valid, q_n) + 1 / ref.size))
+    n_ref = ref.size if n_ref is None else min(n_ref, ref.size)
+    s_p = np.sqrt(prob * (1 - prob) * (1 / _indicator_ess(x, valid, q_n) + 1 / n_ref))
     lo, hi = np.quantile(flat, np.clip([prob - z * s_p, prob + z * s_p], 0.0, 1.0))
     diff = q_n - q_f
     if abs(diff) <= FLOAT32_RESOLUTION:
@@ -198,7 +219,7 @@ def compare_draws(chains: dict[str, np.ndarray], fast: dict[str, np.ndarray], nu
                   num_samples: int, false_alarm: float = FALSE_ALARM,
                   diagnose: dict[str, np.ndarray] | None = None,
                   probabilities: dict[str, Probability] | None = None,
-                  delta: float = DELTA) -> Agreement:
+                  delta: float = DELTA, fast_draws: float | None = None) -> Agreement:
     """The agreement rule's table and diagnostics for NUTS ``chains`` against ``fast`` draws.
 
     ``chains[v]`` has shape (chain, draw) or (chain, draw, ...) and
@@ -206,7 +227,9 @@ def compare_draws(chains: dict[str, np.ndarray], fast: dict[str, np.ndarray], nu
     axes are flattened (column ``bin`` of the table is the flat index, -1
     for scalars). ``diagnose`` adds chains (the model's parameters) to the
     R-hat and ESS diagnostics only; ``probabilities`` adds reported
-    probabilities (:class:`Probability`) to the comparison.
+    probabilities (:class:`Probability`) to the comparison; ``fast_draws``
+    is the number of independent draws the fast path's are worth
+    (:func:`independent_draws`; None: all of them).
     """
     import pandas as pd
     from scipy import stats as sps  # here, not at import: scipy.stats costs ~1 s
@@ -224,7 +247,7 @@ def compare_draws(chains: dict[str, np.ndarray], fast: dict[str, np.ndarray], nu
                 ref = b[:, j][~np.isnan(b[:, j])]
                 for prob in QUANTILES:
                     rows.append((var, -1 if chains[var].ndim == 2 else j, prob,
-                                 *_quantile_row(a[..., j], ref, prob, z, delta)))
+                                 *_quantile_row(a[..., j], ref, prob, z, delta, fast_draws)))
         for name, p in probabilities.items():
             mid = (p.nuts + p.fast) / 2  # the indicator's sd at the two estimates' mean
             sd = float(np.sqrt(max(mid * (1 - mid), 0.0)))

@@ -34,7 +34,7 @@ from .._regression.cells import cell_curve, forecast_cells
 from .._regression.forecast import check_levels
 from .._regression.metrics import DEFAULT_LEVELS
 from .._regression.smooth import curve_draws, fit_pit_model, log_cell_probs, model_grid, pit_model_draws
-from .agreement import CrossCheck, compare_draws, first_converged
+from .agreement import CrossCheck, compare_draws, first_converged, independent_draws
 from .nuts import mcmc_inference_data, run_nuts
 from .settings import MCMCSettings
 from .smooth import SMOOTH_TARGET, exact_calibration
@@ -181,7 +181,8 @@ def _nuts_against_pit(data: Any, cells: Any, post: Any, args: tuple, kwargs: dic
                                                 centering=options)
     agreement = compare_draws(chains, refs, mcmc.num_chains, mcmc.num_samples, mcmc.false_alarm,
                               diagnose={k: smp[k] for k in ("shift", "log_spread", "lam", "w")},
-                              probabilities=probabilities)
+                              probabilities=probabilities,
+                              fast_draws=independent_draws(post, fast.draws.shape[0]))
     nuts = _result(cal_n, nuts_curve, p, data, "smooth", shift=th[:, 0], log_spread=th[:, 1],
                    lam=lam_n, w=th[:, 2:], histogram=hist)
     return CrossCheck.judge("smooth-pit", agreement, run, nuts, fast, mcmc_inference_data(run),

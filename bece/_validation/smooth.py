@@ -19,7 +19,7 @@ from .._smooth.fit import fit_smooth
 from .._smooth.posterior import prepare_atoms, smooth_result
 from .._stats.binning import Binning
 from .._stats.calibration_stats import CalibrationStats
-from .agreement import FALSE_ALARM, CrossCheck, Probability, first_converged
+from .agreement import FALSE_ALARM, CrossCheck, Probability, first_converged, independent_draws
 
 __all__ = [
     "SMOOTH_TARGET",
@@ -199,7 +199,8 @@ def _nuts_against(atoms: Atoms, stats: CalibrationStats, grid_points: np.ndarray
     if basis.n_bins:
         probabilities["P(tau > 0.3)"] = _rough(smp["tau"], closed_form.params)
     agreement = compare_draws(chains, refs, num_chains, num_samples, false_alarm, diagnose=params,
-                              probabilities=probabilities)
+                              probabilities=probabilities,
+                              fast_draws=independent_draws(closed_form.params, closed_form.draws.shape[0]))
     return CrossCheck.judge("smooth", agreement, mcmc, nuts_result, closed_form, idata,
                             evidence=evidence, parameterisation=parameterisation)
 

@@ -24,7 +24,7 @@ from .._smooth.toplabel import (
 )
 from .._smooth.toplabel_fit import fit_top_label_smooth
 from .._stats.binning import Binning
-from .agreement import FALSE_ALARM, CrossCheck, first_converged
+from .agreement import FALSE_ALARM, CrossCheck, first_converged, independent_draws
 from .smooth import SMOOTH_TARGET, exact_calibration, identity_curve
 
 __all__ = [
@@ -206,7 +206,8 @@ def _nuts_against_top_label(atoms: Any, label_stats: Any, labels: np.ndarray, po
         top_label_smooth_model, smp, (basis.knots, basis.transform), model_kwargs, identity,
         post.log_bayes_factor, prior_odds, seed, centering=options)
     agreement = compare_draws(chains, refs, num_chains, num_samples, false_alarm, diagnose=params,
-                              probabilities=probabilities)
+                              probabilities=probabilities,
+                              fast_draws=independent_draws(post, laplace.draws.shape[0]))
     assert isinstance(nuts_result, BayesianTopLabelECE)
     return CrossCheck.judge("smooth-top-label", agreement, mcmc, nuts_result, laplace, idata,
                             evidence=evidence, parameterisation=parameterisation)

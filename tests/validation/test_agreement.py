@@ -16,7 +16,13 @@ import numpy as np
 import pytest
 from scipy import special
 
-from bece._validation.agreement import CrossCheck, Probability, compare_draws
+from bece._validation.agreement import (
+    CrossCheck,
+    Probability,
+    _indicator_ess,
+    compare_draws,
+    independent_draws,
+)
 from bece._validation.bridge import bridge_log_marginal, model_log_marginal
 
 
@@ -52,6 +58,39 @@ def test_the_tolerance_is_the_larger_of_the_monte_carlo_band_and_a_quarter_sd():
     # the band: the NUTS draws' quantiles at p +- z s_p (normal: z 1.25 sd / sqrt(ESS) at the median)
     med = few.table.iloc[1]
     assert med["mcse"] == pytest.approx(1.2533 * sd * np.sqrt(1 / 100 + 1 / 100), rel=0.5)
+
+
+def test_resampled_fast_draws_count_as_their_effective_sample_size():
+    """Draws resampled with importance weights of effective sample size E are
+    worth 1/(1/E + 1/S) independent ones (2,000 of 20,000: 1,818.2); the rule's
+    band then uses that N. Checked by hand on the median of normal draws: the
+    band's half-width in probability is z sqrt(p(1 - p)(1/ESS + 1/N)), so a
+    smaller N widens the tolerance, and with N = S the table is unchanged."""
+    resampled = SimpleNamespace(is_ess=2000.0, resampled=True)
+    assert independent_draws(resampled, 20_000) == pytest.approx(1 / (1 / 2000 + 1 / 20_000))
+    assert independent_draws(resampled, 20_000) == pytest.approx(1818.18, abs=0.01)
+    assert independent_draws(SimpleNamespace(is_ess=2000.0, resampled=False), 20_000) == 20_000
+    assert independent_draws(SimpleNamespace(), 500) == 500  # a closed form's independent draws
+    assert independent_draws(SimpleNamespace(is_ess=float("nan")), 500) == 500
+
+    rng = np.random.default_rng(3)
+    nuts = _chains(rng.normal(size=4000))
+    fast = rng.normal(size=20_000)
+    base = compare_draws({"x": nuts}, {"x": fast}, 4, 1000, delta=0.0)
+    same = compare_draws({"x": nuts}, {"x": fast}, 4, 1000, delta=0.0, fast_draws=20_000)
+    assert same.table.equals(base.table)
+    few = compare_draws({"x": nuts}, {"x": fast}, 4, 1000, delta=0.0, fast_draws=200)
+    assert np.all(few.table["tolerance"] > base.table["tolerance"])
+    # by hand at the median: the band's half on the fast path's side
+    flat = nuts.reshape(-1)
+    row, z = few.table.iloc[1], few.z
+    q_n = np.quantile(flat, 0.5)
+    width = row["mcse"] * 2 * z  # the band's width, recomputed below from its definition
+    s_p = np.sqrt(0.25 * (1 / _indicator_ess(nuts, np.ones_like(nuts, bool), q_n) + 1 / 200))
+    lo, hi = np.quantile(flat, [0.5 - z * s_p, 0.5 + z * s_p])
+    assert width == pytest.approx(hi - lo)
+    side = (hi - q_n) if row["diff"] < 0 else (q_n - lo)
+    assert row["tolerance"] == pytest.approx(side)
 
 
 def test_an_empty_bins_u_shaped_accuracy_is_not_a_false_alarm():
