@@ -43,7 +43,7 @@ from what it prints: a pilot chain's timing since 2026-12-06, a first guess
 before).
 
 Run:  python benchmarks/crosscheck_agreement.py PART [--seeds 0:20] [--sizes 1000,2000]
-          [--forms gaussian,quantiles,samples]
+          [--forms gaussian,quantiles,samples] [--top-label-only]
       python benchmarks/crosscheck_agreement.py --table
 """
 
@@ -78,10 +78,11 @@ STRATEGY = "centred, then non-centred"
 #: without the field; "from 1e-3": whole grid cells counted above 0.3) or
 #: NUTS strategy are reported apart.
 GRID = "from 1e-3, tau interpolated"
-#: The top-label fast path's grid of the label tilts' scale omega, recorded
-#: with each top-label run (bece._smooth.toplabel_fit.N_OMEGA): runs of the
-#: earlier grid (8 values, rows without the field) are reported apart.
-LABEL_GRID = "omega 16"
+#: The top-label fast path's grid of the label scales, recorded with each
+#: top-label run (bece._smooth.toplabel_fit.N_OMEGA, REFINE_WEIGHT): runs of
+#: the earlier grids (8 values of omega, rows without the field; 16 values
+#: without the refinement of the heaviest cells, "omega 16") are reported apart.
+LABEL_GRID = "omega 16, heavy cells refined"
 #: The top-label default's NUTS strategy (bece._validation.smooth_toplabel.
 #: cross_check_smooth_top_label), recorded with each top-label run: the
 #: coefficients scaled by the data's information and the label scales
@@ -259,14 +260,17 @@ def one(part: str, cell: str, n: int, seed: int, run, k: int | None = None) -> N
     record(row)
 
 
-def outputs(part: str, name: str, y: np.ndarray, prob: np.ndarray, seed: int) -> None:
+def outputs(part: str, name: str, y: np.ndarray, prob: np.ndarray, seed: int,
+            top_label_only: bool = False) -> None:
     """One model's outputs: the binary default on (label, P(class 1)) for two
-    classes, else on the top-label pairs, and then the top-label default."""
+    classes, else on the top-label pairs (unless ``top_label_only``), and
+    then the top-label default."""
     import bece
 
     binary = prob[:, 1] if prob.shape[1] == 2 else prob
-    one(part, f"{name}, binary", y.size, seed,
-        lambda: bece.cross_check(y, binary, seed=seed, progress_bar=None))
+    if not top_label_only:
+        one(part, f"{name}, binary", y.size, seed,
+            lambda: bece.cross_check(y, binary, seed=seed, progress_bar=None))
     if prob.shape[1] > 2:
         one(part, f"{name}, top-label", y.size, seed,
             lambda: bece.cross_check(y, prob, top_label=True, seed=seed, progress_bar=None),
@@ -274,7 +278,8 @@ def outputs(part: str, name: str, y: np.ndarray, prob: np.ndarray, seed: int) ->
 
 
 def run_part(part: str, seeds: range, sizes: tuple[int, ...], classes: int = 10,
-             networks: tuple[str, ...] = NETWORKS, forms: tuple[str, ...] = FORMS) -> None:
+             networks: tuple[str, ...] = NETWORKS, forms: tuple[str, ...] = FORMS,
+             top_label_only: bool = False) -> None:
     import bece
 
     # progress_bar=None: NUTS announces its time estimate (recorded by one())
@@ -289,7 +294,7 @@ def run_part(part: str, seeds: range, sizes: tuple[int, ...], classes: int = 10,
         if part in ("sklearn", "real"):
             for name in SKLEARN if part == "sklearn" else networks:
                 outputs(part, name, *(sklearn_outputs(name) if part == "sklearn"
-                                      else network(name)), seed)
+                                      else network(name)), seed, top_label_only)
             continue
         for n in sizes:
             if part == "default":
@@ -470,13 +475,17 @@ def table() -> str:
         return (f"- {r['part']}, {r['cell']}, K = {r.get('k') or 10}, n = {r['n']:,}, seed "
                 f"{r['seed']}: {reasons(r, 2)}")
 
+    unrefined = [r for r in labels if r.get("label_grid") == "omega 16"]
     for title, runs in (
             ("**Earlier runs of the top-label default** (the fast path's grid of 8 tilt scales "
              "omega, a ratio of 2.68 between neighbours; NUTS on the model as written; not in the "
-             "tables above)", [r for r in labels if r.get("label_grid") != LABEL_GRID]),
-            ("**Earlier runs of the top-label default on today's grid** (NUTS on the model as "
-             "written only; not in the tables above)",
-             [r for r in labels if r.get("label_grid") == LABEL_GRID])):
+             "tables above)", [r for r in labels if r.get("label_grid") is None]),
+            ("**Earlier runs of the top-label default with 16 values of each label scale** (NUTS "
+             "on the model as written only; not in the tables above)",
+             [r for r in unrefined if r.get("strategy") != LABEL_STRATEGY]),
+            ("**Earlier runs of the top-label default with 16 values of each label scale, before "
+             "the heaviest cells were refined** (today's NUTS strategy; not in the tables above)",
+             [r for r in unrefined if r.get("strategy") == LABEL_STRATEGY])):
         stuck = sum(not r["converged"] for r in runs)
         steps = [r["steps"] for r in runs if r.get("steps")]
         out += _earlier_runs(
@@ -497,6 +506,8 @@ def main() -> None:
     ap.add_argument("--classes", type=int, default=10, help="K of the top-label part")
     ap.add_argument("--networks", default=",".join(NETWORKS), help="the real part's networks")
     ap.add_argument("--forms", default=",".join(FORMS), help="the regression part's forecast forms")
+    ap.add_argument("--top-label-only", action="store_true",
+                    help="the real and sklearn parts: the top-label default only")
     ap.add_argument("--table", action="store_true", help=f"write {TABLE.name} from the results")
     args = ap.parse_args()
     if args.part:
@@ -509,7 +520,7 @@ def main() -> None:
         if unknown:
             ap.error(f"--forms: unknown form(s) {', '.join(unknown)}; the forms are {', '.join(FORMS)}")
         run_part(args.part, range(start, stop), sizes, args.classes,
-                 tuple(args.networks.split(",")), forms)
+                 tuple(args.networks.split(",")), forms, args.top_label_only)
     if args.table:
         text = table()
         tmp = TABLE.with_suffix(".md.tmp")
