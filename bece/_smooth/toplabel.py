@@ -77,8 +77,9 @@ Fast path (:mod:`bece._smooth.toplabel_fit`): Laplace over the coefficients
 for each hyper-parameter point :math:`(\lambda, \kappa, \omega[, \tau])`, solved by
 blocks (the shared coefficients and a 2 x 2 block per label: a Schur
 complement, so a Newton step costs :math:`O(J P^2 + L P^2)`), integrated over
-a grid explored outwards from its best point, then Pareto-smoothed
-importance resampling when the Pareto :math:`\hat k` is below 0.7.
+a grid explored outwards from its best point (the cells of its heaviest
+points cut finer along the label scales), then Pareto-smoothed importance
+resampling when the Pareto :math:`\hat k` is below 0.7.
 
 Atoms: up to 2,000 predictions each is an atom (exact). Above, each ECE bin
 is cut into r equal-width sub-cells, and any sub-cell wider than 1/2 in
