@@ -79,35 +79,16 @@ def paired(reps: int, sizes: tuple[int, ...] = (1000, 10_000), kind: str = "labe
     """The ``--paired`` table (module docstring)."""
     from bece._base.laplace import single_threaded_blas
     from bece._smooth import toplabel_fit
-    from toplabel_smooth_study import (
-        LEVEL,
-        MAP_NAMES,
-        MAPS,
-        averaged,
-        calibration_map,
-        label_gaps,
-        load,
-        smooth_both,
-        truth,
-    )
+    from toplabel_smooth_study import LEVEL, MAP_NAMES, averaged, replications, smooth_both
 
-    pred, conf, z, k = load(NETWORK)
-    g = calibration_map(kind, pred, conf, z, k)
-    gaps, counts = label_gaps(pred, conf, g, k)
     default = toplabel_fit.REFINE_WEIGHT
     lines = ["| n | average | R | cover, unrefined | cover, refined (default) | reps whose verdict "
              "changed | bias, unrefined | bias, refined | ends moved, mean (in widths) | ends moved, "
              "largest | width ratio, median | time ratio, median |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for n in sizes:
-        rng = np.random.default_rng([1, n, MAPS.index(kind)])  # the study's stream (seed 1)
         out: dict[str, list] = {a: [] for a in ("label", "sample")}
-        for r in range(reps):
-            idx = rng.integers(0, pred.size, n)
-            correct = rng.uniform(size=n) < g[idx]
-            p, lab = conf[idx], pred[idx]
-            y = np.where(correct, lab, (lab + 1) % k)
-            tr = truth(gaps, counts, np.unique(lab))
+        for r, y, p, lab, tr, _ in replications(NETWORK, kind, n, reps, seed=1):  # the study's seed
             intervals, means, seconds = [], [], []
             for weight in (np.inf, default):
                 toplabel_fit.REFINE_WEIGHT = weight

@@ -182,18 +182,23 @@ def binned_both(y, conf, pred, seed):
             for a in ("label", "sample")}
 
 
-def run_row(name: str, kind: str, n: int, reps: int, seed: int) -> list[dict]:
+def replications(name: str, kind: str, n: int, reps: int, seed: int):
+    """The replications of one (network, map, n): for each, its index, labels
+    y, confidences, predicted labels, the truths (:func:`truth`) and K."""
     pred, conf, z, k = load(name)
     g = calibration_map(kind, pred, conf, z, k)
     gaps, counts = label_gaps(pred, conf, g, k)
     rng = np.random.default_rng([seed, n, MAPS.index(kind)])
-    rows = []
     for r in range(reps):
         idx = rng.integers(0, pred.size, n)
         correct = rng.uniform(size=n) < g[idx]
         p, lab = conf[idx], pred[idx]
-        y = np.where(correct, lab, (lab + 1) % k)
-        tr = truth(gaps, counts, np.unique(lab))
+        yield r, np.where(correct, lab, (lab + 1) % k), p, lab, truth(gaps, counts, np.unique(lab)), k
+
+
+def run_row(name: str, kind: str, n: int, reps: int, seed: int) -> list[dict]:
+    rows = []
+    for r, y, p, lab, tr, k in replications(name, kind, n, reps, seed):
         with single_threaded_blas():
             sm, post = smooth_both(y, p, lab, r)
         av, pi0 = averaged(sm, post, r)
