@@ -519,18 +519,17 @@ def refine_scales(design: LabelDesign, grids: tuple, points: list[_Point], scale
     eight new points per cell, each fitted from its parent's mode, and the
     parent keeping the centre's mass (module docstring). ``scales`` are the
     prior means of kappa and omega."""
-    threshold = REFINE_WEIGHT
     lj = np.array([q.log_joint for q in points])
     weights = np.exp(lj - special.logsumexp(lj))
     out = []
     for q, w in zip(points, weights):
-        splits = [None, None] if w < threshold or q.index is None else [
-            _split_cell(grids[d][0], q.index[d], scales[d - 2], shared_prob) for d in (2, 3)]
-        if splits == [None, None]:
+        if w < REFINE_WEIGHT:
             out.append(q)
             continue
-        axes = [(np.array([q.eta[d]]), np.array([q.mass[d]])) if cut is None else cut
-                for d, cut in zip((2, 3), splits)]
+        assert q.index is not None  # a grid point of fit_label_grid
+        index = q.index
+        axes = [_split_cell(grids[d][0], index[d], scales[d - 2], shared_prob)
+                or (np.array([q.eta[d]]), np.array([q.mass[d]])) for d in (2, 3)]
         lam, tau = q.eta[:2]
         for a, (kappa, k_mass) in enumerate(zip(*axes[0])):
             for b, (omega, o_mass) in enumerate(zip(*axes[1])):
