@@ -40,6 +40,7 @@ Run:  python benchmarks/toplabel_scale_grid.py [--seeds 3] [--draws 20000] [--re
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -149,13 +150,13 @@ def main() -> None:
 
     y, prob = network(NETWORK)
     if args.reuse_nuts and NUTS_TABLE.exists():
-        import json
-
         import pandas as pd
 
         table = pd.read_csv(NUTS_TABLE)
         summary = json.loads(NUTS_SUMMARY.read_text())
     else:
+        from bece._base.files import atomic_output
+
         load = os.getloadavg()[0]
         start = time.perf_counter()
         cc = bece.cross_check(y, prob, top_label=True, seed=0, progress_bar=False)
@@ -165,8 +166,10 @@ def main() -> None:
             "ess": float(min(cc.ess_bulk_min, cc.ess_tail_min)),
             "seconds": time.perf_counter() - start, "load": load}
         NUTS_TABLE.parent.mkdir(parents=True, exist_ok=True)
-        table.to_csv(NUTS_TABLE, index=False)
-        NUTS_SUMMARY.write_text(__import__("json").dumps(summary))
+        with atomic_output(NUTS_TABLE) as tmp:  # renamed when whole
+            table.to_csv(tmp, index=False)
+        with atomic_output(NUTS_SUMMARY) as tmp:
+            tmp.write_text(json.dumps(summary))
     atoms, _, _ = prepare_label_atoms(y, prob, None, None, "uniform", "auto")  # the check's
     curve_points = 5
     probe = np.quantile(atoms.p, np.linspace(0, 1, curve_points + 2)[1:-1])
@@ -188,20 +191,20 @@ def main() -> None:
         print(f"{name}: fit {fit_seconds:.1f} s, {post.n_evaluated} Newton solves", flush=True)
     toplabel_fit.N_KAPPA, toplabel_fit.N_OMEGA, toplabel_fit.REFINE_WEIGHT = defaults
 
-    def judge(run: dict) -> np.ndarray:
-        ratios = []
-        for row in table.itertuples():
-            if row.variable not in ("ece", "label_ece", "curve"):
-                continue  # the probability of exact calibration: not a draw quantity
-            draws = run[row.variable][:, max(row.bin, 0)]
-            ratios.append(abs(row.nuts - np.quantile(draws, row.quantile)) / row.tolerance)
-        return np.array(ratios)
+    # the quantities of draws (not the probability of exact calibration), in table order
+    judged = table[table.variable.isin(["ece", "label_ece", "curve"])].reset_index(drop=True)
 
+    def judge(run: dict) -> np.ndarray:
+        return np.array([abs(row.nuts - np.quantile(run[row.variable][:, max(row.bin, 0)],
+                                                      row.quantile)) / row.tolerance
+                         for row in judged.itertuples()])
+
+    ratios = {name: [judge(r) for r in runs] for name, (_, _, runs) in results.items()}
     base_name = GRIDS[0][0]
-    base_ratios = [judge(r) for r in results[base_name][2]]
-    rows_q05 = table[(table.variable == "curve") & (table["quantile"] == 0.05)].reset_index(drop=True)
-    flagged = sorted({int(rows_q05.bin[i]) for r in base_ratios
-                      for i in np.flatnonzero(r[_curve_q05_positions(table)] > 1)})
+    curve_q05 = ((judged.variable == "curve") & (judged["quantile"] == 0.05)).to_numpy()
+    flagged = sorted({int(judged.bin[i]) for r in ratios[base_name]
+                      for i in np.flatnonzero(curve_q05 & (r > 1))})
+    nuts_q05 = dict(zip(judged.bin[curve_q05], judged.nuts[curve_q05]))
     lines = [f"| grid (values per label scale) | Newton solves | fit time / 16 unrefined | Pareto k "
              f"| IS ESS (of {args.draws:,}) | beyond tolerance (median) | worst ratio (median) | "
              + " | ".join(f"curve[{b}] q0.05 − NUTS" for b in flagged) + " |",
@@ -209,18 +212,16 @@ def main() -> None:
     base_fit = results[base_name][1]
     for name, _, _ in GRIDS:
         post, fit_seconds, runs = results[name]
-        ratios = [judge(r) for r in runs]
         diffs = []
         for b in flagged:
-            nuts = float(rows_q05.nuts[rows_q05.bin == b].iloc[0])
-            d = [np.quantile(r["curve"][:, b], 0.05) - nuts for r in runs]
+            d = [np.quantile(r["curve"][:, b], 0.05) - nuts_q05[b] for r in runs]
             diffs.append(f"{np.mean(d):+.4f} ({min(d):+.4f} to {max(d):+.4f})")
         lines.append(
             f"| {name} | {post.n_evaluated:,} | {fit_seconds / base_fit:.2f} | "
             f"{np.median([r['pareto_k'] for r in runs]):.2f} | "
             f"{np.median([r['is_ess'] for r in runs]):,.0f} | "
-            f"{np.median([int((x > 1).sum()) for x in ratios]):.0f} of {ratios[0].size:,} | "
-            f"{np.median([x.max() for x in ratios]):.2f} | " + " | ".join(diffs) + " |")
+            f"{np.median([int((x > 1).sum()) for x in ratios[name]]):.0f} of {len(judged):,} | "
+            f"{np.median([x.max() for x in ratios[name]]):.2f} | " + " | ".join(diffs) + " |")
     text = "\n".join([
         f"NUTS: one `bece.cross_check(y, prob, top_label=True, seed=0)` on {NETWORK} "
         f"(10^4 rows, K = 100): {'agree' if summary['agree'] else 'do not agree'} with today's "
@@ -239,12 +240,6 @@ def main() -> None:
     print(text)
     write(args.markdown, text, __file__)
 
-
-def _curve_q05_positions(table) -> np.ndarray:
-    """Positions, among the judged rows (ECE, label ECEs, curves; in table
-    order), of the curves' 5% quantiles."""
-    judged = table[table.variable.isin(["ece", "label_ece", "curve"])].reset_index(drop=True)
-    return np.flatnonzero(((judged.variable == "curve") & (judged["quantile"] == 0.05)).to_numpy())
 
 
 if __name__ == "__main__":
